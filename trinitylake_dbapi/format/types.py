@@ -1,0 +1,777 @@
+"""Column types (SPEC 5): the one table from SQL type names to DataType and back.
+
+Every layer that names a type (SQL DDL, the SQLAlchemy dialect, Spark schemas, SHOW and
+DESCRIBE output) goes through this module, so an alias or a parameter rule is written
+exactly once.
+
+Data model
+    :class:`TypeSpec` is a type with its parameters; :class:`ColumnSpec` is a named,
+    possibly nullable, possibly commented column of a type. Nested types hold their
+    children as ColumnSpecs: struct ``fields``, map ``key`` (named "key", never
+    nullable) and ``value`` (named "value"), list ``element`` (named "element"), so every
+    nested field has a nullability, a comment and a column id like a top-level column.
+
+Canonical text (:func:`type_to_sql`, read back by :func:`parse_type`)
+    ``boolean int2 int4 int8 float4 float8 date`` as they are;
+    ``decimal(P,S)`` always with both parameters; ``char(N)`` always with its length;
+    ``varchar``/``binary`` without a length when unbounded, else ``varchar(N)``;
+    ``fixed(N)``; ``time``/``timetz``/``timestamp``/``timestamptz`` with ``(P)`` only when
+    a precision is set;
+    ``list<T>``, ``map<K, V>``, ``struct<a: T, b: U>`` where each element, value or field
+    type may be followed by `` NOT NULL`` and `` COMMENT 'text'`` (quotes doubled).
+    A struct field name that is not a plain identifier ``[A-Za-z_][A-Za-z0-9_]*`` is
+    written in backquotes (backquotes doubled). Column ids are never shown.
+
+Storage (:func:`to_proto_columns`, :func:`from_proto_column`)
+    Parameters go to ``Column.properties`` as decimal strings: ``length``,
+    ``precision``, ``scale``; the comment to ``properties["comment"]``. Column ids start
+    at 1 (0 means "not assigned" and is refused on read), are unique within a table,
+    nested fields included, and are kept once assigned.
+
+Errors are :class:`~trinitylake_dbapi.errors.InvalidDefinitionError` and name the column
+(nested fields as ``col.field``, ``col.key``, ``col.value``, ``col.element``) and the type
+text. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Iterable, Iterator, Mapping, Sequence, Union
+
+from trinitylake_dbapi.errors import InvalidDefinitionError
+from trinitylake_dbapi.format.trinitylake_pb2 import Column, DataType
+
+__all__ = [
+    "KINDS",
+    "NESTED_KINDS",
+    "ALIASES",
+    "MAX_DECIMAL_PRECISION",
+    "MAX_TIME_PRECISION",
+    "MAX_LENGTH",
+    "TypeSpec",
+    "ColumnSpec",
+    "canonical_kind",
+    "type_from_sql",
+    "struct_type",
+    "map_type",
+    "list_type",
+    "parse_type",
+    "type_to_sql",
+    "validate_column",
+    "to_proto_columns",
+    "from_proto_column",
+    "from_proto_columns",
+    "max_column_id",
+    "without_ids",
+]
+
+#: Canonical type names, in DataType order (KINDS[i] is DataType value i).
+KINDS: tuple[str, ...] = (
+    "boolean", "int2", "int4", "int8", "decimal", "float4", "float8", "char", "varchar",
+    "date", "time", "timetz", "timestamp", "timestamptz", "fixed", "binary",
+    "struct", "map", "list",
+)  # fmt: skip
+NESTED_KINDS = frozenset({"struct", "map", "list"})
+_LENGTH_KINDS = frozenset({"char", "varchar", "fixed", "binary"})
+_TIME_KINDS = frozenset({"time", "timetz", "timestamp", "timestamptz"})
+
+MAX_DECIMAL_PRECISION = 38
+MAX_TIME_PRECISION = 9
+#: Largest length of char, varchar, fixed and binary.
+MAX_LENGTH = 2**31 - 1
+_MAX_ID = 2**32 - 1
+
+#: SQL type name or alias (lower case, words separated by one space) -> canonical kind.
+#: Exactly the names of SPEC 5; anything else is refused.
+ALIASES: Mapping[str, str] = MappingProxyType(
+    {
+        "boolean": "boolean", "bool": "boolean",
+        "int2": "int2", "smallint": "int2",
+        "int4": "int4", "int": "int4", "integer": "int4",
+        "int8": "int8", "bigint": "int8", "long": "int8",
+        "decimal": "decimal", "numeric": "decimal",
+        "float4": "float4", "real": "float4",
+        "float8": "float8", "float": "float8", "double": "float8",
+        "double precision": "float8",
+        "char": "char", "character": "char", "nchar": "char", "bpchar": "char",
+        "varchar": "varchar", "character varying": "varchar", "nvarchar": "varchar",
+        "text": "varchar", "string": "varchar",
+        "date": "date",
+        "time": "time",
+        "timetz": "timetz",
+        "timestamp": "timestamp",
+        "timestamptz": "timestamptz",
+        "fixed": "fixed",
+        "binary": "binary", "varbinary": "binary", "varbyte": "binary",
+        "struct": "struct", "row": "struct",
+        "map": "map",
+        "list": "list", "array": "list",
+    }
+)  # fmt: skip
+
+_KIND_TO_DATATYPE: Mapping[str, int] = {k: DataType.Value(k.upper()) for k in KINDS}
+_DATATYPE_TO_KIND: Mapping[int, str] = {v: k for k, v in _KIND_TO_DATATYPE.items()}
+
+
+# ---------------------------------------------------------------------------
+# Data model
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TypeSpec:
+    """A column type: canonical ``kind`` plus the parameters and children it takes.
+
+    Defaults are applied on construction so equal types compare equal: a ``char``
+    without a length is ``char(1)``; a ``decimal`` without parameters is
+    ``decimal(10,0)`` (as in Spark) and ``decimal(p)`` is ``decimal(p,0)``. Ranges and
+    structure are checked by :func:`validate_column` (called when storing), not here,
+    because only there is the column known to name it in the error.
+    """
+
+    kind: str
+    length: int | None = None  # char, varchar, fixed, binary
+    precision: int | None = None  # decimal; time, timetz, timestamp, timestamptz
+    scale: int | None = None  # decimal
+    fields: tuple[ColumnSpec, ...] = ()  # struct
+    key: ColumnSpec | None = None  # map (named "key", not nullable)
+    value: ColumnSpec | None = None  # map (named "value")
+    element: ColumnSpec | None = None  # list (named "element")
+
+    def __post_init__(self) -> None:
+        if self.kind == "char" and self.length is None:
+            object.__setattr__(self, "length", 1)
+        elif self.kind == "decimal":
+            if self.precision is None and self.scale is None:
+                object.__setattr__(self, "precision", 10)
+            if self.scale is None:
+                object.__setattr__(self, "scale", 0)
+        if not isinstance(self.fields, tuple):
+            object.__setattr__(self, "fields", tuple(self.fields))
+
+    def __str__(self) -> str:
+        return type_to_sql(self)
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """A column or nested field: name, type, nullability, comment and (once stored) id."""
+
+    name: str
+    type: TypeSpec
+    nullable: bool = True
+    comment: str | None = None
+    id: int | None = None  # assigned when stored
+
+
+def struct_type(*fields: ColumnSpec) -> TypeSpec:
+    """A struct of the given fields (checked when stored: at least one, unique names)."""
+    return TypeSpec("struct", fields=tuple(fields))
+
+
+def map_type(
+    key: TypeSpec,
+    value: TypeSpec,
+    *,
+    value_nullable: bool = True,
+    key_comment: str | None = None,
+    value_comment: str | None = None,
+) -> TypeSpec:
+    """A map whose key field is named "key" (never nullable) and value field "value"."""
+    return TypeSpec(
+        "map",
+        key=ColumnSpec("key", key, nullable=False, comment=key_comment),
+        value=ColumnSpec("value", value, nullable=value_nullable, comment=value_comment),
+    )
+
+
+def list_type(
+    element: TypeSpec, *, element_nullable: bool = True, element_comment: str | None = None
+) -> TypeSpec:
+    """A list whose element field is named "element"."""
+    return TypeSpec(
+        "list",
+        element=ColumnSpec("element", element, nullable=element_nullable, comment=element_comment),
+    )
+
+
+# ---------------------------------------------------------------------------
+# SQL names -> types
+# ---------------------------------------------------------------------------
+
+
+def _normalize(name: str) -> str:
+    return " ".join(name.lower().split())
+
+
+def _type_text(name: str, params: Sequence[int]) -> str:
+    return f"{name}({', '.join(str(p) for p in params)})" if params else name
+
+
+def _fail(column: str, message: str) -> InvalidDefinitionError:
+    return InvalidDefinitionError(f"column {column!r}: {message}")
+
+
+def canonical_kind(name: str, *, column: str) -> str:
+    """The canonical kind of an SQL type name or alias (case and spacing ignored).
+
+    Raises InvalidDefinitionError naming the column and the type for a name SPEC 5 does
+    not list (e.g. ``tinyint``).
+    """
+    kind = ALIASES.get(_normalize(name)) if isinstance(name, str) else None
+    if kind is None:
+        raise _fail(
+            column,
+            f"unknown type {name!r}; the types are {', '.join(KINDS)} and their aliases "
+            f"{', '.join(a for a in ALIASES if a not in KINDS)}",
+        )
+    return kind
+
+
+def type_from_sql(name: str, params: Sequence[int] = (), *, column: str) -> TypeSpec:
+    """The TypeSpec of a non-nested SQL type, e.g. ``("VARCHAR", [20])``.
+
+    Case-insensitive; accepts every alias of SPEC 5. Parameters: ``decimal(p[,s])``
+    (precision 1..38, scale 0..p, default (10,0)); ``char[(n)]`` (default 1);
+    ``varchar[(n)]``, ``binary[(n)]`` (no length = unbounded); ``fixed(n)`` (required);
+    ``time[(p)]``, ``timetz``, ``timestamp``, ``timestamptz`` (precision 0..9, absent =
+    unspecified); no parameters for the others. Nested kinds (struct, map, list) need
+    their children: use :func:`parse_type` or the ``*_type`` constructors.
+
+    Raises InvalidDefinitionError naming the column and the type text.
+    """
+    kind = canonical_kind(name, column=column)
+    text = _type_text(name, params)
+    if kind in NESTED_KINDS:
+        raise _fail(column, f"type {text!r} is nested and needs its fields, e.g. {kind}<...>")
+    for p in params:
+        if isinstance(p, bool) or not isinstance(p, int):
+            raise _fail(column, f"type {text!r}: parameters must be integers")
+    if kind == "decimal":
+        most = 2
+    elif kind in _LENGTH_KINDS or kind in _TIME_KINDS:
+        most = 1
+    else:
+        most = 0
+    if len(params) > most:
+        takes = "no parameters" if most == 0 else f"at most {most} parameter(s)"
+        raise _fail(column, f"type {text!r}: {kind} takes {takes}")
+    if kind == "fixed" and not params:
+        raise _fail(column, f"type {text!r}: fixed needs a length, e.g. fixed(16)")
+    if kind == "decimal":
+        spec = TypeSpec(kind, precision=params[0] if params else None,
+                        scale=params[1] if len(params) > 1 else None)  # fmt: skip
+    elif kind in _LENGTH_KINDS:
+        spec = TypeSpec(kind, length=params[0] if params else None)
+    elif kind in _TIME_KINDS:
+        spec = TypeSpec(kind, precision=params[0] if params else None)
+    else:
+        spec = TypeSpec(kind)
+    _check_parameters(spec, column, text)
+    return spec
+
+
+def _check_parameters(t: TypeSpec, column: str, text: str) -> None:
+    """Raise if ``t`` carries parameters its kind does not take or out of range."""
+    kind = t.kind
+
+    def bad(message: str) -> InvalidDefinitionError:
+        return _fail(column, f"type {text!r}: {message}")
+
+    for attr in ("length", "precision", "scale"):
+        v = getattr(t, attr)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            raise bad(f"{attr} must be an integer, got {v!r}")
+    if t.length is not None and kind not in _LENGTH_KINDS:
+        raise bad(f"{kind} takes no length")
+    if t.precision is not None and kind != "decimal" and kind not in _TIME_KINDS:
+        raise bad(f"{kind} takes no precision")
+    if t.scale is not None and kind != "decimal":
+        raise bad(f"{kind} takes no scale")
+    if kind in _LENGTH_KINDS:
+        if kind == "fixed" and t.length is None:
+            raise bad("fixed needs a length")
+        if t.length is not None and not 1 <= t.length <= MAX_LENGTH:
+            raise bad(f"length must be between 1 and {MAX_LENGTH}, got {t.length}")
+    elif kind == "decimal":
+        if t.precision is None or not 1 <= t.precision <= MAX_DECIMAL_PRECISION:
+            raise bad(
+                f"precision must be between 1 and {MAX_DECIMAL_PRECISION}, got {t.precision}"
+            )
+        if t.scale is None or not 0 <= t.scale <= t.precision:
+            raise bad(f"scale must be between 0 and the precision {t.precision}, got {t.scale}")
+    elif kind in _TIME_KINDS:
+        if t.precision is not None and not 0 <= t.precision <= MAX_TIME_PRECISION:
+            raise bad(
+                f"precision must be between 0 and {MAX_TIME_PRECISION}, got {t.precision}"
+            )
+
+
+# ---------------------------------------------------------------------------
+# Canonical text
+# ---------------------------------------------------------------------------
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _quote_name(name: str) -> str:
+    if _PLAIN_NAME.fullmatch(name):
+        return name
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _quote_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _field_text(c: ColumnSpec, *, show_not_null: bool = True) -> str:
+    out = type_to_sql(c.type)
+    if show_not_null and not c.nullable:
+        out += " NOT NULL"
+    if c.comment is not None:
+        out += " COMMENT " + _quote_string(c.comment)
+    return out
+
+
+def type_to_sql(t: TypeSpec) -> str:
+    """The canonical text of a type (format in the module docstring), e.g. ``int8``,
+    ``decimal(10,2)``, ``varchar(20)``, ``timestamp(3)``, ``map<varchar, int4>``,
+    ``struct<a: int4 NOT NULL COMMENT 'x', b: list<varchar>>``.
+
+    :func:`parse_type` reads it back to an equal TypeSpec (ids aside).
+    """
+    kind = t.kind
+    if kind == "decimal":
+        return f"decimal({t.precision},{t.scale})"
+    if kind in _LENGTH_KINDS or kind in _TIME_KINDS:
+        param = t.length if kind in _LENGTH_KINDS else t.precision
+        return kind if param is None else f"{kind}({param})"
+    if kind == "list":
+        if t.element is None:
+            raise InvalidDefinitionError("a list type needs an element")
+        return f"list<{_field_text(t.element)}>"
+    if kind == "map":
+        if t.key is None or t.value is None:
+            raise InvalidDefinitionError("a map type needs a key and a value")
+        return f"map<{_field_text(t.key, show_not_null=False)}, {_field_text(t.value)}>"
+    if kind == "struct":
+        inner = ", ".join(f"{_quote_name(f.name)}: {_field_text(f)}" for f in t.fields)
+        return f"struct<{inner}>"
+    return kind
+
+
+_TOKEN = re.compile(
+    r"""\s*(?:
+        (?P<word>[A-Za-z_][A-Za-z0-9_]*)
+      | (?P<number>[0-9]+)
+      | `(?P<backquoted>(?:[^`]|``)*)`
+      | "(?P<dquoted>(?:[^"]|"")*)"
+      | '(?P<string>(?:[^']|'')*)'
+      | (?P<punct>[<>(),:])
+    )""",
+    re.VERBOSE,
+)
+_TWO_WORD_NAMES = {("double", "precision"), ("character", "varying")}
+
+
+class _TypeParser:
+    """Recursive descent over the canonical text (plus aliases, ``array<...>``,
+    ``row<...>``, and ``name type`` without a colon in structs)."""
+
+    def __init__(self, text: str, column: str) -> None:
+        self.text = text
+        self.column = column
+        self.tokens = list(self._tokenize())
+        self.pos = 0
+
+    def _tokenize(self) -> Iterator[tuple[str, str, int]]:
+        i, text = 0, self.text
+        while True:
+            while i < len(text) and text[i].isspace():
+                i += 1
+            if i == len(text):
+                return
+            m = _TOKEN.match(text, i)
+            if m is None:
+                raise self.error(f"unexpected character {text[i]!r} at position {i + 1}")
+            kind = m.lastgroup or ""
+            value, start = m.group(kind), m.start(kind)
+            if kind == "backquoted":
+                kind, value = "name", value.replace("``", "`")
+            elif kind == "dquoted":
+                kind, value = "name", value.replace('""', '"')
+            elif kind == "string":
+                value = value.replace("''", "'")
+            yield kind, value, start + 1
+            i = m.end()
+
+    def error(self, message: str) -> InvalidDefinitionError:
+        return _fail(self.column, f"cannot parse type {self.text!r}: {message}")
+
+    def peek(self) -> tuple[str, str, int] | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def take(self, kind: str, value: str | None = None) -> str:
+        tok = self.peek()
+        if tok is None or tok[0] != kind or (value is not None and tok[1].lower() != value):
+            want = repr(value) if value is not None else kind
+            where = f"{tok[1]!r} at position {tok[2]}" if tok else "the end"
+            raise self.error(f"expected {want}, found {where}")
+        self.pos += 1
+        return tok[1]
+
+    def accept(self, kind: str, value: str | None = None) -> bool:
+        tok = self.peek()
+        if tok is not None and tok[0] == kind and (value is None or tok[1].lower() == value):
+            self.pos += 1
+            return True
+        return False
+
+    def parse(self) -> TypeSpec:
+        t = self.type()
+        tok = self.peek()
+        if tok is not None:
+            raise self.error(f"unexpected {tok[1]!r} at position {tok[2]}")
+        return t
+
+    def type(self) -> TypeSpec:
+        name = self.take("word")
+        tok = self.peek()
+        if tok and tok[0] == "word" and (name.lower(), tok[1].lower()) in _TWO_WORD_NAMES:
+            name = f"{name} {self.take('word')}"
+        kind = canonical_kind(name, column=self.column)
+        if kind == "list":
+            self.take("punct", "<")
+            element = self.field("element")
+            self.take("punct", ">")
+            return TypeSpec("list", element=element)
+        if kind == "map":
+            self.take("punct", "<")
+            key = self.field("key")
+            self.take("punct", ",")
+            value = self.field("value")
+            self.take("punct", ">")
+            return TypeSpec("map", key=ColumnSpec("key", key.type, False, key.comment), value=value)
+        if kind == "struct":
+            self.take("punct", "<")
+            fields = []
+            if not self.accept("punct", ">"):
+                while True:
+                    tok = self.peek()
+                    if tok is None or tok[0] not in ("word", "name"):
+                        raise self.error(
+                            "expected a field name, found "
+                            + (f"{tok[1]!r} at position {tok[2]}" if tok else "the end")
+                        )
+                    self.pos += 1
+                    self.accept("punct", ":")
+                    fields.append(self.field(tok[1]))
+                    if self.accept("punct", ">"):
+                        break
+                    self.take("punct", ",")
+            return TypeSpec("struct", fields=tuple(fields))
+        params: list[int] = []
+        if self.accept("punct", "("):
+            params.append(int(self.take("number")))
+            while self.accept("punct", ","):
+                params.append(int(self.take("number")))
+            self.take("punct", ")")
+        return type_from_sql(name, params, column=self.column)
+
+    def field(self, name: str) -> ColumnSpec:
+        t = self.type()
+        nullable = True
+        comment = None
+        if self.accept("word", "not"):
+            self.take("word", "null")
+            nullable = False
+        if self.accept("word", "comment"):
+            comment = self.take("string")
+        return ColumnSpec(name, t, nullable, comment)
+
+
+def parse_type(text: str, *, column: str) -> TypeSpec:
+    """Parse a type written as text, nested types included: the canonical form of
+    :func:`type_to_sql`, any alias (``array<int>``, ``row<a: bigint>``, ``character
+    varying(5)``), and struct fields written ``name type`` or ``name: type``, with names
+    plain, in backquotes or in double quotes.
+
+    The result is validated like a stored column (:func:`validate_column`). Raises
+    InvalidDefinitionError naming the column and the text.
+    """
+    t = _TypeParser(text, column).parse()
+    validate_column(ColumnSpec(column, t))
+    return t
+
+
+# ---------------------------------------------------------------------------
+# Validation
+# ---------------------------------------------------------------------------
+
+
+def _children(t: TypeSpec) -> Iterator[ColumnSpec]:
+    if t.kind == "struct":
+        yield from t.fields
+    elif t.kind == "map":
+        if t.key is not None:
+            yield t.key
+        if t.value is not None:
+            yield t.value
+    elif t.kind == "list" and t.element is not None:
+        yield t.element
+
+
+def _walk(columns: Iterable[ColumnSpec], prefix: str = "") -> Iterator[tuple[str, ColumnSpec]]:
+    """(path, column) for the columns and all their nested fields, depth-first, parents
+    before children."""
+    for c in columns:
+        path = prefix + c.name
+        yield path, c
+        yield from _walk(_children(c.type), path + ".")
+
+
+def validate_column(column: ColumnSpec, path: str | None = None) -> None:
+    """Check a column and everything nested in it can be stored.
+
+    Checks: a non-empty name; a known kind; parameters (as :func:`type_from_sql`);
+    children exactly where the kind has them (a struct has at least one field, with
+    unique names; a map has a "key" that is not nullable and a "value"; a list has an
+    "element"); ids, when set, between 1 and 2^32-1. ``path`` is the name used in errors
+    (default: the column's name). Raises InvalidDefinitionError.
+    """
+    path = column.name if path is None else path
+    if not isinstance(column.name, str) or not column.name:
+        raise _fail(path, "a column or field name must be a non-empty string")
+    if column.id is not None and (
+        isinstance(column.id, bool) or not isinstance(column.id, int)
+        or not 1 <= column.id <= _MAX_ID
+    ):  # fmt: skip
+        raise _fail(path, f"column id must be between 1 and {_MAX_ID}, got {column.id!r}")
+    if not isinstance(column.nullable, bool):
+        raise _fail(path, f"nullable must be a bool, got {column.nullable!r}")
+    if column.comment is not None and not isinstance(column.comment, str):
+        raise _fail(path, f"comment must be a string, got {column.comment!r}")
+    t = column.type
+    if not isinstance(t, TypeSpec) or t.kind not in _KIND_TO_DATATYPE:
+        raise _fail(path, f"unknown type {getattr(t, 'kind', t)!r}")
+    kind = t.kind
+    text = _describe(t)
+    if kind not in NESTED_KINDS:
+        if t.fields or t.key is not None or t.value is not None or t.element is not None:
+            raise _fail(path, f"type {text!r}: {kind} has no nested fields")
+        _check_parameters(t, path, text)
+        return
+    if t.length is not None or t.precision is not None or t.scale is not None:
+        raise _fail(path, f"type {text!r}: {kind} takes no parameters")
+    if kind != "struct" and t.fields:
+        raise _fail(path, f"type {text!r}: only a struct has fields")
+    if kind != "map" and (t.key is not None or t.value is not None):
+        raise _fail(path, f"type {text!r}: only a map has a key and a value")
+    if kind != "list" and t.element is not None:
+        raise _fail(path, f"type {text!r}: only a list has an element")
+    if kind == "struct":
+        if not t.fields:
+            raise _fail(path, "a struct needs at least one field")
+        seen: set[str] = set()
+        for f in t.fields:
+            if not isinstance(f, ColumnSpec):
+                raise _fail(path, f"struct field {f!r} is not a ColumnSpec")
+            if f.name in seen:
+                raise _fail(path, f"duplicate struct field name {f.name!r}")
+            seen.add(f.name)
+    elif kind == "map":
+        if t.key is None or t.value is None:
+            raise _fail(path, "a map needs a key and a value")
+        if t.key.name != "key" or t.value.name != "value":
+            raise _fail(path, "map fields must be named 'key' and 'value'")
+        if t.key.nullable:
+            raise _fail(path + ".key", "a map key cannot be nullable")
+    else:
+        if t.element is None:
+            raise _fail(path, "a list needs an element")
+        if t.element.name != "element":
+            raise _fail(path, "the list element must be named 'element'")
+    for child in _children(t):
+        validate_column(child, f"{path}.{child.name}")
+
+
+def _describe(t: TypeSpec) -> str:
+    """Type text for error messages; never raises, even for a broken TypeSpec."""
+    try:
+        return type_to_sql(t)
+    except Exception:  # noqa: BLE001 - only used to word an error message
+        return str(t.kind)
+
+
+def _check_unique_names(columns: Sequence[ColumnSpec], what: str) -> None:
+    seen: set[str] = set()
+    for c in columns:
+        if c.name in seen:
+            raise InvalidDefinitionError(f"duplicate column name {c.name!r} in {what}")
+        seen.add(c.name)
+
+
+# ---------------------------------------------------------------------------
+# ColumnSpec <-> proto Column
+# ---------------------------------------------------------------------------
+
+
+def max_column_id(columns: Iterable[Union[Column, ColumnSpec]]) -> int:
+    """The largest column id among ``columns`` and all their nested fields (proto
+    Columns or ColumnSpecs; unassigned ids ignored); 0 if there is none."""
+    best = 0
+    for c in columns:
+        if isinstance(c, Column):
+            best = max(best, c.id)
+            children: list[Union[Column, ColumnSpec]] = list(c.struct_fields)
+            for name in ("map_key", "map_value", "list_element"):
+                if c.HasField(name):
+                    children.append(getattr(c, name))
+        else:
+            best = max(best, c.id or 0)
+            children = list(_children(c.type))
+        best = max(best, max_column_id(children))
+    return best
+
+
+def without_ids(column: ColumnSpec) -> ColumnSpec:
+    """The same column with every id (nested included) unset: compares definitions
+    regardless of ids, e.g. a stored column against the one in a DDL statement."""
+    t = column.type
+    t = TypeSpec(
+        t.kind, t.length, t.precision, t.scale,
+        fields=tuple(without_ids(f) for f in t.fields),
+        key=None if t.key is None else without_ids(t.key),
+        value=None if t.value is None else without_ids(t.value),
+        element=None if t.element is None else without_ids(t.element),
+    )  # fmt: skip
+    return ColumnSpec(column.name, t, column.nullable, column.comment, None)
+
+
+def to_proto_columns(columns: Sequence[ColumnSpec], next_id: int) -> tuple[list[Column], int]:
+    """The proto Columns of a table's columns, ready for ``TableDef.schema.columns``.
+
+    Validates every column (:func:`validate_column`) and the uniqueness of top-level
+    names. Keeps the ids already set (they must be unique, nested fields included) and
+    assigns new ids to the others, depth-first with parents before their children,
+    starting at ``next_id`` or just above the largest id already set, whichever is
+    higher, so an id is never given twice. Returns the Columns and the next free id
+    (what to pass next time).
+    """
+    if isinstance(next_id, bool) or not isinstance(next_id, int) or next_id < 1:
+        raise ValueError(f"next_id must be an integer >= 1, got {next_id!r}")
+    for c in columns:
+        validate_column(c)
+    _check_unique_names(columns, "the table")
+    seen: dict[int, str] = {}
+    for path, c in _walk(columns):
+        if c.id is not None:
+            if c.id in seen:
+                raise _fail(path, f"column id {c.id} is also used by {seen[c.id]!r}")
+            seen[c.id] = path
+    counter = max([next_id, *(i + 1 for i in seen)])
+
+    def build(c: ColumnSpec) -> Column:
+        nonlocal counter
+        if c.id is None:
+            if counter > _MAX_ID:
+                raise _fail(c.name, f"no column id left (ids go up to {_MAX_ID})")
+            cid, counter = counter, counter + 1
+        else:
+            cid = c.id
+        t = c.type
+        col = Column(id=cid, name=c.name, type=_KIND_TO_DATATYPE[t.kind], nullable=c.nullable)
+        for attr in ("length", "precision", "scale"):
+            v = getattr(t, attr)
+            if v is not None:
+                col.properties[attr] = str(v)
+        if c.comment is not None:
+            col.properties["comment"] = c.comment
+        if t.kind == "struct":
+            col.struct_fields.extend(build(f) for f in t.fields)
+        elif t.kind == "map":
+            assert t.key is not None and t.value is not None  # validated above
+            col.map_key.CopyFrom(build(t.key))
+            col.map_value.CopyFrom(build(t.value))
+        elif t.kind == "list":
+            assert t.element is not None  # validated above
+            col.list_element.CopyFrom(build(t.element))
+        return col
+
+    return [build(c) for c in columns], counter
+
+
+_DIGITS = re.compile(r"[0-9]+")
+_NESTED_FIELDS = ("map_key", "map_value", "list_element")
+
+
+def from_proto_column(col: Column, path: str | None = None) -> ColumnSpec:
+    """The ColumnSpec of a stored Column, nested fields included (inverse of
+    :func:`to_proto_columns`).
+
+    Raises InvalidDefinitionError naming the column (``path``, default its name) if the
+    Column is broken: a DataType number outside the enum, id 0, an empty name, a
+    parameter that is not a decimal number or does not belong to the type, nested
+    fields missing or where the type has none, duplicate struct field names.
+    """
+    path = col.name if path is None else path
+    label = path or "<unnamed>"
+    kind = _DATATYPE_TO_KIND.get(col.type)
+    if kind is None:
+        raise _fail(label, f"unknown DataType number {col.type}")
+    if not col.name:
+        raise _fail(label, f"stored {kind} column without a name")
+    if col.id == 0:
+        raise _fail(label, "stored column without an id (id 0)")
+    params: dict[str, int] = {}
+    for attr in ("length", "precision", "scale"):
+        if attr in col.properties:
+            raw = col.properties[attr]
+            if not _DIGITS.fullmatch(raw):
+                raise _fail(label, f"{kind} {attr} {raw!r} is not a decimal number")
+            params[attr] = int(raw)
+    present = {name for name in _NESTED_FIELDS if col.HasField(name)}
+    if col.struct_fields:
+        present.add("struct_fields")
+    expected = {"struct": {"struct_fields"}, "map": {"map_key", "map_value"},
+                "list": {"list_element"}}.get(kind, set())  # fmt: skip
+    if present != expected:
+        extra = ", ".join(sorted(present - expected)) or "none"
+        missing = ", ".join(sorted(expected - present)) or "none"
+        raise _fail(label, f"broken {kind} column: unexpected {extra}; missing {missing}")
+
+    def child(c: Column, expect: str | None = None) -> ColumnSpec:
+        if expect is not None and c.name != expect:
+            raise _fail(label, f"{kind} field named {c.name!r} instead of {expect!r}")
+        return from_proto_column(c, f"{path}.{c.name}")
+
+    if kind == "struct":
+        fields = tuple(child(f) for f in col.struct_fields)
+        t = TypeSpec(kind, fields=fields, **params)
+    elif kind == "map":
+        t = TypeSpec(kind, key=child(col.map_key, "key"), value=child(col.map_value, "value"),
+                     **params)  # fmt: skip
+    elif kind == "list":
+        t = TypeSpec(kind, element=child(col.list_element, "element"), **params)
+    else:
+        t = TypeSpec(kind, **params)
+    comment = col.properties["comment"] if "comment" in col.properties else None
+    spec = ColumnSpec(col.name, t, col.nullable, comment, col.id)
+    validate_column(spec, label)
+    return spec
+
+
+def from_proto_columns(columns: Iterable[Column]) -> list[ColumnSpec]:
+    """The ColumnSpecs of a stored schema (``TableDef.schema.columns``); also checks
+    that top-level names and all ids (nested included) are unique."""
+    specs = [from_proto_column(c) for c in columns]
+    _check_unique_names(specs, "the table")
+    seen: dict[int, str] = {}
+    for path, c in _walk(specs):
+        assert c.id is not None
+        if c.id in seen:
+            raise _fail(path, f"column id {c.id} is also used by {seen[c.id]!r}")
+        seen[c.id] = path
+    return specs
