@@ -1,0 +1,236 @@
+"""Node files (SPEC 4): one tree node as an Arrow IPC file, encoded and decoded.
+
+Layout, top to bottom, in columns ``key, value, pnode, txn`` (all nullable utf8):
+
+  L1. System rows: key and value non-null, pnode and txn null; any order.
+  L2. Node key table: exactly N rows for a tree of order N. Row 1 has key and value null
+      and its pnode is the leftmost child (null in a leaf). Then the k keys in strictly
+      ascending order, each with its non-null value and the pnode of the child to its
+      right (all null in a leaf, all non-null in an internal node). Then N-1-k rows that
+      are entirely null.
+  L3. Write buffer: messages in the order they were applied: key non-null, pnode null,
+      txn non-null (files written without the ``txn`` column are accepted and give
+      ``txn=None``); a null value means "delete the key".
+
+A reader takes every row before the first row whose key and value are both null as a
+system row (L1). ``n_keys`` (a system row every node carries) tells where the key table
+ends, which is what makes a leaf's full key table distinguishable from its buffer in a
+three-column file. Anything else is reported as :class:`CorruptFileError` naming the
+file; no pyarrow exception escapes this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, NamedTuple
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from ..errors import CorruptFileError
+
+N_KEYS = "n_keys"
+CREATED_AT_MILLIS = "created_at_millis"
+
+SCHEMA = pa.schema(
+    [
+        pa.field("key", pa.string()),
+        pa.field("value", pa.string()),
+        pa.field("pnode", pa.string()),
+        pa.field("txn", pa.string()),
+    ]
+)
+_REQUIRED_COLUMNS = ("key", "value", "pnode")
+# An all-null column written without a declared type reads as pa.null(): same meaning.
+_STRING_TYPES = (pa.string(), pa.large_string(), pa.string_view(), pa.null())
+
+
+class Message(NamedTuple):
+    """A write-buffer message: set ``key`` to ``value``, or delete it when value is None."""
+
+    key: str
+    value: str | None
+    txn: str | None
+
+
+@dataclass(frozen=True)
+class NodeFile:
+    """The decoded content of one node file.
+
+    ``children`` is empty for a leaf, otherwise it has ``len(keys) + 1`` entries: the
+    leftmost child, then the child to the right of each key.
+    """
+
+    order: int
+    system: Mapping[str, str] = field(default_factory=dict)
+    keys: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
+    children: tuple[str, ...] = ()
+    buffer: tuple[Message, ...] = ()
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self.children
+
+
+def encode_node_file(node: NodeFile) -> bytes:
+    """Serialize ``node`` per SPEC 4; ``n_keys`` is always written from the key count.
+
+    Raises ValueError if the node cannot be laid out (too many keys for the order,
+    children that do not match the keys, unordered keys): that is a bug in the caller,
+    never a user error.
+    """
+    n, k = node.order, len(node.keys)
+    if k > n - 1:
+        raise ValueError(f"{k} keys do not fit a node of order {n}")
+    if len(node.values) != k:
+        raise ValueError("keys and values differ in length")
+    if node.children and len(node.children) != k + 1:
+        raise ValueError(f"{len(node.children)} children for {k} keys")
+    if any(a >= b for a, b in zip(node.keys, node.keys[1:])):
+        raise ValueError("node keys are not strictly ascending")
+
+    system = {name: value for name, value in node.system.items() if name != N_KEYS}
+    system[N_KEYS] = str(k)
+    keys: list[str | None] = list(system)
+    values: list[str | None] = list(system.values())
+    pnodes: list[str | None] = [None] * len(system)
+    txns: list[str | None] = [None] * len(system)
+
+    children = node.children or (None,) * (k + 1)
+    keys += [None, *node.keys] + [None] * (n - 1 - k)
+    values += [None, *node.values] + [None] * (n - 1 - k)
+    pnodes += list(children) + [None] * (n - 1 - k)
+    txns += [None] * n
+
+    for message in node.buffer:
+        keys.append(message.key)
+        values.append(message.value)
+        pnodes.append(None)
+        txns.append(message.txn)
+
+    table = pa.table([keys, values, pnodes, txns], schema=SCHEMA)
+    sink = pa.BufferOutputStream()
+    with ipc.new_file(sink, SCHEMA) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _read_columns(data: bytes, path: str) -> tuple[list, list, list, list | None]:
+    try:
+        reader = ipc.open_file(pa.py_buffer(data))
+        table = reader.read_all()
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise CorruptFileError(path, f"not an Arrow IPC file ({exc})") from None
+    schema = table.schema
+    for name in _REQUIRED_COLUMNS:
+        if name not in schema.names:
+            raise CorruptFileError(path, f"missing column {name!r}; columns are {schema.names}")
+    for name in (*_REQUIRED_COLUMNS, "txn"):
+        if name in schema.names and schema.field(name).type not in _STRING_TYPES:
+            raise CorruptFileError(
+                path, f"column {name!r} has type {schema.field(name).type}, expected utf8"
+            )
+    columns = [table.column(name).to_pylist() for name in _REQUIRED_COLUMNS]
+    txn = table.column("txn").to_pylist() if "txn" in schema.names else None
+    return columns[0], columns[1], columns[2], txn
+
+
+def decode_node_file(data: bytes, path: str, order: int | None = None) -> NodeFile:
+    """Parse a node file, checking every layout rule L1-L3.
+
+    ``order``, when given, is the lakehouse's tree order and the key table must have
+    exactly that many rows; otherwise the order is read off the file.
+    """
+    keys, values, pnodes, txns = _read_columns(data, path)
+    rows = len(keys)
+    has_txn_column = txns is not None
+    if txns is None:
+        txns = [None] * rows
+
+    def bad(row: int, reason: str) -> CorruptFileError:
+        return CorruptFileError(path, f"row {row + 1}: {reason}")
+
+    system: dict[str, str] = {}
+    row = 0
+    while row < rows and not (keys[row] is None and values[row] is None):
+        if keys[row] is None or values[row] is None:
+            raise bad(row, "system row with a null key or value")
+        if pnodes[row] is not None or txns[row] is not None:
+            raise bad(row, "system row with a pnode or txn")
+        if keys[row] in system:
+            raise bad(row, f"system key {keys[row]!r} appears twice")
+        system[keys[row]] = values[row]
+        row += 1
+    if row == rows:
+        raise CorruptFileError(path, "no node key table (no row with null key and value)")
+
+    table_start = row
+    if txns[row] is not None:
+        raise bad(row, "first key table row has a txn")
+    leftmost = pnodes[row]
+    row += 1
+
+    n_keys_text = system.get(N_KEYS)
+    if n_keys_text is not None:
+        if not n_keys_text.isascii() or not n_keys_text.isdigit():
+            raise CorruptFileError(path, f"n_keys {n_keys_text!r} is not a number")
+        n_keys: int | None = int(n_keys_text)
+    else:
+        n_keys = None  # a file from elsewhere: the key table ends at the order or a txn
+    limit = table_start + (order if order is not None else rows)
+
+    node_keys: list[str] = []
+    node_values: list[str] = []
+    children: list[str] = []
+    while row < rows and row < limit and keys[row] is not None:
+        if n_keys is not None and len(node_keys) == n_keys:
+            break
+        if n_keys is None and txns[row] is not None:
+            break
+        if values[row] is None:
+            raise bad(row, f"key {keys[row]!r} in the key table has a null value")
+        if txns[row] is not None:
+            raise bad(row, "key table row has a txn")
+        if (pnodes[row] is None) != (leftmost is None):
+            raise bad(row, "a node mixes null and non-null child pointers")
+        if node_keys and keys[row] <= node_keys[-1]:
+            raise bad(row, f"key {keys[row]!r} is not greater than {node_keys[-1]!r}")
+        node_keys.append(keys[row])
+        node_values.append(values[row])
+        if pnodes[row] is not None:
+            children.append(pnodes[row])
+        row += 1
+    if n_keys is not None and len(node_keys) != n_keys:
+        raise CorruptFileError(path, f"n_keys says {n_keys} but the key table has {len(node_keys)}")
+
+    while row < rows and row < limit and all(
+        column[row] is None for column in (keys, values, pnodes, txns)
+    ):
+        row += 1
+    found_order = row - table_start
+    if order is not None and found_order != order:
+        raise CorruptFileError(
+            path, f"node key table has {found_order} rows, the tree order is {order}"
+        )
+    if found_order < len(node_keys) + 1 or found_order < 3:
+        raise CorruptFileError(path, f"node key table of {found_order} rows is too small")
+
+    buffer: list[Message] = []
+    for row in range(row, rows):
+        if keys[row] is None:
+            raise bad(row, "write buffer message without a key")
+        if pnodes[row] is not None:
+            raise bad(row, "write buffer message with a pnode")
+        if has_txn_column and txns[row] is None:
+            raise bad(row, "write buffer message without a txn")
+        buffer.append(Message(keys[row], values[row], txns[row]))
+
+    return NodeFile(
+        order=found_order,
+        system=system,
+        keys=tuple(node_keys),
+        values=tuple(node_values),
+        children=(leftmost, *children) if leftmost is not None else (),
+        buffer=tuple(buffer),
+    )
