@@ -1,0 +1,713 @@
+"""The TrinityLake tree: a copy-on-write B-epsilon tree over immutable node files.
+
+SPEC 4 fixes the file layout and SPEC 6 the rules; this module keeps them. A node has a
+key table (a B-tree node whose keys carry values, as in a classic B-tree, not a B+ tree)
+and a write buffer of messages (set or delete a key). ``N`` is the tree order.
+
+Invariants. Every function that changes the tree restores them before it returns, and
+:func:`check_tree` verifies all of them.
+
+  T1 Shape: a node holds at most N-1 keys, strictly ascending; an internal node with k
+     keys has k+1 children, a leaf has none.
+  T2 Balance: all leaves are at the same depth.
+  T3 Fill: every non-root node holds at least ceil(N/2)-1 keys, so a non-root internal
+     node has at least ceil(N/2) children. An internal root holds at least one key.
+  T4 Ranges: every key in the subtree of child i of a node X, in key tables and in
+     buffers alike, lies strictly between X's keys i-1 and i. Consequently a key that is
+     a separator of X has no message anywhere below X.
+  T5 Buffers: a leaf's buffer is empty unless the leaf is the root. A non-root buffer
+     fits its capacity (SPEC 6). The root's buffer fits its capacity once the messages of
+     the transaction that wrote the root are left out: those never leave the root in the
+     commit that writes them, so root v shows exactly which keys version v changed.
+  T6 Recency: for any key, a message higher in the tree is newer than one below it, and
+     within one buffer a later message is newer. Hence the value of a key is the newest
+     message for it on the path from the root, else its key-table entry, else absent
+     ("merge on read").
+  T7 Immutability: a node file is never rewritten; a changed node is a new file with a
+     new name, and a node is referenced once within a tree.
+  T8 Every node file carries ``n_keys`` and ``created_at_millis``.
+
+How writes keep T1-T8 (B-epsilon): messages are appended to the root's buffer. When a
+buffer exceeds its capacity, the messages of its child with the most pending messages
+move into that child (copy-on-write); a leaf applies them at once. Messages whose key is
+a separator of the node are applied to the key table instead; deleting a separator
+merges its two children around it and pushes the separator down until it is removed
+from a leaf. Every change then goes through ``_fix_children``, which repeats one local
+repair (apply separator messages, split an overfull node, flush an overfull buffer,
+borrow or merge for an underfull node) until every changed child is valid again.
+When a node splits, its buffered messages for the promoted key move to the parent,
+before the parent's own messages for that key (T6); the same holds for the keys that
+rotate up while borrowing.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence, Union
+
+from .format.nodefile import (
+    CREATED_AT_MILLIS,
+    N_KEYS,
+    Message,
+    NodeFile,
+    decode_node_file,
+    encode_node_file,
+)
+
+if TYPE_CHECKING:
+    from .storage import Storage
+
+#: Bytes added to every message's text when estimating a buffer's size (Arrow offsets
+#: and validity bits of four columns).
+MESSAGE_OVERHEAD_BYTES = 16
+
+
+def message_size(message: Message) -> int:
+    """Estimated bytes a buffered message adds to its node file."""
+    return (
+        len(message.key)
+        + len(message.value or "")
+        + len(message.txn or "")
+        + MESSAGE_OVERHEAD_BYTES
+    )
+
+
+def buffer_size(messages: Sequence[Message]) -> int:
+    """Estimated bytes of a write buffer (T5 compares it to the capacity)."""
+    return sum(map(message_size, messages))
+
+
+@dataclass(frozen=True)
+class TreeConfig:
+    """The two numbers the tree needs from the lakehouse definition."""
+
+    order: int
+    buffer_capacity_bytes: int
+
+    def __post_init__(self) -> None:
+        if self.order < 3:
+            raise ValueError(f"tree order must be at least 3, not {self.order}")
+        if self.buffer_capacity_bytes <= 0:
+            raise ValueError("buffer capacity must be positive")
+
+    @property
+    def max_keys(self) -> int:
+        return self.order - 1
+
+    @property
+    def min_keys(self) -> int:
+        """ceil(N/2) - 1 (T3)."""
+        return (self.order + 1) // 2 - 1
+
+
+class _CachedNode:
+    """A decoded node plus the index that merge-on-read needs."""
+
+    __slots__ = ("file", "latest")
+
+    def __init__(self, file: NodeFile) -> None:
+        self.file = file
+        latest: dict[str, Message] = {}
+        for message in file.buffer:
+            latest[message.key] = message
+        self.latest = latest
+
+
+class NodeStore:
+    """Loads node files through :class:`Storage`, decoded once and cached by path (T7)."""
+
+    def __init__(self, storage: "Storage", order: int | None = None, cache_nodes: int = 4096):
+        self.storage = storage
+        self.order = order
+        self._cache: OrderedDict[str, _CachedNode] = OrderedDict()
+        self._cache_nodes = cache_nodes
+
+    def _entry(self, path: str) -> _CachedNode:
+        entry = self._cache.get(path)
+        if entry is not None:
+            self._cache.move_to_end(path)
+            return entry
+        entry = _CachedNode(decode_node_file(self.storage.read(path), path, self.order))
+        self._cache[path] = entry
+        if len(self._cache) > self._cache_nodes:
+            self._cache.popitem(last=False)
+        return entry
+
+    def load(self, path: str) -> NodeFile:
+        """The decoded node file at ``path`` (CorruptFileError / MissingFileError if bad)."""
+        return self._entry(path).file
+
+    def remember(self, path: str, node: NodeFile) -> None:
+        """Cache a node this process just wrote, so reading it back costs nothing."""
+        self._cache[path] = _CachedNode(node)
+        if len(self._cache) > self._cache_nodes:
+            self._cache.popitem(last=False)
+
+
+# ---------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------
+
+
+class Tree:
+    """One version's tree: merge-on-read lookups and copy-on-write updates."""
+
+    def __init__(self, store: NodeStore, root: NodeFile, config: TreeConfig) -> None:
+        self.store = store
+        self.root = root
+        self.config = config
+        self._root_entry = _CachedNode(root)
+
+    def get(self, key: str) -> str | None:
+        """The value of ``key`` or None (T6); reads at most one node file per level."""
+        entry = self._root_entry
+        while True:
+            message = entry.latest.get(key)
+            if message is not None:
+                return message.value
+            node = entry.file
+            index = bisect.bisect_left(node.keys, key)
+            if index < len(node.keys) and node.keys[index] == key:
+                return node.values[index]
+            if node.is_leaf:
+                return None
+            entry = self.store._entry(node.children[index])
+
+    def scan(self, lo: str | None = None, hi: str | None = None) -> list[tuple[str, str]]:
+        """All (key, value) with lo <= key < hi in key order, merged on read (T6)."""
+        return self._scan(self._root_entry, lo, hi)
+
+    def _scan(self, entry: _CachedNode, lo: str | None, hi: str | None) -> list[tuple[str, str]]:
+        node = entry.file
+
+        def inside(key: str) -> bool:
+            return (lo is None or key >= lo) and (hi is None or key < hi)
+
+        items: list[tuple[str, str]] = []
+        for index in range(len(node.keys) + 1):
+            if not node.is_leaf:
+                low = node.keys[index - 1] if index > 0 else None
+                high = node.keys[index] if index < len(node.keys) else None
+                if (hi is None or low is None or low < hi) and (lo is None or high is None or high > lo):
+                    items.extend(self._scan(self.store._entry(node.children[index]), lo, hi))
+            if index < len(node.keys) and inside(node.keys[index]):
+                items.append((node.keys[index], node.values[index]))
+        overrides = {key: m for key, m in entry.latest.items() if inside(key)}
+        if not overrides:
+            return items
+        merged = dict(items)
+        for key, message in overrides.items():
+            if message.value is None:
+                merged.pop(key, None)
+            else:
+                merged[key] = message.value
+        return sorted(merged.items())
+
+    def apply(
+        self, messages: Sequence[tuple[str, str | None]], txn: str, now_millis: int
+    ) -> "TreeUpdate":
+        """Append a transaction's messages and restore T1-T8, touching no existing file.
+
+        Returns the new root (not yet written: its name is the version, which the
+        transaction layer decides) and the new non-root node files to write first.
+        """
+        writer = _Writer(self.store, self.config, txn)
+        root = writer.draft_of(self.root)
+        root.buffer.extend(Message(key, value, txn) for key, value in messages)
+        root = writer.settle_root(root)
+        update = writer.materialize(root, now_millis)
+        update.stats.update(writer.stats)
+        return update
+
+    def walk(self) -> Iterator[tuple[str | None, NodeFile, int]]:
+        """Every node as (path, node, depth), the root first with path None."""
+        stack: list[tuple[str | None, NodeFile, int]] = [(None, self.root, 0)]
+        while stack:
+            path, node, depth = stack.pop()
+            yield path, node, depth
+            for child in reversed(node.children):
+                stack.append((child, self.store.load(child), depth + 1))
+
+    def node_paths(self) -> Iterator[str]:
+        """Paths of every non-root node file this tree reaches."""
+        for path, _, _ in self.walk():
+            if path is not None:
+                yield path
+
+    def height(self) -> int:
+        """Number of levels (1 for a lone root)."""
+        levels, node = 1, self.root
+        while not node.is_leaf:
+            node = self.store.load(node.children[0])
+            levels += 1
+        return levels
+
+
+@dataclass(frozen=True)
+class TreeUpdate:
+    """The result of :meth:`Tree.apply`.
+
+    ``stats`` counts the structural operations performed (flush, split, borrow, merge,
+    demote), for tests and benchmarks.
+    """
+
+    root: NodeFile
+    files: dict[str, bytes]
+    stats: Counter = field(default_factory=Counter)
+
+
+# ---------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------
+
+
+class _Draft:
+    """A node being rebuilt in memory; becomes a new file when materialized (T7)."""
+
+    __slots__ = ("keys", "values", "children", "buffer")
+
+    def __init__(
+        self,
+        keys: list[str],
+        values: list[str],
+        children: list["_Ref"],
+        buffer: list[Message],
+    ) -> None:
+        self.keys = keys
+        self.values = values
+        self.children = children
+        self.buffer = buffer
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self.children
+
+    def child_index(self, key: str) -> int:
+        """Index of the child whose range holds ``key`` (key is not a separator)."""
+        return bisect.bisect_left(self.keys, key)
+
+    def is_separator(self, key: str) -> bool:
+        index = bisect.bisect_left(self.keys, key)
+        return index < len(self.keys) and self.keys[index] == key
+
+
+_Ref = Union[str, _Draft]
+
+
+def _apply_to_leaf(leaf: _Draft, messages: Sequence[Message]) -> None:
+    table = dict(zip(leaf.keys, leaf.values))
+    for message in messages:
+        if message.value is None:
+            table.pop(message.key, None)
+        else:
+            table[message.key] = message.value
+    leaf.keys = sorted(table)
+    leaf.values = [table[key] for key in leaf.keys]
+
+
+def _prepend_for_key(buffer: list[Message], moved: list[Message]) -> list[Message]:
+    """Put messages that come up from below ahead of a buffer's own messages.
+
+    They are older than any message already here for the same key (T6); the relative
+    order of messages for different keys carries no meaning.
+    """
+    return moved + buffer if moved else buffer
+
+
+class _Writer:
+    """One copy-on-write update of a tree, for the transaction ``txn``."""
+
+    def __init__(self, store: NodeStore, config: TreeConfig, txn: str) -> None:
+        self.store = store
+        self.config = config
+        self.txn = txn
+        self.stats: Counter = Counter()
+
+    # -- drafts ---------------------------------------------------------------
+
+    def draft_of(self, node: NodeFile) -> _Draft:
+        return _Draft(list(node.keys), list(node.values), list(node.children), list(node.buffer))
+
+    def draft(self, ref: _Ref) -> _Draft:
+        return ref if isinstance(ref, _Draft) else self.draft_of(self.store.load(ref))
+
+    def key_count(self, ref: _Ref) -> int:
+        return len(ref.keys) if isinstance(ref, _Draft) else len(self.store.load(ref).keys)
+
+    def over_capacity(self, node: _Draft, skip_txn: str | None = None) -> bool:
+        """T5: does the buffer, less ``skip_txn``'s messages, exceed the capacity?"""
+        size = sum(message_size(m) for m in node.buffer if skip_txn is None or m.txn != skip_txn)
+        return size > self.config.buffer_capacity_bytes
+
+    # -- the root -------------------------------------------------------------
+
+    def settle_root(self, root: _Draft) -> _Draft:
+        """Flush the root until T5 holds, never moving this transaction's messages."""
+        while True:
+            root = self.fix_root_shape(root)
+            if not self.over_capacity(root, skip_txn=self.txn):
+                return root
+            flushable = [m for m in root.buffer if m.txn != self.txn]
+            if root.is_leaf:
+                _apply_to_leaf(root, flushable)
+                root.buffer = [m for m in root.buffer if m.txn == self.txn]
+                continue
+            if self.apply_separator_messages(root, skip_txn=self.txn):
+                continue
+            self.flush_one(root, skip_txn=self.txn)
+            self.fix_children(root)
+
+    def fix_root_shape(self, root: _Draft) -> _Draft:
+        """Split an overfull root (its buffer stays at the new root) or collapse an empty one."""
+        while True:
+            if len(root.keys) > self.config.max_keys:
+                buffer, root.buffer = root.buffer, []
+                left, key, value, right, _ = self.split(root)
+                root = _Draft([key], [value], [left, right], buffer)
+                self.fix_children(root)
+            elif not root.is_leaf and not root.keys:
+                child = self.draft(root.children[0])
+                child.buffer = child.buffer + root.buffer
+                root = child
+                if not root.is_leaf:
+                    self.fix_children(root)
+            else:
+                return root
+
+    # -- moving messages --------------------------------------------------------
+
+    def flush_one(self, node: _Draft, skip_txn: str | None = None) -> None:
+        """Move the messages of the child with the most pending messages into it."""
+        counts: dict[int, int] = {}
+        for message in node.buffer:
+            if skip_txn is None or message.txn != skip_txn:
+                if not node.is_separator(message.key):
+                    index = node.child_index(message.key)
+                    counts[index] = counts.get(index, 0) + 1
+        if not counts:
+            return
+        target = max(counts, key=lambda index: (counts[index], -index))
+        moved: list[Message] = []
+        kept: list[Message] = []
+        for message in node.buffer:
+            movable = skip_txn is None or message.txn != skip_txn
+            if movable and not node.is_separator(message.key) and node.child_index(message.key) == target:
+                moved.append(message)
+            else:
+                kept.append(message)
+        node.buffer = kept
+        self.stats["flush"] += 1
+        child = self.draft(node.children[target])
+        node.children[target] = child
+        if child.is_leaf:
+            _apply_to_leaf(child, moved)
+        else:
+            child.buffer.extend(moved)
+
+    def apply_separator_messages(self, node: _Draft, skip_txn: str | None = None) -> bool:
+        """Apply buffered messages whose key is one of ``node``'s separators.
+
+        Returns True if anything changed. Sets update the value in place; a delete
+        removes the separator by merging and pushing it down (T4 guarantees nothing
+        below refers to it).
+        """
+        final: dict[str, Message] = {}
+        kept: list[Message] = []
+        for message in node.buffer:
+            movable = skip_txn is None or message.txn != skip_txn
+            if movable and node.is_separator(message.key):
+                final[message.key] = message
+            else:
+                kept.append(message)
+        if not final:
+            return False
+        node.buffer = kept
+        for key, message in final.items():
+            index = bisect.bisect_left(node.keys, key)
+            if index < len(node.keys) and node.keys[index] == key:
+                if message.value is not None:
+                    node.values[index] = message.value
+                else:
+                    self.delete_separator(node, index)
+            else:
+                # An earlier repair in this loop moved the key down into a child: the
+                # message is still older than anything left for it in this buffer.
+                node.buffer = _prepend_for_key(node.buffer, [message])
+        return True
+
+    def delete_separator(self, node: _Draft, index: int) -> None:
+        """Remove ``node.keys[index]``: merge the children around it and push it down."""
+        self.stats["demote"] += 1
+        left = self.draft(node.children[index])
+        right = self.draft(node.children[index + 1])
+        key = node.keys.pop(index)
+        value = node.values.pop(index)
+        node.children.pop(index + 1)
+        position = len(left.keys)
+        merged = _Draft(
+            left.keys + [key] + right.keys,
+            left.values + [value] + right.values,
+            left.children + right.children,
+            left.buffer + right.buffer,
+        )
+        node.children[index] = merged
+        if merged.is_leaf:
+            del merged.keys[position]
+            del merged.values[position]
+        else:
+            self.delete_separator(merged, position)
+        self.fix_children(node)
+
+    # -- structural repair ------------------------------------------------------
+
+    def fix_children(self, parent: _Draft) -> None:
+        """Repeat local repairs until every rebuilt child of ``parent`` is valid.
+
+        Only drafts can be invalid: an untouched child is an existing file, valid by
+        induction. ``parent``'s own key count may change; its caller repairs it.
+        """
+        while True:
+            for index, child in enumerate(parent.children):
+                if isinstance(child, _Draft) and self.fix_one(parent, index):
+                    break
+            else:
+                return
+
+    def fix_one(self, parent: _Draft, index: int) -> bool:
+        """Apply one repair to ``parent.children[index]``; True if one was needed."""
+        child = parent.children[index]
+        assert isinstance(child, _Draft)
+        if not child.is_leaf and self.apply_separator_messages(child):
+            self.fix_children(child)
+            return True
+        if len(child.keys) > self.config.max_keys:
+            left, key, value, right, up = self.split(child)
+            parent.keys.insert(index, key)
+            parent.values.insert(index, value)
+            parent.children[index : index + 1] = [left, right]
+            parent.buffer = _prepend_for_key(parent.buffer, up)
+            return True
+        if not child.is_leaf and self.over_capacity(child):
+            self.flush_one(child)
+            self.fix_children(child)
+            return True
+        if len(child.keys) < self.config.min_keys and len(parent.children) > 1:
+            self.rebalance(parent, index)
+            return True
+        return False
+
+    def split(self, node: _Draft) -> tuple[_Draft, str, str, _Draft, list[Message]]:
+        """Split around the middle key; its buffered messages go up (returned last)."""
+        self.stats["split"] += 1
+        middle = len(node.keys) // 2
+        key, value = node.keys[middle], node.values[middle]
+        left_buffer: list[Message] = []
+        right_buffer: list[Message] = []
+        up: list[Message] = []
+        for message in node.buffer:
+            if message.key < key:
+                left_buffer.append(message)
+            elif message.key > key:
+                right_buffer.append(message)
+            else:
+                up.append(message)
+        children = node.children
+        left = _Draft(
+            node.keys[:middle],
+            node.values[:middle],
+            children[: middle + 1] if children else [],
+            left_buffer,
+        )
+        right = _Draft(
+            node.keys[middle + 1 :],
+            node.values[middle + 1 :],
+            children[middle + 1 :] if children else [],
+            right_buffer,
+        )
+        return left, key, value, right, up
+
+    def rebalance(self, parent: _Draft, index: int) -> None:
+        """Restore T3 for an underfull child: borrow from a sibling, else merge."""
+        minimum = self.config.min_keys
+        self.stats["rebalance"] += 1
+        if index > 0 and self.key_count(parent.children[index - 1]) > minimum:
+            self.rotate_from_left(parent, index)
+        elif index + 1 < len(parent.children) and self.key_count(parent.children[index + 1]) > minimum:
+            self.rotate_from_right(parent, index)
+        else:
+            left_index = index - 1 if index > 0 else index
+            self.merge(parent, left_index)
+
+    def rotate_from_left(self, parent: _Draft, index: int) -> None:
+        self.stats["borrow"] += 1
+        child = self.draft(parent.children[index])
+        sibling = self.draft(parent.children[index - 1])
+        parent.children[index], parent.children[index - 1] = child, sibling
+        child.keys.insert(0, parent.keys[index - 1])
+        child.values.insert(0, parent.values[index - 1])
+        up_key = sibling.keys.pop()
+        up_value = sibling.values.pop()
+        if not sibling.is_leaf:
+            child.children.insert(0, sibling.children.pop())
+        stay, down, up = [], [], []
+        for message in sibling.buffer:
+            (stay if message.key < up_key else up if message.key == up_key else down).append(message)
+        sibling.buffer = stay
+        child.buffer = down + child.buffer
+        parent.keys[index - 1] = up_key
+        parent.values[index - 1] = up_value
+        parent.buffer = _prepend_for_key(parent.buffer, up)
+        self.fix_children(child)
+        self.fix_children(sibling)
+
+    def rotate_from_right(self, parent: _Draft, index: int) -> None:
+        self.stats["borrow"] += 1
+        child = self.draft(parent.children[index])
+        sibling = self.draft(parent.children[index + 1])
+        parent.children[index], parent.children[index + 1] = child, sibling
+        child.keys.append(parent.keys[index])
+        child.values.append(parent.values[index])
+        up_key = sibling.keys.pop(0)
+        up_value = sibling.values.pop(0)
+        if not sibling.is_leaf:
+            child.children.append(sibling.children.pop(0))
+        stay, down, up = [], [], []
+        for message in sibling.buffer:
+            (stay if message.key > up_key else up if message.key == up_key else down).append(message)
+        sibling.buffer = stay
+        child.buffer = child.buffer + down
+        parent.keys[index] = up_key
+        parent.values[index] = up_value
+        parent.buffer = _prepend_for_key(parent.buffer, up)
+        self.fix_children(child)
+        self.fix_children(sibling)
+
+    def merge(self, parent: _Draft, left_index: int) -> None:
+        """Merge children left_index and left_index+1 around their separator."""
+        self.stats["merge"] += 1
+        left = self.draft(parent.children[left_index])
+        right = self.draft(parent.children[left_index + 1])
+        key = parent.keys.pop(left_index)
+        value = parent.values.pop(left_index)
+        parent.children.pop(left_index + 1)
+        merged = _Draft(
+            left.keys + [key] + right.keys,
+            left.values + [value] + right.values,
+            left.children + right.children,
+            left.buffer + right.buffer,
+        )
+        parent.children[left_index] = merged
+        self.fix_children(merged)
+
+    # -- output -----------------------------------------------------------------
+
+    def materialize(self, root: _Draft, now_millis: int) -> TreeUpdate:
+        """Give every draft below the root a new file; return them with the new root."""
+        from .format.paths import new_node_path
+
+        files: dict[str, bytes] = {}
+
+        def finish(draft: _Draft) -> NodeFile:
+            return NodeFile(
+                order=self.config.order,
+                system={CREATED_AT_MILLIS: str(now_millis), N_KEYS: str(len(draft.keys))},
+                keys=tuple(draft.keys),
+                values=tuple(draft.values),
+                children=tuple(resolve(child) for child in draft.children),
+                buffer=tuple(draft.buffer),
+            )
+
+        def resolve(ref: _Ref) -> str:
+            if isinstance(ref, str):
+                return ref
+            node = finish(ref)
+            path = new_node_path()
+            files[path] = encode_node_file(node)
+            self.store.remember(path, node)
+            return path
+
+        return TreeUpdate(finish(root), files)
+
+
+def empty_root(order: int, now_millis: int) -> NodeFile:
+    """The root of a new, empty tree: a leaf with no keys and no messages."""
+    return NodeFile(order=order, system={CREATED_AT_MILLIS: str(now_millis), N_KEYS: "0"})
+
+
+# ---------------------------------------------------------------------------
+# Verification
+# ---------------------------------------------------------------------------
+
+
+def check_tree(
+    store: NodeStore,
+    root: NodeFile,
+    config: TreeConfig,
+    root_txn: str | None = None,
+    on_node: Callable[[str | None, NodeFile], None] | None = None,
+) -> list[str]:
+    """Every violation of T1-T8 in the tree under ``root``; an empty list means valid.
+
+    ``root_txn`` is the transaction that wrote the root, whose messages may exceed the
+    root's buffer capacity (T5). Each violation names the node file.
+    """
+    problems: list[str] = []
+    seen: set[str] = set()
+    leaf_depths: set[int] = set()
+
+    def visit(path: str | None, node: NodeFile, depth: int, low: str | None, high: str | None) -> None:
+        name = path or "<root>"
+        if on_node is not None:
+            on_node(path, node)
+        if node.order != config.order:
+            problems.append(f"{name}: order {node.order}, lakehouse order {config.order}")
+        if len(node.keys) > config.max_keys:
+            problems.append(f"{name}: {len(node.keys)} keys exceed {config.max_keys} (T1)")
+        if any(a >= b for a, b in zip(node.keys, node.keys[1:])):
+            problems.append(f"{name}: keys not strictly ascending (T1)")
+        if node.children and len(node.children) != len(node.keys) + 1:
+            problems.append(f"{name}: {len(node.children)} children for {len(node.keys)} keys (T1)")
+        if path is not None and len(node.keys) < config.min_keys:
+            problems.append(f"{name}: {len(node.keys)} keys, fewer than {config.min_keys} (T3)")
+        if path is None and node.children and not node.keys:
+            problems.append(f"{name}: internal root without keys (T3)")
+        for key in node.keys:
+            if (low is not None and key <= low) or (high is not None and key >= high):
+                problems.append(f"{name}: key {key!r} outside its range ({low!r}, {high!r}) (T4)")
+        for message in node.buffer:
+            key = message.key
+            if (low is not None and key <= low) or (high is not None and key >= high):
+                problems.append(f"{name}: message for {key!r} outside its range (T4)")
+        if node.is_leaf:
+            leaf_depths.add(depth)
+            if path is not None and node.buffer:
+                problems.append(f"{name}: non-root leaf with {len(node.buffer)} buffered messages (T5)")
+        skip = root_txn if path is None else None
+        size = buffer_size([m for m in node.buffer if skip is None or m.txn != skip])
+        if size > config.buffer_capacity_bytes:
+            problems.append(f"{name}: buffer of {size} bytes exceeds {config.buffer_capacity_bytes} (T5)")
+        for field_name in (N_KEYS, CREATED_AT_MILLIS):
+            if field_name not in node.system:
+                problems.append(f"{name}: missing system row {field_name!r} (T8)")
+        if node.system.get(N_KEYS, str(len(node.keys))) != str(len(node.keys)):
+            problems.append(f"{name}: n_keys {node.system.get(N_KEYS)!r} but {len(node.keys)} keys (T8)")
+        for index, child in enumerate(node.children):
+            if child in seen:
+                problems.append(f"{name}: child {child!r} referenced twice (T7)")
+                continue
+            seen.add(child)
+            child_low = node.keys[index - 1] if index > 0 else low
+            child_high = node.keys[index] if index < len(node.keys) else high
+            try:
+                child_node = store.load(child)
+            except Exception as exc:  # reported, not raised: the checker lists everything
+                problems.append(f"{name}: child {child!r} unreadable: {exc}")
+                continue
+            visit(child, child_node, depth + 1, child_low, child_high)
+
+    visit(None, root, 0, None, None)
+    if len(leaf_depths) > 1:
+        problems.append(f"leaves at depths {sorted(leaf_depths)} (T2)")
+    return problems
