@@ -1,0 +1,661 @@
+"""Storage: every byte the lakehouse reads or writes goes through here (SPEC 2, 7).
+
+A ``Storage`` is one root URI plus a filesystem. Everything above this module sees
+only paths *relative* to the root; this is the only module that touches fsspec.
+
+Invariants:
+
+* Every public method checks its relative path first (``check_relative_path``: non-empty,
+  no leading "/", no "", "." or ".." component, no NUL) and raises
+  ``InvalidLocationError`` before any I/O.
+* No raw filesystem exception leaves this module: a missing file on ``read`` is
+  ``MissingFileError(path)``; every other failure is ``StorageError`` naming the
+  operation and the file's URI (the original exception is chained as ``__cause__``).
+* Paths are never glob-expanded: only fsspec calls that take one literal path
+  (``cat_file``, ``pipe_file``, ``rm_file``, ``info``, ``find``) or plain ``os`` calls
+  are used, so a file named ``a[1]*?.arrow`` is just a name.
+* ``create_exclusive`` is atomic: of several racing creators exactly one gets True and
+  no reader ever sees a partial file. How depends on the backend (see the method).
+* Every public storage call adds exactly one to one counter of ``counters`` (plus bytes),
+  counted whether or not it succeeds. Internal calls (the If-None-Match probe, retries)
+  are not counted. ``uri()`` is not a storage call.
+* Names whose last component starts with ``.tl-`` are reserved for this module's
+  temporary and probe files; ``list`` never returns them.
+
+Local disk ("file") uses the ``os`` module directly, not fsspec: exclusive create needs
+``os.link`` and every write is made atomic and durable (temp file, fsync, rename).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+import random
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import fsspec
+
+from trinitylake_dbapi.errors import (
+    Error,
+    InvalidLocationError,
+    MissingFileError,
+    NotSupportedError,
+    StorageError,
+)
+from trinitylake_dbapi.format.paths import check_relative_path, qualify_root_uri
+
+#: Last-component prefix of this module's own temporary and probe files.
+RESERVED_PREFIX = ".tl-"
+
+# S3 answers 409 ConditionalRequestConflict when conditional writes to one key overlap;
+# the request may be retried. Bounded: about 1.3 s in total at most.
+_CONFLICT_RETRIES = 8
+_CONFLICT_BACKOFF_S = 0.01
+
+# S3 DeleteObjects takes at most 1000 keys per request.
+_S3_DELETE_BATCH = 1000
+
+# The memory filesystem is one store per process; check-then-write needs a lock.
+_MEMORY_CREATE_LOCK = threading.Lock()
+
+
+@dataclass
+class StorageCounters:
+    """Storage calls by kind. Tests and benchmarks read these."""
+
+    reads: int = 0
+    writes: int = 0
+    exclusive_creates: int = 0
+    exists: int = 0
+    lists: int = 0
+    deletes: int = 0
+    bytes_read: int = 0
+    bytes_written: int = 0
+    cache_hits: int = 0
+
+    def snapshot(self) -> StorageCounters:
+        """A copy, e.g. to subtract later: ``storage.counters - before``."""
+        return dataclasses.replace(self)
+
+    def __sub__(self, other: StorageCounters) -> StorageCounters:
+        if not isinstance(other, StorageCounters):
+            return NotImplemented
+        return StorageCounters(
+            **{f.name: getattr(self, f.name) - getattr(other, f.name)
+               for f in dataclasses.fields(self)}
+        )
+
+
+def _as_bytes(data: Any) -> bytes:
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    raise TypeError(f"data must be bytes, not {type(data).__name__}")
+
+
+def _split_scheme(uri: str) -> tuple[str | None, str]:
+    """("s3", "bucket/x/") for "s3://bucket/x/"; (None, uri) for a plain path."""
+    head, sep, rest = uri.partition("://")
+    if sep and head and head[0].isalpha() and all(c.isalnum() or c in "+.-" for c in head):
+        return head.lower(), rest
+    return None, uri
+
+
+def _qualify(root_uri: str) -> tuple[str, str]:
+    """(qualified root URI ending with "/", protocol). Local roots become file:///abs/."""
+    if not isinstance(root_uri, str):
+        raise InvalidLocationError(f"root URI {root_uri!r} is not a string")
+    uri = qualify_root_uri(root_uri)  # checks the text the user gave
+    scheme, rest = _split_scheme(uri)
+    if scheme is None:
+        return "file://" + _abs_dir(uri), "file"
+    if scheme in ("file", "local"):
+        if not rest.startswith("/"):
+            raise InvalidLocationError(
+                f"root URI {root_uri!r}: a file URI must name an absolute path with an "
+                "empty host, e.g. 'file:///data/lake'"
+            )
+        return "file://" + rest, "file"
+    if not rest.strip("/") or rest.startswith("/"):
+        raise InvalidLocationError(
+            f"root URI {root_uri!r} has an empty bucket or host: write "
+            f"'{scheme}://<bucket or host>/<path>'"
+        )
+    return uri, scheme
+
+
+def _abs_dir(path: str) -> str:
+    p = os.path.abspath(path)
+    return p if p.endswith("/") else p + "/"
+
+
+def _client_error_code(exc: BaseException) -> str | None:
+    """The S3 error code of a botocore ClientError in ``exc``'s cause chain, if any."""
+    seen = 0
+    e: BaseException | None = exc
+    while e is not None and seen < 10:
+        response = getattr(e, "response", None)
+        if isinstance(response, dict):
+            code = response.get("Error", {}).get("Code")
+            if code:
+                return str(code)
+        e = e.__cause__ or e.__context__
+        seen += 1
+    return None
+
+
+def _is_conditional_conflict(exc: BaseException) -> bool:
+    """S3's 409 ConditionalRequestConflict (s3fs turns it into a generic OSError)."""
+    code = _client_error_code(exc)
+    if code is not None:
+        return code in ("ConditionalRequestConflict", "409")
+    return "ConditionalRequestConflict" in str(exc)
+
+
+def _is_precondition_failed(exc: BaseException) -> bool:
+    """A 412 that s3fs did not map to FileExistsError (no "Condition" in the reply)."""
+    return _client_error_code(exc) in ("PreconditionFailed", "412")
+
+
+def _supports_create_mode(fs: fsspec.AbstractFileSystem) -> bool:
+    """True if ``fs`` implements ``pipe_file(mode="create")`` itself.
+
+    The fsspec base classes implement it as check-then-write, which races; only a
+    filesystem that overrides it (and is probed before use) is trusted.
+    """
+    from fsspec.asyn import AsyncFileSystem
+    from fsspec.spec import AbstractFileSystem
+
+    for name, base in (("pipe_file", AbstractFileSystem), ("_pipe_file", AsyncFileSystem)):
+        impl = getattr(type(fs), name, None)
+        if impl is None or impl is getattr(base, name, None):
+            continue
+        try:
+            if "mode" in inspect.signature(impl).parameters:
+                return True
+        except (TypeError, ValueError):
+            continue
+    return False
+
+
+class Storage:
+    """Files of one lakehouse: a root URI and a filesystem, addressed by relative paths."""
+
+    root_uri: str
+    protocol: str
+    counters: StorageCounters
+
+    def __init__(
+        self,
+        root_uri: str,
+        storage_options: dict[str, Any] | None = None,
+        *,
+        filesystem: fsspec.AbstractFileSystem | None = None,
+        cache_bytes: int = 256 * 2**20,
+    ) -> None:
+        self.root_uri, self.protocol = _qualify(root_uri)
+        self.counters = StorageCounters()
+        self._lock = threading.Lock()  # counters and cache
+        self._cache: OrderedDict[str, bytes] = OrderedDict()
+        self._cache_size = 0
+        self._cache_bytes = max(0, int(cache_bytes))
+        self._probe_lock = threading.Lock()
+        self._probed = False
+
+        self._local = self.protocol == "file"
+        self._is_memory = False
+        self._is_s3 = False
+        if self._local:
+            if filesystem is not None and "file" not in _protocols(filesystem):
+                raise InvalidLocationError(
+                    f"root URI {self.root_uri!r} is local but the filesystem given is "
+                    f"{type(filesystem).__name__}"
+                )
+            # Local disk uses the os module directly (exclusive create needs os.link).
+            self.fs = None
+            self._base = self.root_uri[len("file://"):].rstrip("/")
+            return
+
+        if filesystem is None:
+            options = dict(storage_options or {})
+            if self.protocol in ("s3", "s3a"):
+                # Other processes write too; a listing cache would go stale.
+                options.setdefault("use_listings_cache", False)
+            try:
+                filesystem = fsspec.filesystem(self.protocol, **options)
+            except ImportError as e:
+                raise NotSupportedError(
+                    f"protocol {self.protocol!r} of root URI {self.root_uri!r} needs a "
+                    f"package that is not installed ({e}); for S3 install "
+                    "'trinitylake-dbapi[s3]'"
+                ) from e
+            except ValueError as e:
+                raise NotSupportedError(
+                    f"protocol {self.protocol!r} of root URI {self.root_uri!r} is not "
+                    f"supported by fsspec: {e}"
+                ) from e
+            except Exception as e:  # noqa: BLE001 - a filesystem's own setup failure
+                raise StorageError(
+                    f"cannot open the filesystem of root URI {self.root_uri!r}: "
+                    f"{type(e).__name__}: {e}"
+                ) from e
+        elif storage_options:
+            raise ValueError("pass either storage_options or filesystem, not both")
+        elif self.protocol not in _protocols(filesystem):
+            raise InvalidLocationError(
+                f"root URI {self.root_uri!r} has protocol {self.protocol!r} but the "
+                f"filesystem given is {type(filesystem).__name__} "
+                f"(protocols {sorted(_protocols(filesystem))})"
+            )
+        self.fs = filesystem
+        self._base = filesystem._strip_protocol(self.root_uri).rstrip("/")
+        from fsspec.implementations.memory import MemoryFileSystem
+
+        self._is_memory = isinstance(filesystem, MemoryFileSystem)
+        try:
+            from s3fs import S3FileSystem
+
+            self._is_s3 = isinstance(filesystem, S3FileSystem)
+        except ImportError:  # pragma: no cover - s3fs is optional
+            self._is_s3 = False
+
+    def __repr__(self) -> str:
+        return f"Storage({self.root_uri!r})"
+
+    # --- paths ----------------------------------------------------------------------
+
+    def uri(self, path: str) -> str:
+        """Absolute URI of a relative path."""
+        return self.root_uri + check_relative_path(path)
+
+    def _full(self, path: str) -> str:
+        """The path handed to os or fsspec (``path`` is already checked)."""
+        return self._base + "/" + path
+
+    def _count(self, kind: str, n_written: int = 0) -> None:
+        with self._lock:
+            c = self.counters
+            setattr(c, kind, getattr(c, kind) + 1)
+            c.bytes_written += n_written
+
+    def _error(self, op: str, path: str, exc: BaseException) -> StorageError:
+        return StorageError(
+            f"{op} of {self.root_uri + path!r} failed: {type(exc).__name__}: {exc}"
+        )
+
+    def _missing(self, path: str) -> MissingFileError:
+        return MissingFileError(path, f"file does not exist (under {self.root_uri})")
+
+    # --- reads ----------------------------------------------------------------------
+
+    def read(self, path: str) -> bytes:
+        """The whole content of a file; ``MissingFileError`` if it does not exist."""
+        check_relative_path(path)
+        self._count("reads")
+        data = self._read(path)
+        with self._lock:
+            self.counters.bytes_read += len(data)
+        return data
+
+    def _read(self, path: str) -> bytes:
+        full = self._full(path)
+        try:
+            if self._local:
+                with open(full, "rb", buffering=0) as f:
+                    return f.readall()
+            if self._is_s3:
+                # max_concurrency=1: one GET, without the HEAD s3fs sends otherwise.
+                return bytes(self.fs.cat_file(full, max_concurrency=1))
+            return bytes(self.fs.cat_file(full))
+        except (FileNotFoundError, NotADirectoryError) as e:
+            raise self._missing(path) from e
+        except Error:
+            raise
+        except Exception as e:  # noqa: BLE001 - translated, never leaked
+            raise self._error("read", path, e) from e
+
+    def read_immutable(self, path: str) -> bytes:
+        """Like ``read``, through a bounded LRU cache: only for files never rewritten."""
+        check_relative_path(path)
+        with self._lock:
+            data = self._cache.get(path)
+            if data is not None:
+                self._cache.move_to_end(path)
+                self.counters.cache_hits += 1
+                return data
+        data = self.read(path)
+        if len(data) <= self._cache_bytes:
+            with self._lock:
+                if path not in self._cache:
+                    self._cache[path] = data
+                    self._cache_size += len(data)
+                    while self._cache_size > self._cache_bytes:
+                        _, old = self._cache.popitem(last=False)
+                        self._cache_size -= len(old)
+        return data
+
+    def exists(self, path: str) -> bool:
+        """True if ``path`` is a file (a directory-like prefix is not)."""
+        check_relative_path(path)
+        self._count("exists")
+        full = self._full(path)
+        try:
+            if self._local:
+                return os.path.isfile(full)
+            if self._is_s3:
+                bucket, key, _ = self.fs.split_path(full)
+                self.fs.call_s3("head_object", Bucket=bucket, Key=key)
+                return True
+            return self.fs.info(full).get("type") == "file"
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        except Exception as e:  # noqa: BLE001
+            raise self._error("exists", path, e) from e
+
+    def list(self, prefix: str = "") -> list[str]:
+        """Relative paths of all files under a directory-like prefix, recursive, sorted.
+
+        ``prefix`` is "" (everything) or a relative directory path, with or without a
+        trailing "/"; ``list("a")`` finds "a/x" and "a/b/y", never "ab". Reserved
+        ``.tl-*`` files are left out.
+        """
+        if not isinstance(prefix, str):
+            raise InvalidLocationError(f"list prefix {prefix!r} is not a string")
+        directory = prefix[:-1] if prefix.endswith("/") else prefix
+        if directory:
+            check_relative_path(directory)
+        self._count("lists")
+        try:
+            found = self._list_local(directory) if self._local else self._list_fs(directory)
+        except Error:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise self._error("list", directory, e) from e
+        return sorted(p for p in found if not p.rpartition("/")[2].startswith(RESERVED_PREFIX))
+
+    def _list_local(self, directory: str) -> list[str]:
+        top = self._full(directory) if directory else self._base or "/"
+        errors: list[OSError] = []
+
+        def onerror(e: OSError) -> None:
+            if not isinstance(e, (FileNotFoundError, NotADirectoryError)):
+                errors.append(e)
+
+        out = []
+        strip = len(self._base) + 1
+        for dirpath, _dirs, files in os.walk(top, onerror=onerror):
+            for name in files:
+                out.append((dirpath + "/" + name)[strip:])
+        if errors:
+            raise errors[0]
+        return out
+
+    def _list_fs(self, directory: str) -> list[str]:
+        top = self._full(directory) if directory else self._base
+        want = top + "/"
+        strip = len(self._base) + 1
+        names = self.fs.find(top, withdirs=False)
+        return [n[strip:] for n in names if n.startswith(want) and not n.endswith("/")]
+
+    # --- writes ---------------------------------------------------------------------
+
+    def write(self, path: str, data: bytes) -> None:
+        """Create or overwrite a file (parent directories are created as needed).
+
+        On local disk the file is written to a temp file, fsynced and renamed over the
+        target, so readers see the old or the new content, never a mix.
+        """
+        check_relative_path(path)
+        data = _as_bytes(data)
+        self._count("writes", n_written=len(data))
+        try:
+            if self._local:
+                self._write_local(path, data)
+            else:
+                self.fs.pipe_file(self._full(path), data)
+        except Error:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise self._error("write", path, e) from e
+
+    def _local_temp(self, full: str) -> tuple[int, str]:
+        """Open a new temp file beside ``full``, creating parent directories lazily."""
+        parent = os.path.dirname(full)
+        tmp = f"{parent}/{RESERVED_PREFIX}tmp-{uuid.uuid4().hex}"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileNotFoundError:
+            os.makedirs(parent, exist_ok=True)
+            return os.open(tmp, flags, 0o666), tmp
+
+    @staticmethod
+    def _write_fd(fd: int, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.fsync(fd)
+
+    def _write_local(self, path: str, data: bytes) -> None:
+        full = self._full(path)
+        fd, tmp = self._local_temp(full)
+        try:
+            try:
+                self._write_fd(fd, data)
+            finally:
+                os.close(fd)
+            os.replace(tmp, full)
+        except BaseException:
+            _unlink_quietly(tmp)
+            raise
+
+    def create_exclusive(self, path: str, data: bytes) -> bool:
+        """Create ``path`` only if it does not exist: True if this call created it.
+
+        Of racing creators exactly one gets True; readers never see a partial file.
+        * local disk: temp file + fsync, then ``os.link`` (fails if the name is taken),
+          then fsync of the directory;
+        * S3 (and filesystems that implement ``pipe_file(mode="create")`` themselves):
+          a conditional PUT (If-None-Match: *), after a one-time probe that the store
+          honours it; 409 conflicts are retried. If the PUT is refused but the object
+          holds exactly ``data`` (an earlier attempt of this call that landed but whose
+          reply was lost), the call counts as the creator;
+        * memory: check-then-write under a process-wide lock;
+        * anything else: ``NotSupportedError``.
+        """
+        check_relative_path(path)
+        data = _as_bytes(data)
+        self._count("exclusive_creates", n_written=len(data))
+        try:
+            if self._local:
+                return self._create_local(path, data)
+            if self._is_memory:
+                full = self._full(path)
+                with _MEMORY_CREATE_LOCK:
+                    if self.fs.exists(full):
+                        return False
+                    self.fs.pipe_file(full, data)
+                return True
+            if not (self._is_s3 or _supports_create_mode(self.fs)):
+                raise NotSupportedError(
+                    f"exclusive create is not supported for protocol {self.protocol!r} "
+                    f"({type(self.fs).__name__} has no atomic pipe_file(mode='create')); "
+                    f"root URI {self.root_uri!r}"
+                )
+            self._probe_conditional_put()
+            return self._create_conditional(path, data)
+        except Error:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise self._error("exclusive create", path, e) from e
+
+    def _create_local(self, path: str, data: bytes) -> bool:
+        full = self._full(path)
+        fd, tmp = self._local_temp(full)
+        try:
+            try:
+                self._write_fd(fd, data)
+            finally:
+                os.close(fd)
+            try:
+                os.link(tmp, full)
+            except FileExistsError:
+                return False
+            _fsync_dir(os.path.dirname(full))
+            return True
+        finally:
+            _unlink_quietly(tmp)
+
+    def _put_if_absent(self, full: str, data: bytes) -> bool:
+        """One conditional PUT with bounded retries on 409; False if the key exists."""
+        for attempt in range(_CONFLICT_RETRIES + 1):
+            try:
+                self.fs.pipe_file(full, data, mode="create")
+                return True
+            except FileExistsError:
+                return False
+            except OSError as e:
+                if _is_precondition_failed(e):
+                    return False
+                if not _is_conditional_conflict(e) or attempt == _CONFLICT_RETRIES:
+                    raise
+            delay = _CONFLICT_BACKOFF_S * (2 ** min(attempt, 5))
+            time.sleep(delay * (0.5 + random.random()))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _create_conditional(self, path: str, data: bytes) -> bool:
+        full = self._full(path)
+        if self._put_if_absent(full, data):
+            return True
+        # Refused. If the object is byte-identical to ours, an earlier attempt of this
+        # same call (a retry inside botocore/s3fs) created it.
+        try:
+            existing = self._read(path)
+        except MissingFileError:
+            return False
+        return existing == data
+
+    def _probe_conditional_put(self) -> None:
+        """Once per Storage: check the store refuses a second conditional PUT of a key."""
+        if self._probed:
+            return
+        with self._probe_lock:
+            if self._probed:
+                return
+            probe = f"{RESERVED_PREFIX}probe-{uuid.uuid4().hex}"
+            full = self._full(probe)
+            try:
+                first = self._put_if_absent(full, b"1")
+                second = self._put_if_absent(full, b"2") if first else True
+            finally:
+                try:
+                    self.fs.rm_file(full)
+                except FileNotFoundError:
+                    pass
+            if not first:
+                raise StorageError(
+                    f"the store at {self.root_uri!r} refused a conditional PUT of a new "
+                    f"key {probe!r}; exclusive create cannot be used"
+                )
+            if second:
+                raise StorageError(
+                    f"the store at {self.root_uri!r} does not honour If-None-Match: a "
+                    "conditional PUT overwrote an existing object. Exclusive create (the "
+                    "commit point) cannot be made safe on it; use a store with "
+                    "conditional writes (AWS S3 or a compatible one)"
+                )
+            self._probed = True
+
+    # --- deletes --------------------------------------------------------------------
+
+    def delete(self, path: str) -> None:
+        """Delete a file; a missing file is not an error."""
+        check_relative_path(path)
+        self._count("deletes")
+        try:
+            self._delete_one(path)
+        except Exception as e:  # noqa: BLE001
+            raise self._error("delete", path, e) from e
+
+    def _delete_one(self, path: str) -> None:
+        try:
+            if self._local:
+                os.unlink(self._full(path))
+            else:
+                self.fs.rm_file(self._full(path))
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+
+    def delete_many(self, paths: Iterable[str]) -> None:
+        """Delete files (missing ones are fine); one bulk request per 1000 keys on S3."""
+        if isinstance(paths, str):
+            raise TypeError("delete_many takes an iterable of paths, not one string")
+        paths = [check_relative_path(p) for p in paths]
+        self._count("deletes")
+        if not self._is_s3:
+            for p in paths:
+                try:
+                    self._delete_one(p)
+                except Exception as e:  # noqa: BLE001
+                    raise self._error("delete", p, e) from e
+            return
+        unique = list(dict.fromkeys(paths))
+        for i in range(0, len(unique), _S3_DELETE_BATCH):
+            chunk = unique[i : i + _S3_DELETE_BATCH]
+            try:
+                self._bulk_delete_s3(chunk)
+            except Error:
+                raise
+            except Exception as e:  # noqa: BLE001
+                raise self._error("bulk delete", chunk[0], e) from e
+
+    def _bulk_delete_s3(self, chunk: list[str]) -> None:
+        bucket = self.fs.split_path(self._base)[0]
+        keys = [self.fs.split_path(self._full(p))[1] for p in chunk]
+        out = self.fs.call_s3(
+            "delete_objects",
+            Bucket=bucket,
+            Delete={"Objects": [{"Key": k} for k in keys], "Quiet": True},
+        )
+        for p in chunk:
+            self.fs.invalidate_cache(self._full(p))
+        errors = [e for e in out.get("Errors", []) if e.get("Code") != "NoSuchKey"]
+        if errors:
+            first = errors[0]
+            raise StorageError(
+                f"bulk delete under {self.root_uri!r} failed for {len(errors)} of "
+                f"{len(chunk)} files, e.g. {first.get('Key')!r}: "
+                f"{first.get('Code')}: {first.get('Message')}"
+            )
+
+
+def _protocols(fs: fsspec.AbstractFileSystem) -> set[str]:
+    p = fs.protocol
+    return {p} if isinstance(p, str) else set(p)
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _fsync_dir(directory: str) -> None:
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+__all__ = ["Storage", "StorageCounters", "RESERVED_PREFIX"]
