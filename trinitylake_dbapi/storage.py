@@ -360,6 +360,30 @@ class Storage:
         except Exception as e:  # noqa: BLE001
             raise self._error("exists", path, e) from e
 
+    def modified_millis(self, path: str) -> int | None:
+        """Last modification time of a file in ms since epoch (a metadata call, counted
+        as ``exists``); None if the file is missing or the store does not say."""
+        check_relative_path(path)
+        self._count("exists")
+        full = self._full(path)
+        try:
+            if self._local:
+                return int(os.stat(full).st_mtime * 1000)
+            info = self.fs.info(full)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except Exception as e:  # noqa: BLE001
+            raise self._error("stat", path, e) from e
+        for name in ("LastModified", "mtime", "created"):
+            value = info.get(name)
+            if value is None:
+                continue
+            if hasattr(value, "timestamp"):
+                return int(value.timestamp() * 1000)
+            if isinstance(value, (int, float)):
+                return int(float(value) * 1000)
+        return None
+
     def list(self, prefix: str = "") -> list[str]:
         """Relative paths of all files under a directory-like prefix, recursive, sorted.
 

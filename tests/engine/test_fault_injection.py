@@ -1,0 +1,138 @@
+"""Storage faults at every call of a commit: the lakehouse stays at the old version or
+the new one, never anything else, and the next commit succeeds (SPEC 7, C1-C4)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from fsspec.implementations.memory import MemoryFileSystem
+
+from catalog_helpers import columns, state
+from trinitylake_dbapi.catalog import LakehouseCatalog
+from trinitylake_dbapi.errors import StorageError
+from trinitylake_dbapi.storage import Storage
+from trinitylake_dbapi.tree import check_tree
+
+
+class FaultyMemoryFileSystem(MemoryFileSystem):
+    """The real memory filesystem, failing at its k-th call once armed.
+
+    ``when="before"``: the call fails and does nothing (a refused request).
+    ``when="after"``: the call takes effect, then fails (a lost reply).
+    ``sticky``: every call from the k-th on fails (the process dies at call k).
+    """
+
+    protocol = ("memory",)
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.calls = 0
+        self.fail_at: int | None = None
+        self.when = "before"
+        self.sticky = False
+
+    def arm(self, fail_at: int | None, when: str = "before", sticky: bool = False) -> None:
+        self.calls, self.fail_at, self.when, self.sticky = 0, fail_at, when, sticky
+
+    def _call(self, method, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        failing = self.fail_at is not None and (
+            self.calls == self.fail_at or (self.sticky and self.calls > self.fail_at)
+        )
+        if failing and self.when == "before":
+            raise OSError(f"injected fault at call {self.calls}")
+        result = method(*args, **kwargs)
+        if failing:
+            raise OSError(f"injected fault after call {self.calls}")
+        return result
+
+    def cat_file(self, *a, **k):  # type: ignore[no-untyped-def]
+        return self._call(super().cat_file, *a, **k)
+
+    def pipe_file(self, *a, **k):  # type: ignore[no-untyped-def]
+        return self._call(super().pipe_file, *a, **k)
+
+    def info(self, *a, **k):  # type: ignore[no-untyped-def]
+        return self._call(super().info, *a, **k)
+
+    def exists(self, *a, **k):  # type: ignore[no-untyped-def]
+        return self._call(super().exists, *a, **k)
+
+    def find(self, *a, **k):  # type: ignore[no-untyped-def]
+        return self._call(super().find, *a, **k)
+
+    def rm_file(self, *a, **k):  # type: ignore[no-untyped-def]
+        return self._call(super().rm_file, *a, **k)
+
+
+def _setup() -> tuple[str, dict, dict]:
+    location = f"memory://faults-{uuid.uuid4().hex}/lake"
+    catalog = LakehouseCatalog(location, create=True, lakehouse_options={"order": 4, "node_file_max_size_bytes": 40_000, "namespace_name_max_size_bytes": 20, "table_name_max_size_bytes": 20, "file_name_max_size_bytes": 202})
+    txn = catalog.begin()
+    txn.create_namespace("ns")
+    for i in range(40):  # enough for a multi-level tree, so commits flush and split
+        txn.create_table("ns", f"t{i:02d}", columns("id"))
+    txn.commit()
+    old = state(catalog.begin())
+    return location, old, {}
+
+
+def _transaction(catalog: LakehouseCatalog):  # type: ignore[no-untyped-def]
+    txn = catalog.begin()
+    for i in range(40, 70):
+        txn.create_table("ns", f"t{i:02d}", columns("id", "v"))
+    txn.add_columns("ns", "t00", columns("added"))
+    txn.drop_table("ns", "t01")
+    return txn
+
+
+@pytest.mark.parametrize("when, sticky", [("before", False), ("after", False), ("before", True)])
+def test_a_fault_at_every_storage_call_of_a_commit(when: str, sticky: bool) -> None:
+    location, old_state, _ = _setup()
+    reference = LakehouseCatalog(location)
+    old_version = reference.latest_version()
+    txn = _transaction(reference)
+    expected_new = None
+    k = 0
+    outcomes = {"old": 0, "new": 0}
+    while True:
+        k += 1
+        location, old_state, _ = _setup()
+        faulty = FaultyMemoryFileSystem(skip_instance_cache=True)
+        catalog = LakehouseCatalog(location, storage=Storage(location, filesystem=faulty))
+        old_version = catalog.latest_version()
+        txn = _transaction(catalog)
+        faulty.arm(k, when, sticky)
+        try:
+            txn.commit()
+            raised = False
+        except StorageError:
+            raised = True
+        calls = faulty.calls
+        faulty.arm(None)
+
+        reopened = LakehouseCatalog(location)
+        latest = reopened.latest_version()
+        assert latest in (old_version, old_version + 1), (k, latest)
+        # The caller is told the truth: success exactly when the new version is visible.
+        assert raised == (latest == old_version), (k, raised, latest)
+        now = state(reopened.begin())
+        if latest == old_version:
+            assert now == old_state
+            outcomes["old"] += 1
+        else:
+            if expected_new is None:
+                expected_new = now
+            assert now == expected_new
+            outcomes["new"] += 1
+        snapshot = reopened.lakehouse.snapshot()
+        assert check_tree(snapshot.tree.store, snapshot.root, snapshot.tree.config, str(latest)) == []
+        follow_up = reopened.begin()
+        follow_up.create_table("ns", "after_fault", columns("id"))
+        assert follow_up.commit() == latest + 1
+        if not raised and calls < k:
+            break  # the commit made fewer than k calls: every call has had its fault
+    assert k > 10
+    assert outcomes["old"] > 0 and outcomes["new"] > 0
+    print(f"\n{when}{' sticky' if sticky else ''}: {k - 1} fault points, outcomes {outcomes}")

@@ -1,0 +1,256 @@
+"""Transactions, versions and the catalog API (SPEC 7; issue "Transactions, versions and
+the catalog API")."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+import uuid
+
+import pytest
+
+from catalog_helpers import columns, state
+from engine_workers import create_tables
+from trinitylake_dbapi.catalog import LakehouseCatalog
+from trinitylake_dbapi.errors import (
+    ObjectExistsError,
+    ObjectNotEmptyError,
+    ObjectNotFoundError,
+    ReadOnlyError,
+    SerializationError,
+)
+from trinitylake_dbapi.format import paths
+from trinitylake_dbapi.tree import check_tree
+from trinitylake_dbapi.transaction import Isolation
+
+
+def _new(location: str, **options) -> LakehouseCatalog:  # type: ignore[no-untyped-def]
+    catalog = LakehouseCatalog(location, create=True, **options)
+    txn = catalog.begin()
+    txn.create_namespace("ns")
+    txn.commit()
+    return catalog
+
+
+def _assert_contiguous(catalog: LakehouseCatalog, latest: int) -> None:
+    history = catalog.versions()
+    assert [v.version for v in history] == list(range(latest, -1, -1))
+    for info in history[:-1]:
+        assert info.previous_version == info.version - 1
+
+
+def _run_writers(location: str, storage_options: dict | None, workers: int, each: int) -> None:
+    _new(location, storage_options=storage_options)
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(workers) as pool:
+        results = pool.starmap(
+            create_tables, [(location, storage_options, w, each) for w in range(workers)]
+        )
+    acknowledged = [item for result in results for item in result]
+    assert len(acknowledged) == workers * each
+    committed_versions = sorted(version for _, version in acknowledged)
+    assert len(set(committed_versions)) == len(committed_versions)
+    catalog = LakehouseCatalog(location, storage_options=storage_options)
+    latest = catalog.latest_version()
+    assert latest == 1 + workers * each
+    assert committed_versions == list(range(2, latest + 1))
+    _assert_contiguous(catalog, latest)
+    tables = {table for _, table in catalog.begin().list_tables("ns")}
+    assert tables == {name for name, _ in acknowledged}
+
+
+def test_four_processes_commit_100_tables_on_local_disk(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    _run_writers(str(tmp_path / "lake"), None, workers=4, each=25)
+
+
+@pytest.mark.s3
+def test_three_processes_commit_on_s3(s3_root, s3_storage_options) -> None:  # type: ignore[no-untyped-def]
+    _run_writers(s3_root, s3_storage_options, workers=3, each=6)
+
+
+@pytest.fixture
+def lake(tmp_path) -> LakehouseCatalog:  # type: ignore[no-untyped-def]
+    return _new(str(tmp_path / "lake"))
+
+
+def test_same_table_from_two_transactions_one_wins(lake: LakehouseCatalog) -> None:
+    first, second = lake.begin(), lake.begin()
+    first.create_table("ns", "t", columns("a"))
+    second.create_table("ns", "t", columns("b"))
+    first.commit()
+    with pytest.raises(SerializationError, match="table 'ns'.'t'"):
+        second.commit()
+    assert [c.name for c in lake.begin().describe_table("ns", "t").columns] == ["a"]
+
+
+@pytest.mark.parametrize("isolation", [Isolation.SNAPSHOT, Isolation.SERIALIZABLE])
+def test_listing_conflicts_only_under_serializable(lake: LakehouseCatalog, isolation: Isolation) -> None:
+    reader = lake.begin(isolation)
+    assert reader.list_tables("ns") == []
+    reader.create_namespace("summary")
+    writer = lake.begin()
+    writer.create_table("ns", "added", columns("a"))
+    writer.commit()
+    if isolation is Isolation.SERIALIZABLE:
+        with pytest.raises(SerializationError, match="SERIALIZABLE"):
+            reader.commit()
+    else:
+        assert reader.commit() == lake.latest_version()
+
+
+def test_create_table_and_drop_namespace_cannot_both_commit(lake: LakehouseCatalog) -> None:
+    creator, dropper = lake.begin(), lake.begin()
+    creator.create_table("ns", "t", columns("a"))
+    dropper.drop_namespace("ns")
+    dropper.commit()
+    with pytest.raises(SerializationError, match="namespace 'ns'"):
+        creator.commit()
+    assert lake.begin().list_namespaces() == []
+
+
+def test_disjoint_transactions_are_replayed_not_failed(lake: LakehouseCatalog) -> None:
+    first, second = lake.begin(), lake.begin()
+    first.create_table("ns", "a", columns("x"))
+    second.create_table("ns", "b", columns("y"))
+    assert first.commit() == 2
+    assert second.commit() == 3
+    assert lake.begin().list_tables("ns") == [("ns", "a"), ("ns", "b")]
+
+
+def test_time_travel_by_version_and_by_time(lake: LakehouseCatalog) -> None:
+    states = {}
+    for i in range(6):
+        txn = lake.begin()
+        txn.create_table("ns", f"t{i}", columns("id"))
+        if i >= 2:
+            txn.drop_table("ns", f"t{i - 2}")
+        version = txn.commit()
+        states[version] = state(lake.begin())
+        time.sleep(0.005)
+    history = {v.version: v.created_at_millis for v in lake.versions()}
+    for version, expected in states.items():
+        assert state(lake.begin(version=version)) == expected
+        at = lake.version_at(history[version])
+        assert at == version
+        assert state(lake.begin(version=lake.version_at(history[version] + 1))) == expected
+    with pytest.raises(ObjectNotFoundError):
+        lake.version_at(history[0] - 1)
+    with pytest.raises(ObjectNotFoundError, match="version 999"):
+        lake.begin(version=999)
+    with pytest.raises(ReadOnlyError):
+        lake.begin(version=2).create_namespace("nope")
+
+
+def test_rollback_makes_a_new_version_equal_to_the_old_one(lake: LakehouseCatalog) -> None:
+    for name in ("a", "b", "c"):
+        txn = lake.begin()
+        txn.create_table("ns", name, columns("id"))
+        txn.commit()
+    target_state = state(lake.begin(version=2))
+    latest = lake.latest_version()
+    new = lake.rollback_to(2)
+    assert new == latest + 1
+    assert state(lake.begin()) == target_state
+    info = lake.versions()[0]
+    assert info.version == new and info.rollback_from_version == latest and info.previous_version == latest
+    # A transaction that began before the rollback conflicts with it.
+    stale = lake.begin(version=None)
+    stale.create_table("ns", "z", columns("id"))
+    lake.rollback_to(1)
+    with pytest.raises(SerializationError, match="rollback"):
+        stale.commit()
+
+
+@pytest.mark.parametrize("hint", [None, b"0", b"1", b"999999", b"garbage", b"-4", b"\xff\xfe"])
+def test_latest_version_whatever_the_hint(lake: LakehouseCatalog, hint: bytes | None) -> None:
+    for name in "abcde":
+        txn = lake.begin()
+        txn.create_table("ns", name, columns("id"))
+        txn.commit()
+    storage = lake.storage
+    if hint is None:
+        storage.delete(paths.LATEST_HINT_PATH)
+    else:
+        storage.write(paths.LATEST_HINT_PATH, hint)
+    fresh = LakehouseCatalog(storage.root_uri)
+    assert fresh.latest_version() == 6
+    assert len(fresh.begin().list_tables()) == 5
+
+
+def test_latest_version_with_the_oldest_versions_expired_and_no_hint(lake: LakehouseCatalog) -> None:
+    for name in "abcdefgh":
+        txn = lake.begin()
+        txn.create_table("ns", name, columns("id"))
+        txn.commit()
+    lake.expire_versions(older_than_millis=int(time.time() * 1000) + 1000, orphan_grace_millis=0)
+    assert not lake.storage.exists(paths.root_node_path(0))
+    for hint in (None, b"0", b"3"):
+        if hint is None:
+            lake.storage.delete(paths.LATEST_HINT_PATH)
+        else:
+            lake.storage.write(paths.LATEST_HINT_PATH, hint)
+        assert LakehouseCatalog(lake.storage.root_uri).latest_version() == 9
+
+
+def test_opening_a_missing_lakehouse_is_an_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ObjectNotFoundError, match="no lakehouse"):
+        LakehouseCatalog(str(tmp_path / "nothing-here"))
+    assert not (tmp_path / "nothing-here").exists()
+
+
+def test_catalog_errors(lake: LakehouseCatalog) -> None:
+    txn = lake.begin()
+    txn.create_table("ns", "t", columns("id"))
+    with pytest.raises(ObjectExistsError):
+        txn.create_namespace("ns")
+    assert txn.create_namespace("ns", if_not_exists=True) is False
+    with pytest.raises(ObjectNotEmptyError, match="CASCADE"):
+        txn.drop_namespace("ns")
+    with pytest.raises(ObjectNotFoundError, match="namespace 'missing'"):
+        txn.create_table("missing", "t", columns("id"))
+    with pytest.raises(ObjectNotFoundError, match="table 'ns'.'nope'"):
+        txn.describe_table("ns", "nope")
+    assert txn.drop_namespace("ns", cascade=True) is True
+    txn.commit()
+    assert lake.begin().list_namespaces() == []
+
+
+def test_expiration_keeps_newest_and_exported_and_dry_run_matches(lake: LakehouseCatalog) -> None:
+    for i in range(12):
+        txn = lake.begin()
+        txn.create_table("ns", f"t{i}", columns("id"))
+        if i % 3 == 2:
+            txn.drop_table("ns", f"t{i - 1}")
+        txn.commit()
+    exported_state = state(lake.begin(version=4))
+    lake.export_snapshot("keep-me", 4)
+    latest = lake.latest_version()
+    cutoff = int(time.time() * 1000) + 1000
+    before = set(lake.storage.list(""))
+    dry = lake.expire_versions(older_than_millis=cutoff, dry_run=True, orphan_grace_millis=0)
+    assert set(lake.storage.list("")) == before
+    real = lake.expire_versions(older_than_millis=cutoff, orphan_grace_millis=0)
+    assert (dry.versions, dry.files) == (real.versions, real.files)
+    kept = {latest, latest - 1, latest - 2, 4}
+    assert set(real.versions) == set(range(latest + 1)) - kept
+    after = set(lake.storage.list(""))
+    assert after == before - set(real.files)
+    # Exactly the files no kept root reaches were deleted.
+    from trinitylake_dbapi.maintenance import is_format_file, reachable_files
+
+    reached = reachable_files(lake.lakehouse, kept)
+    assert {f for f in after if is_format_file(f)} == reached
+    for version in kept:
+        snapshot = lake.lakehouse.snapshot(version)
+        assert check_tree(snapshot.tree.store, snapshot.root, snapshot.tree.config, str(version)) == []
+    assert state(lake.begin(version="keep-me")) == exported_state
+    again = lake.expire_versions(older_than_millis=cutoff, orphan_grace_millis=0)
+    assert again.files == []
+
+
+def test_unique_table_names_per_process_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    catalog = _new(str(tmp_path / uuid.uuid4().hex))
+    txn = catalog.begin()
+    assert txn.create_table("ns", "t", columns("id"), if_not_exists=True) is True
+    assert txn.create_table("ns", "t", columns("id"), if_not_exists=True) is False
+    txn.commit()

@@ -1,0 +1,663 @@
+"""The catalog: namespaces, tables and history, on top of transactions (SPEC 3, 5, 7).
+
+This is the object API that the SQL layer and Spark call. It knows what a namespace and
+a table are; it never builds a node file (that is the tree's job) and never parses SQL.
+
+Rules kept here:
+
+  K1 Names are validated (SPEC 3) before anything is written; definitions are validated
+     (types, unique column names, primary key columns) before anything is written.
+  K2 The value of an object key is the path of its definition file; every change writes
+     a new definition file (immutable, uniquely named) and points the key at it.
+  K3 A table exists only inside an existing namespace. Creating a table guards its
+     namespace key and dropping a namespace guards its table range, so a concurrent
+     create and drop cannot both commit even under snapshot isolation.
+  K4 Column ids are unique within a table and never reused: the highest id ever given
+     is kept in the table's reserved property ``trinitylake.last-column-id``.
+  K5 Comments live in ``properties["comment"]`` of the namespace, table or column;
+     the APIs show them separately and hide reserved ``trinitylake.`` properties.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from .errors import (
+    InvalidDefinitionError,
+    InvalidNameError,
+    ObjectExistsError,
+    ObjectNotEmptyError,
+    ObjectNotFoundError,
+    ProgrammingError,
+)
+from .format import keys as keyfmt
+from .format import paths
+from .format.definitions import (
+    LakehouseDef,
+    NamespaceDef,
+    TableDef,
+    decode_namespace_def,
+    decode_table_def,
+    encode,
+)
+from .format.types import ColumnSpec, from_proto_columns, max_column_id, to_proto_columns
+from .storage import Storage
+from .transaction import Isolation, Lakehouse, Snapshot, Transaction, now_millis, rollback_to
+
+COMMENT = "comment"
+RESERVED_PREFIX = "trinitylake."
+LAST_COLUMN_ID = "trinitylake.last-column-id"
+LOCATION = "location"
+MANAGED = "MANAGED"
+EXTERNAL = "EXTERNAL"
+
+
+@dataclass(frozen=True)
+class NamespaceInfo:
+    name: str
+    properties: dict[str, str]
+    comment: str | None
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    namespace: str
+    name: str
+    columns: tuple[ColumnSpec, ...]
+    primary_key: tuple[str, ...]
+    comment: str | None
+    properties: dict[str, str]
+    table_type: str
+    table_format: str
+    location: str | None
+    definition_path: str
+
+
+@dataclass(frozen=True)
+class VersionInfo:
+    version: int
+    created_at_millis: int
+    previous_version: int | None
+    rollback_from_version: int | None
+    changes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ExpireResult:
+    versions: list[int]
+    files: list[str]
+
+
+def like_to_regex(pattern: str) -> re.Pattern[str]:
+    """SQL LIKE (``%`` any run, ``_`` one character, ``\\`` escapes) as a regex."""
+    out = []
+    chars = iter(pattern)
+    for ch in chars:
+        if ch == "\\":
+            out.append(re.escape(next(chars, "\\")))
+        elif ch == "%":
+            out.append(".*")
+        elif ch == "_":
+            out.append(".")
+        else:
+            out.append(re.escape(ch))
+    return re.compile("".join(out), re.DOTALL)
+
+
+def _visible(properties: Any) -> dict[str, str]:
+    return {k: v for k, v in properties.items() if k != COMMENT and not k.startswith(RESERVED_PREFIX)}
+
+
+def _check_property_keys(keys: Iterable[str], what: str) -> None:
+    for key in keys:
+        if not isinstance(key, str) or not key:
+            raise InvalidDefinitionError(f"{what} property names must be non-empty strings")
+        if key.startswith(RESERVED_PREFIX):
+            raise InvalidDefinitionError(f"{what} property {key!r} is reserved")
+
+
+class Catalog:
+    """One transaction's view of the catalog; reads see its own writes."""
+
+    def __init__(self, owner: "LakehouseCatalog", txn: Transaction) -> None:
+        self._owner = owner
+        self._txn = txn
+        settings = txn.settings
+        self._codec = keyfmt.KeyCodec(
+            settings.namespace_name_max_size_bytes, settings.table_name_max_size_bytes
+        )
+        txn.describe_key = self.describe_key
+
+    # -- transaction ------------------------------------------------------------------
+
+    @property
+    def version(self) -> int:
+        return self._txn.version
+
+    @property
+    def read_only(self) -> bool:
+        return self._txn.read_only
+
+    @property
+    def has_writes(self) -> bool:
+        return self._txn.has_writes
+
+    @property
+    def isolation(self) -> Isolation:
+        return self._txn.isolation
+
+    def commit(self) -> int:
+        return self._txn.commit()
+
+    def rollback(self) -> None:
+        self._txn.rollback()
+
+    def describe_key(self, key: str) -> str:
+        """An object key in words, for messages: "table ns.t", "namespace ns"."""
+        try:
+            decoded = self._codec.decode(key)
+        except ValueError:
+            return repr(key)
+        if decoded.kind == "namespace":
+            return f"namespace {decoded.namespace!r}"
+        return f"table {decoded.namespace!r}.{decoded.table!r}"
+
+    # -- names and keys -------------------------------------------------------------------
+
+    def _ns_key(self, name: str) -> str:
+        keyfmt.validate_name(name, self._codec.namespace_max_bytes, "namespace")
+        return self._codec.namespace_key(name)
+
+    def _table_key(self, namespace: str, name: str) -> str:
+        keyfmt.validate_name(namespace, self._codec.namespace_max_bytes, "namespace")
+        keyfmt.validate_name(name, self._codec.table_max_bytes, "table")
+        return self._codec.table_key(namespace, name)
+
+    def _read_namespace(self, name: str, *, guard: bool = False) -> tuple[str, NamespaceDef] | None:
+        path = self._txn.get(self._ns_key(name), guard=guard)
+        if path is None:
+            return None
+        return path, self._owner._namespace_def(self._txn, path)
+
+    def _require_namespace(self, name: str, *, guard: bool = False) -> NamespaceDef:
+        found = self._read_namespace(name, guard=guard)
+        if found is None:
+            raise ObjectNotFoundError(f"namespace {name!r} does not exist")
+        return found[1]
+
+    def _read_table(self, namespace: str, name: str) -> tuple[str, TableDef] | None:
+        path = self._txn.get(self._table_key(namespace, name))
+        if path is None:
+            return None
+        return path, self._owner._table_def(self._txn, path)
+
+    def _require_table(self, namespace: str, name: str) -> TableDef:
+        found = self._read_table(namespace, name)
+        if found is None:
+            if self._read_namespace(namespace) is None:
+                raise ObjectNotFoundError(f"namespace {namespace!r} does not exist")
+            raise ObjectNotFoundError(f"table {namespace!r}.{name!r} does not exist")
+        return found[1]
+
+    def _write_namespace(self, definition: NamespaceDef) -> None:
+        path = paths.new_namespace_def_path(definition.name)
+        self._txn.stage_file(path, encode(definition))
+        self._txn.put(self._ns_key(definition.name), path)
+
+    def _write_table(self, namespace: str, definition: TableDef) -> None:
+        path = paths.new_table_def_path(namespace, definition.name)
+        self._txn.stage_file(path, encode(definition))
+        self._txn.put(self._table_key(namespace, definition.name), path)
+
+    # -- namespaces -----------------------------------------------------------------------
+
+    def create_namespace(
+        self,
+        name: str,
+        *,
+        properties: dict[str, str] | None = None,
+        comment: str | None = None,
+        if_not_exists: bool = False,
+    ) -> bool:
+        """Create a namespace; False if it existed and ``if_not_exists``."""
+        properties = dict(properties or {})
+        _check_property_keys(properties, f"namespace {name!r}")
+        if self._read_namespace(name) is not None:
+            if if_not_exists:
+                return False
+            raise ObjectExistsError(f"namespace {name!r} already exists")
+        definition = NamespaceDef(name=name, properties=properties)
+        if comment is not None:
+            definition.properties[COMMENT] = comment
+        self._write_namespace(definition)
+        return True
+
+    def alter_namespace(
+        self,
+        name: str,
+        *,
+        set_properties: dict[str, str] | None = None,
+        unset_properties: Sequence[str] = (),
+        comment: Any = ...,
+    ) -> None:
+        """Set or unset properties (and the comment, when given) of a namespace."""
+        definition = NamespaceDef()
+        definition.CopyFrom(self._require_namespace(name))
+        _check_property_keys(set_properties or {}, f"namespace {name!r}")
+        _check_property_keys(unset_properties, f"namespace {name!r}")
+        for key in unset_properties:
+            definition.properties.pop(key, None)
+        definition.properties.update(set_properties or {})
+        if comment is not ...:
+            if comment is None:
+                definition.properties.pop(COMMENT, None)
+            else:
+                definition.properties[COMMENT] = comment
+        self._write_namespace(definition)
+
+    def drop_namespace(self, name: str, *, cascade: bool = False, if_exists: bool = False) -> bool:
+        """Drop a namespace; its tables too with ``cascade``, else it must be empty."""
+        if self._read_namespace(name) is None:
+            if if_exists:
+                return False
+            raise ObjectNotFoundError(f"namespace {name!r} does not exist")
+        lo, hi = self._codec.tables_range(name)
+        tables = self._txn.scan(lo, hi, guard=True)
+        if tables and not cascade:
+            raise ObjectNotEmptyError(
+                f"namespace {name!r} holds {len(tables)} table(s); drop them first or use CASCADE"
+            )
+        for key, _ in tables:
+            self._txn.delete(key)
+        self._txn.delete(self._ns_key(name))
+        return True
+
+    def list_namespaces(self, pattern: str | None = None) -> list[str]:
+        lo, hi = self._codec.namespaces_range()
+        names = [self._codec.decode(key).namespace for key, _ in self._txn.scan(lo, hi)]
+        if pattern is not None:
+            regex = like_to_regex(pattern)
+            names = [n for n in names if regex.fullmatch(n)]
+        return names
+
+    def describe_namespace(self, name: str) -> NamespaceInfo:
+        definition = self._require_namespace(name)
+        return NamespaceInfo(
+            name=name,
+            properties=_visible(definition.properties),
+            comment=definition.properties.get(COMMENT),
+        )
+
+    def namespace_exists(self, name: str) -> bool:
+        return self._read_namespace(name) is not None
+
+    # -- tables ---------------------------------------------------------------------------
+
+    def create_table(
+        self,
+        namespace: str,
+        name: str,
+        columns: Sequence[ColumnSpec],
+        *,
+        primary_key: Sequence[str] = (),
+        comment: str | None = None,
+        properties: dict[str, str] | None = None,
+        location: str | None = None,
+        table_format: str = "ICEBERG",
+        if_not_exists: bool = False,
+    ) -> bool:
+        """Create a table (EXTERNAL when a location is given); False if it existed and
+        ``if_not_exists``."""
+        key = self._table_key(namespace, name)
+        properties = dict(properties or {})
+        _check_property_keys(properties, f"table {namespace!r}.{name!r}")
+        self._require_namespace(namespace, guard=True)
+        if self._txn.get(key) is not None:
+            if if_not_exists:
+                return False
+            raise ObjectExistsError(f"table {namespace!r}.{name!r} already exists")
+        if not columns:
+            raise InvalidDefinitionError(f"table {namespace!r}.{name!r} needs at least one column")
+        protos, next_id = to_proto_columns(list(columns), 1)
+        definition = TableDef(name=name, table_format=table_format.upper())
+        definition.schema.columns.extend(protos)
+        definition.primary_key.extend(self._primary_key_ids(protos, primary_key, namespace, name))
+        definition.properties.update(properties)
+        definition.properties[LAST_COLUMN_ID] = str(next_id - 1)
+        if comment is not None:
+            definition.properties[COMMENT] = comment
+        if location is not None:
+            definition.table_type = EXTERNAL
+            definition.format_properties[LOCATION] = location
+        self._write_table(namespace, definition)
+        return True
+
+    @staticmethod
+    def _primary_key_ids(protos: Sequence[Any], names: Sequence[str], namespace: str, table: str) -> list[int]:
+        by_name = {column.name: column for column in protos}
+        ids = []
+        for column_name in names:
+            column = by_name.get(column_name)
+            if column is None:
+                raise InvalidDefinitionError(
+                    f"primary key column {column_name!r} is not a column of table {namespace!r}.{table!r}"
+                )
+            if column.id in ids:
+                raise InvalidDefinitionError(f"primary key names column {column_name!r} twice")
+            ids.append(column.id)
+        return ids
+
+    def _altered(self, namespace: str, name: str) -> TableDef:
+        definition = TableDef()
+        definition.CopyFrom(self._require_table(namespace, name))
+        return definition
+
+    def _column_index(self, definition: TableDef, column: str, namespace: str, name: str) -> int:
+        for index, candidate in enumerate(definition.schema.columns):
+            if candidate.name == column:
+                return index
+        raise ObjectNotFoundError(f"column {column!r} does not exist in table {namespace!r}.{name!r}")
+
+    def add_columns(self, namespace: str, name: str, columns: Sequence[ColumnSpec]) -> None:
+        definition = self._altered(namespace, name)
+        existing = from_proto_columns(definition.schema.columns)
+        last_id = max(
+            int(definition.properties.get(LAST_COLUMN_ID, "0")),
+            max_column_id(definition.schema.columns),
+        )
+        for column in columns:
+            if any(c.name == column.name for c in existing):
+                raise ObjectExistsError(
+                    f"column {column.name!r} already exists in table {namespace!r}.{name!r}"
+                )
+        protos, next_id = to_proto_columns([*existing, *columns], last_id + 1)
+        del definition.schema.columns[:]
+        definition.schema.columns.extend(protos)
+        definition.properties[LAST_COLUMN_ID] = str(next_id - 1)
+        self._write_table(namespace, definition)
+
+    def drop_column(self, namespace: str, name: str, column: str) -> None:
+        definition = self._altered(namespace, name)
+        index = self._column_index(definition, column, namespace, name)
+        if len(definition.schema.columns) == 1:
+            raise InvalidDefinitionError(
+                f"cannot drop {column!r}, the only column of table {namespace!r}.{name!r}"
+            )
+        dropped = definition.schema.columns[index]
+        definition.properties[LAST_COLUMN_ID] = str(
+            max(int(definition.properties.get(LAST_COLUMN_ID, "0")), max_column_id(definition.schema.columns))
+        )
+        for keys_field in (definition.primary_key, definition.distribution_keys,
+                           definition.sort_keys, definition.unique_columns):
+            if dropped.id in keys_field:
+                raise InvalidDefinitionError(
+                    f"column {column!r} of table {namespace!r}.{name!r} is part of a key"
+                )
+        del definition.schema.columns[index]
+        self._write_table(namespace, definition)
+
+    def rename_column(self, namespace: str, name: str, old: str, new: str) -> None:
+        definition = self._altered(namespace, name)
+        index = self._column_index(definition, old, namespace, name)
+        if any(c.name == new for c in definition.schema.columns):
+            raise ObjectExistsError(f"column {new!r} already exists in table {namespace!r}.{name!r}")
+        if not new:
+            raise InvalidDefinitionError("a column name must be a non-empty string")
+        definition.schema.columns[index].name = new
+        self._write_table(namespace, definition)
+
+    def alter_column(
+        self, namespace: str, name: str, column: str, *, nullable: bool | None = None, comment: Any = ...
+    ) -> None:
+        """Change a column's nullability and/or comment (``comment=None`` removes it)."""
+        definition = self._altered(namespace, name)
+        target = definition.schema.columns[self._column_index(definition, column, namespace, name)]
+        if nullable is not None:
+            if nullable and target.id in definition.primary_key:
+                raise InvalidDefinitionError(
+                    f"column {column!r} is in the primary key of {namespace!r}.{name!r} and cannot be nullable"
+                )
+            target.nullable = nullable
+        if comment is not ...:
+            if comment is None:
+                target.properties.pop(COMMENT, None)
+            else:
+                target.properties[COMMENT] = comment
+        self._write_table(namespace, definition)
+
+    def set_table_properties(self, namespace: str, name: str, properties: dict[str, str]) -> None:
+        _check_property_keys(properties, f"table {namespace!r}.{name!r}")
+        definition = self._altered(namespace, name)
+        definition.properties.update(properties)
+        self._write_table(namespace, definition)
+
+    def unset_table_properties(
+        self, namespace: str, name: str, keys: Sequence[str], *, if_exists: bool = False
+    ) -> None:
+        _check_property_keys(keys, f"table {namespace!r}.{name!r}")
+        definition = self._altered(namespace, name)
+        for key in keys:
+            if key not in definition.properties and not if_exists:
+                raise ObjectNotFoundError(f"table {namespace!r}.{name!r} has no property {key!r}")
+            definition.properties.pop(key, None)
+        self._write_table(namespace, definition)
+
+    def set_table_comment(self, namespace: str, name: str, comment: str | None) -> None:
+        definition = self._altered(namespace, name)
+        if comment is None:
+            definition.properties.pop(COMMENT, None)
+        else:
+            definition.properties[COMMENT] = comment
+        self._write_table(namespace, definition)
+
+    def rename_table(self, namespace: str, name: str, new_namespace: str, new_name: str) -> None:
+        """Rename a table, also into another namespace."""
+        definition = self._altered(namespace, name)
+        new_key = self._table_key(new_namespace, new_name)
+        self._require_namespace(new_namespace, guard=True)
+        if self._txn.get(new_key) is not None:
+            raise ObjectExistsError(f"table {new_namespace!r}.{new_name!r} already exists")
+        definition.name = new_name
+        self._txn.delete(self._table_key(namespace, name))
+        self._write_table(new_namespace, definition)
+
+    def drop_table(self, namespace: str, name: str, *, if_exists: bool = False) -> bool:
+        key = self._table_key(namespace, name)
+        if self._txn.get(key) is None:
+            if if_exists:
+                return False
+            self._require_table(namespace, name)  # raises the precise not-found error
+        self._txn.delete(key)
+        return True
+
+    def list_tables(self, namespace: str | None = None, pattern: str | None = None) -> list[tuple[str, str]]:
+        if namespace is not None:
+            self._require_namespace(namespace)
+        lo, hi = self._codec.tables_range(namespace)
+        found = []
+        regex = like_to_regex(pattern) if pattern is not None else None
+        for key, _ in self._txn.scan(lo, hi):
+            decoded = self._codec.decode(key)
+            assert decoded.table is not None
+            if regex is None or regex.fullmatch(decoded.table):
+                found.append((decoded.namespace, decoded.table))
+        return found
+
+    def describe_table(self, namespace: str, name: str) -> TableInfo:
+        found = self._read_table(namespace, name)
+        if found is None:
+            self._require_table(namespace, name)
+        assert found is not None
+        path, definition = found
+        columns = tuple(from_proto_columns(definition.schema.columns))
+        by_id = {c.id: c.name for c in columns}
+        return TableInfo(
+            namespace=namespace,
+            name=name,
+            columns=columns,
+            primary_key=tuple(by_id[i] for i in definition.primary_key if i in by_id),
+            comment=definition.properties.get(COMMENT),
+            properties=_visible(definition.properties),
+            table_type=definition.table_type or MANAGED,
+            table_format=definition.table_format,
+            location=definition.format_properties.get(LOCATION),
+            definition_path=path,
+        )
+
+    def table_exists(self, namespace: str, name: str) -> bool:
+        return self._txn.get(self._table_key(namespace, name)) is not None
+
+
+class LakehouseCatalog:
+    """A lakehouse location opened for catalog work: transactions and history."""
+
+    def __init__(
+        self,
+        location: str,
+        *,
+        create: bool = False,
+        lakehouse_options: dict | None = None,
+        storage_options: dict | None = None,
+        storage: Storage | None = None,
+    ) -> None:
+        self.storage = storage if storage is not None else Storage(location, storage_options)
+        self.lakehouse = Lakehouse.open(self.storage, create=create, options=lakehouse_options)
+        self._definitions: dict[str, Any] = {}
+
+    # -- definition files (immutable: cached by path) -----------------------------------
+
+    def _definition(self, txn: Transaction, path: str, decode: Any) -> Any:
+        definition = self._definitions.get(path)
+        if definition is None:
+            from .errors import MissingFileError, CorruptFileError
+
+            try:
+                data = txn.read_file(path)
+            except MissingFileError:
+                raise CorruptFileError(path, "definition file referenced by the tree is missing") from None
+            definition = decode(data, path)
+            if len(self._definitions) > 100_000:
+                self._definitions.clear()
+            self._definitions[path] = definition
+        return definition
+
+    def _namespace_def(self, txn: Transaction, path: str) -> NamespaceDef:
+        return self._definition(txn, path, decode_namespace_def)
+
+    def _table_def(self, txn: Transaction, path: str) -> TableDef:
+        return self._definition(txn, path, decode_table_def)
+
+    # -- transactions ---------------------------------------------------------------------
+
+    def begin(
+        self, isolation: Isolation | str | None = Isolation.SNAPSHOT, version: int | str | None = None
+    ) -> Catalog:
+        """A catalog transaction at the latest version, or read-only at ``version``."""
+        resolved = None if version is None else self.resolve_version(version)
+        return Catalog(self, self.lakehouse.begin(Isolation.parse(isolation), resolved))
+
+    def latest_version(self) -> int:
+        return self.lakehouse.latest_version()
+
+    def resolve_version(self, spec: int | str) -> int:
+        """A version number that exists, or an exported snapshot's version."""
+        if isinstance(spec, bool):
+            raise ProgrammingError(f"version {spec!r} is not a version number or snapshot name")
+        if isinstance(spec, int):
+            return self.lakehouse.snapshot(spec).version
+        if isinstance(spec, str):
+            return self.lakehouse.snapshot_named(spec).version
+        raise ProgrammingError(f"version {spec!r} is not a version number or snapshot name")
+
+    def version_at(self, millis: int) -> int:
+        return self.lakehouse.snapshot_at(millis).version
+
+    # -- history ------------------------------------------------------------------------------
+
+    def _changes(self, snapshot: Snapshot, previous: Snapshot | None) -> tuple[str, ...]:
+        codec = keyfmt.KeyCodec(
+            snapshot.settings.namespace_name_max_size_bytes, snapshot.settings.table_name_max_size_bytes
+        )
+        changes = []
+        for key in snapshot.changed_keys():
+            try:
+                decoded = codec.decode(key)
+            except ValueError:
+                changes.append(key)
+                continue
+            if decoded.kind == "namespace":
+                changes.append(f"namespace {decoded.namespace}")
+            else:
+                changes.append(f"table {decoded.namespace}.{decoded.table}")
+        if previous is not None and previous.lakehouse_def_path != snapshot.lakehouse_def_path:
+            changes.append("lakehouse definition")
+        return tuple(changes)
+
+    def versions(self) -> list[VersionInfo]:
+        """Every version still in the history chain, newest first."""
+        chain = list(self.lakehouse.history())
+        infos = []
+        for index, snapshot in enumerate(chain):
+            previous = chain[index + 1] if index + 1 < len(chain) else None
+            infos.append(
+                VersionInfo(
+                    version=snapshot.version,
+                    created_at_millis=snapshot.created_at_millis,
+                    previous_version=snapshot.previous_version,
+                    rollback_from_version=snapshot.rollback_from_version,
+                    changes=self._changes(snapshot, previous),
+                )
+            )
+        return infos
+
+    def rollback_to(self, version: int) -> int:
+        return rollback_to(self.lakehouse, version)
+
+    def export_snapshot(self, name: str, version: int | None = None) -> int:
+        """Record ``name`` for a version in the lakehouse definition (a new version)."""
+        if not isinstance(name, str) or not name:
+            raise InvalidNameError("a snapshot name must be a non-empty string")
+        target = self.lakehouse.snapshot(version)
+        root_path = paths.root_node_path(target.version)
+        txn = self.lakehouse.begin()
+
+        def record(definition: LakehouseDef) -> LakehouseDef:
+            if name in definition.exported_snapshots:
+                raise ObjectExistsError(f"an exported snapshot named {name!r} already exists")
+            definition.exported_snapshots[name] = root_path
+            return definition
+
+        trial = LakehouseDef()
+        trial.CopyFrom(txn.base.lakehouse_def)
+        record(trial)  # fail early, before writing anything
+        txn.update_lakehouse_def(record)
+        return txn.commit()
+
+    def expire_versions(
+        self,
+        retain_last: int | None = None,
+        older_than_millis: int | None = None,
+        dry_run: bool = False,
+        orphan_grace_millis: int | None = None,
+    ) -> ExpireResult:
+        """Delete old versions and every file no kept version reaches (SPEC 7).
+
+        A version expires when it is older than ``older_than_millis`` (default: its
+        maximum age from the lakehouse definition), unless it is among the newest
+        ``max(retain_last, minimum_versions_to_keep)`` or an exported snapshot. The dry
+        run computes exactly the same lists and deletes nothing. Unreferenced files
+        younger than ``orphan_grace_millis`` (default one hour) are left alone: they may
+        belong to a commit in flight.
+        """
+        from .maintenance import DEFAULT_ORPHAN_GRACE_MILLIS, plan_expiration
+
+        grace = DEFAULT_ORPHAN_GRACE_MILLIS if orphan_grace_millis is None else orphan_grace_millis
+        plan = plan_expiration(self.lakehouse, retain_last, older_than_millis, now_millis(), grace)
+        if not dry_run:
+            plan.execute(self.lakehouse)
+        return ExpireResult(plan.versions, plan.files)
+
+    def close(self) -> None:
+        self._definitions.clear()

@@ -1,0 +1,144 @@
+"""Version expiration and garbage collection, planned once and executed anywhere.
+
+A plan is a pure function of the lakehouse's state: the same inputs give the same
+versions and files, whether the plan is executed, printed as a dry run, or distributed
+over Spark executors (``spark.maintenance`` splits the same computation).
+
+Rules (SPEC 7):
+
+  E1 A version expires when it is older than the cutoff (``older_than_millis``, or by
+     default its maximum age from the lakehouse definition, overrides applied).
+  E2 Never expired: the newest ``max(retain_last, minimum_versions_to_keep)`` versions
+     and every exported snapshot.
+  E3 A file is deleted when no kept root reaches it: roots of expired versions, node and
+     definition files only they reach, lakehouse definitions no kept root names.
+  E4 Orphans (files no root at all reaches: an attempt that lost its commit race, a
+     crashed writer) are deleted only when older than ``orphan_grace_millis``, so the
+     files of a commit in flight are never taken from under it.
+  E5 Roots are deleted first, oldest first; a crash part-way leaves a shorter history
+     and unreferenced files, never a kept version with a missing file. Afterwards the
+     hint names the latest version, so it never points into a hole.
+  E6 Only files named by the format are considered; anything else under the root (an
+     external table's data, a user's file) is never touched.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from .format import paths
+from .tree import Tree
+from .transaction import Lakehouse
+
+#: Files written by a commit become reachable within seconds; an hour is generous.
+DEFAULT_ORPHAN_GRACE_MILLIS = 3_600_000
+
+_OPTIMIZED = re.compile(r"^[01]{4}/[01]{4}/[01]{4}/[01]{8}-(node|namespace|table)-.+\.(arrow|binpb)$")
+
+
+def is_format_file(path: str) -> bool:
+    """True for the files the format names (E6): roots, definitions, nodes."""
+    return (
+        paths.parse_root_node_path(path) is not None
+        or paths.is_lakehouse_def_path(path)
+        or _OPTIMIZED.match(path) is not None
+    )
+
+
+def tree_files(tree: Tree, seen: set[str]) -> Iterable[str]:
+    """Node files and definition files a tree reaches, skipping subtrees in ``seen``.
+
+    Definition paths in buffers count as reached even when a newer message shadows
+    them: the files stay readable for every message the tree holds.
+    """
+    stack = [(None, tree.root)]
+    while stack:
+        path, node = stack.pop()
+        if path is not None:
+            yield path
+        yield from node.values
+        for message in node.buffer:
+            if message.value is not None:
+                yield message.value
+        for child in node.children:
+            if child not in seen:
+                seen.add(child)
+                stack.append((child, tree.store.load(child)))
+
+
+@dataclass
+class ExpirationPlan:
+    latest: int
+    kept: list[int]
+    versions: list[int] = field(default_factory=list)  # expired, oldest first
+    files: list[str] = field(default_factory=list)  # every file to delete, roots first
+
+    def execute(self, lakehouse: Lakehouse) -> None:
+        storage = lakehouse.storage
+        roots = [paths.root_node_path(v) for v in self.versions]
+        storage.delete_many(roots)  # E5: roots first, oldest first
+        storage.delete_many([f for f in self.files if f not in set(roots)])
+        lakehouse._write_hint(max(self.latest, lakehouse.latest_version()))
+
+
+def reachable_files(lakehouse: Lakehouse, versions: Iterable[int], seen: set[str] | None = None) -> set[str]:
+    """Every file the roots of ``versions`` reach: roots, definitions, nodes (E3)."""
+    seen = set() if seen is None else seen
+    reached: set[str] = set()
+    for version in versions:
+        snapshot = lakehouse.snapshot(version)
+        reached.add(paths.root_node_path(version))
+        reached.add(snapshot.lakehouse_def_path)
+        reached.update(tree_files(snapshot.tree, seen))
+    return reached
+
+
+def plan_expiration(
+    lakehouse: Lakehouse,
+    retain_last: int | None,
+    older_than_millis: int | None,
+    now_millis: int,
+    orphan_grace_millis: int = DEFAULT_ORPHAN_GRACE_MILLIS,
+) -> ExpirationPlan:
+    """Decide which versions expire and which files go (E1-E6)."""
+    listing = [p for p in lakehouse.storage.list("") if is_format_file(p)]
+    latest = lakehouse.snapshot()
+    settings = latest.settings
+    existing = sorted(
+        (v for v in (paths.parse_root_node_path(p) for p in listing) if v is not None and v <= latest.version),
+        reverse=True,
+    )
+    keep_newest = max(settings.minimum_versions_to_keep, retain_last or 0)
+    exported = {paths.parse_root_node_path(p) for p in settings.exported_snapshots.values()}
+    kept: list[int] = []
+    expired: list[int] = []
+    for rank, version in enumerate(existing):
+        if rank < keep_newest or version in exported:
+            kept.append(version)
+            continue
+        created = lakehouse.snapshot(version).created_at_millis
+        if older_than_millis is not None:
+            old = created < older_than_millis
+        else:
+            old = now_millis - created > settings.max_version_age_millis(version)
+        (expired if old else kept).append(version)
+
+    seen: set[str] = set()
+    keep_files = reachable_files(lakehouse, kept, seen)
+    expired_files = reachable_files(lakehouse, expired, set(seen)) - keep_files
+    doomed = []
+    for path in listing:
+        if path in keep_files or paths.parse_root_node_path(path) in kept:
+            continue
+        if path in expired_files:
+            doomed.append(path)
+            continue
+        modified = lakehouse.storage.modified_millis(path)
+        if modified is not None and now_millis - modified >= orphan_grace_millis:
+            doomed.append(path)  # E4
+    expired.sort()
+    roots = [paths.root_node_path(v) for v in expired]
+    rest = sorted(set(doomed) - set(roots))
+    return ExpirationPlan(latest.version, sorted(kept), expired, roots + rest)

@@ -1,0 +1,603 @@
+"""Versions and transactions of a lakehouse (SPEC 7).
+
+A lakehouse is a chain of root node files ``_<version bits>.arrow``, each pointing at
+its predecessor through ``previous_root``. This module finds the latest version, opens
+any version (by number, time or exported snapshot name), and commits transactions.
+
+Commit protocol. A transaction that began at version v:
+
+  C1. writes every new definition file and non-root node file (unique names, plain
+      writes: nothing refers to them until C2 succeeds);
+  C2. exclusively creates root v+1 (``previous_root`` = root v). Exactly one of several
+      racing writers succeeds; that instant is the commit point;
+  C3. overwrites ``_latest_hint.txt`` with v+1, best effort (it is only a hint);
+  C4. if root v+1 already exists, reads every version v+1..w that won meanwhile. A
+      version conflicts when it changed a key this transaction wrote or guarded, or,
+      under SERIALIZABLE, a key (or a key in a range) it read; a rollback version
+      conflicts with everything. No conflict: the messages are applied again on w and
+      C2 is retried at w+1 (bounded, with jittered backoff). Conflict: the transaction
+      fails with a SerializationError naming the object and the version.
+
+The keys version u changed are exactly the messages tagged ``txn == str(u)`` in root
+u's buffer (tree invariant T5). The transaction id written into the ``txn`` column is
+therefore the version the transaction commits as; a replay re-tags its messages.
+
+Because nothing is visible before C2 and C2 is atomic, a crash or storage failure at any
+step leaves the lakehouse at the old version or the new one; files written by a failed
+attempt are unreferenced and are removed by expiration.
+
+Guards. Snapshot isolation would let two transactions each keep an invariant the other
+breaks (creating a table in a namespace that a concurrent transaction drops). The
+catalog therefore *guards* the keys and ranges its integrity depends on; guards are
+checked like writes, at every isolation level.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+from .errors import (
+    CommitFailedError,
+    CorruptFileError,
+    MissingFileError,
+    ObjectExistsError,
+    ObjectNotFoundError,
+    ReadOnlyError,
+    SerializationError,
+    StorageError,
+)
+from .format import keys as keyfmt
+from .format import paths
+from .format.definitions import (
+    LakehouseDef,
+    LakehouseSettings,
+    decode_lakehouse_def,
+    encode,
+    new_lakehouse_def,
+)
+from .format.nodefile import NodeFile, decode_node_file, encode_node_file
+from .storage import Storage
+from .tree import NodeStore, Tree, TreeConfig, empty_root
+
+#: Commit attempts before giving up on a lakehouse under constant contention.
+MAX_COMMIT_ATTEMPTS = 64
+_BACKOFF_BASE_S = 0.002
+_BACKOFF_MAX_S = 0.25
+
+
+def now_millis() -> int:
+    return int(time.time() * 1000)
+
+
+class Isolation(enum.Enum):
+    """Transaction isolation levels (SPEC 7)."""
+
+    SNAPSHOT = "SNAPSHOT"
+    SERIALIZABLE = "SERIALIZABLE"
+
+    @classmethod
+    def parse(cls, value: "str | Isolation | None") -> "Isolation":
+        """``None`` means SNAPSHOT; text is matched case-insensitively."""
+        if value is None:
+            return cls.SNAPSHOT
+        if isinstance(value, cls):
+            return value
+        text = " ".join(str(value).upper().replace("_", " ").split())
+        aliases = {"SNAPSHOT": cls.SNAPSHOT, "SNAPSHOT ISOLATION": cls.SNAPSHOT,
+                   "SERIALIZABLE": cls.SERIALIZABLE}
+        if text not in aliases:
+            from .errors import ProgrammingError
+
+            raise ProgrammingError(
+                f"unknown isolation level {value!r}; use SNAPSHOT or SERIALIZABLE"
+            )
+        return aliases[text]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One version of the lakehouse, read-only."""
+
+    version: int
+    root: NodeFile
+    tree: Tree
+    lakehouse_def_path: str
+    lakehouse_def: LakehouseDef
+    settings: LakehouseSettings
+
+    @property
+    def created_at_millis(self) -> int:
+        return int(self.root.system.get(keyfmt.CREATED_AT_MILLIS, "0"))
+
+    @property
+    def previous_version(self) -> int | None:
+        previous = self.root.system.get(keyfmt.PREVIOUS_ROOT)
+        return None if previous is None else paths.parse_root_node_path(previous)
+
+    @property
+    def rollback_from_version(self) -> int | None:
+        origin = self.root.system.get(keyfmt.ROLLBACK_FROM_ROOT)
+        return None if origin is None else paths.parse_root_node_path(origin)
+
+    def changed_keys(self) -> list[str]:
+        """The keys this version's own transaction wrote (tree invariant T5)."""
+        tag = str(self.version)
+        seen: dict[str, None] = {}
+        for message in self.root.buffer:
+            if message.txn == tag:
+                seen[message.key] = None
+        return list(seen)
+
+
+class Lakehouse:
+    """An opened lakehouse: version discovery, snapshots and commits.
+
+    Thread-safe for reads; each Transaction belongs to one thread.
+    """
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+        self.store: NodeStore | None = None
+        self._defs: dict[str, LakehouseDef] = {}
+        self._snapshots: dict[int, Snapshot] = {}
+
+    # -- opening ------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls, storage: Storage, *, create: bool = False, options: dict | None = None
+    ) -> "Lakehouse":
+        """Open the lakehouse at ``storage``; create it first if asked and missing."""
+        lakehouse = cls(storage)
+        if lakehouse._find_latest() is None:
+            if not create:
+                raise ObjectNotFoundError(
+                    f"no lakehouse at {storage.root_uri!r} (no root node file found); "
+                    "pass create=True to create one"
+                )
+            lakehouse._create(options or {})
+        return lakehouse
+
+    def _create(self, options: dict) -> None:
+        definition = new_lakehouse_def(**options)
+        def_path = paths.new_lakehouse_def_path()
+        self.storage.write(def_path, encode(definition))
+        settings = LakehouseSettings.from_proto(definition)
+        root = empty_root(settings.order, now_millis())
+        root = NodeFile(
+            order=root.order,
+            system={keyfmt.LAKEHOUSE_DEF: def_path, **root.system},
+        )
+        if not self.storage.create_exclusive(paths.root_node_path(0), encode_node_file(root)):
+            # Another process created the lakehouse first: use theirs.
+            self.storage.delete(def_path)
+            return
+        self._write_hint(0)
+
+    # -- versions -------------------------------------------------------------------
+
+    def _read_hint(self) -> int | None:
+        try:
+            return paths.decode_hint(self.storage.read(paths.LATEST_HINT_PATH))
+        except MissingFileError:
+            return None
+
+    def _write_hint(self, version: int) -> None:
+        try:
+            self.storage.write(paths.LATEST_HINT_PATH, paths.encode_hint(version))
+        except StorageError:
+            pass  # C3 is best effort: readers never trust the hint alone
+
+    def _root_exists(self, version: int) -> bool:
+        return 0 <= version <= paths.MAX_VERSION and self.storage.exists(paths.root_node_path(version))
+
+    def _probe_forward(self, known: int) -> int:
+        """Latest version given that ``known`` exists: gallop, then bisect."""
+        step = 1
+        low = known  # exists
+        high = None  # first known missing
+        while high is None:
+            candidate = low + step
+            if candidate > paths.MAX_VERSION or not self._root_exists(candidate):
+                high = candidate
+            else:
+                low = candidate
+                step *= 2
+        while high - low > 1:
+            middle = (low + high) // 2
+            if self._root_exists(middle):
+                low = middle
+            else:
+                high = middle
+        return low
+
+    def _find_latest(self, at_least: int | None = None) -> int | None:
+        """The latest version, or None if there is no lakehouse (SPEC 7).
+
+        The hint is a starting point only: missing, unparsable, stale or ahead of
+        reality, the answer is the same.
+        """
+        start = at_least if at_least is not None else self._read_hint()
+        if start is not None and self._root_exists(start):
+            return self._probe_forward(start)
+        if self._root_exists(0):
+            return self._probe_forward(0)
+        # The hint points past the end or below expired versions: list the roots.
+        versions = [
+            v
+            for v in (paths.parse_root_node_path(p) for p in self.storage.list(""))
+            if v is not None
+        ]
+        if not versions:
+            return None
+        return self._probe_forward(max(versions))
+
+    def latest_version(self) -> int:
+        latest = self._find_latest()
+        if latest is None:
+            raise ObjectNotFoundError(f"the lakehouse at {self.storage.root_uri!r} has no root")
+        return latest
+
+    # -- snapshots ------------------------------------------------------------------
+
+    def _lakehouse_def(self, path: str) -> LakehouseDef:
+        definition = self._defs.get(path)
+        if definition is None:
+            try:
+                data = self.storage.read_immutable(path)
+            except MissingFileError:
+                raise CorruptFileError(path, "the lakehouse definition file is missing") from None
+            definition = decode_lakehouse_def(data, path)
+            self._defs[path] = definition
+        return definition
+
+    def snapshot(self, version: int | None = None) -> Snapshot:
+        """The given version (default: the latest); ObjectNotFoundError if it does not exist."""
+        if version is None:
+            version = self.latest_version()
+        cached = self._snapshots.get(version)
+        if cached is not None:
+            return cached
+        if not isinstance(version, int) or not 0 <= version <= paths.MAX_VERSION:
+            raise ObjectNotFoundError(f"version {version!r} does not exist")
+        path = paths.root_node_path(version)
+        try:
+            data = self.storage.read(path)
+        except MissingFileError:
+            raise ObjectNotFoundError(
+                f"version {version} does not exist in {self.storage.root_uri!r}"
+            ) from None
+        probe = decode_node_file(data, path)
+        def_path = probe.system.get(keyfmt.LAKEHOUSE_DEF)
+        if def_path is None:
+            raise CorruptFileError(path, "root node without a lakehouse_def system row")
+        definition = self._lakehouse_def(def_path)
+        settings = LakehouseSettings.from_proto(definition)
+        if probe.order != settings.order:
+            raise CorruptFileError(
+                path, f"node key table has {probe.order} rows, the tree order is {settings.order}"
+            )
+        if self.store is None:
+            self.store = NodeStore(self.storage, settings.order)
+        config = TreeConfig(settings.order, settings.buffer_capacity_bytes)
+        snapshot = Snapshot(version, probe, Tree(self.store, probe, config), def_path, definition, settings)
+        self._snapshots[version] = snapshot
+        if len(self._snapshots) > 256:
+            self._snapshots.pop(next(iter(self._snapshots)))
+        return snapshot
+
+    def snapshot_named(self, name: str) -> Snapshot:
+        """An exported snapshot by name (SPEC 7)."""
+        latest = self.snapshot()
+        root_path = latest.settings.exported_snapshots.get(name)
+        if root_path is None:
+            raise ObjectNotFoundError(f"no exported snapshot named {name!r}")
+        version = paths.parse_root_node_path(root_path)
+        if version is None:
+            raise CorruptFileError(latest.lakehouse_def_path, f"snapshot {name!r} points at {root_path!r}")
+        return self.snapshot(version)
+
+    def history(self, start: int | None = None) -> Iterator[Snapshot]:
+        """Versions from ``start`` (default latest) back along previous_root, newest
+        first, until the chain ends at version 0 or at an expired root."""
+        snapshot: Snapshot | None = self.snapshot(start)
+        while snapshot is not None:
+            yield snapshot
+            previous = snapshot.previous_version
+            if previous is None:
+                return
+            try:
+                snapshot = self.snapshot(previous)
+            except ObjectNotFoundError:
+                return
+
+    def snapshot_at(self, millis: int) -> Snapshot:
+        """The newest version created at or before ``millis`` (FOR SYSTEM_TIME AS OF)."""
+        for snapshot in self.history():
+            if snapshot.created_at_millis <= millis:
+                return snapshot
+        raise ObjectNotFoundError(f"no version of the lakehouse existed at {millis} ms since epoch")
+
+    # -- transactions -----------------------------------------------------------------
+
+    def begin(
+        self,
+        isolation: Isolation = Isolation.SNAPSHOT,
+        version: int | None = None,
+        read_only: bool = False,
+    ) -> "Transaction":
+        """A transaction on the latest version, or a read-only one on ``version``."""
+        if version is not None:
+            return Transaction(self, self.snapshot(version), isolation, read_only=True)
+        return Transaction(self, self.snapshot(), isolation, read_only=read_only)
+
+    def _rebase_target(self, attempted: int) -> int:
+        latest = self._find_latest(at_least=attempted)
+        if latest is None or latest < attempted:  # pragma: no cover - roots never vanish
+            raise CommitFailedError(f"root version {attempted} vanished during a commit")
+        return latest
+
+
+@dataclass
+class _ReadSet:
+    keys: set[str] = field(default_factory=set)
+    ranges: list[tuple[str | None, str | None]] = field(default_factory=list)
+
+    def hit(self, key: str) -> bool:
+        if key in self.keys:
+            return True
+        return any((lo is None or key >= lo) and (hi is None or key < hi) for lo, hi in self.ranges)
+
+
+class Transaction:
+    """Reads at one version, buffers writes, and commits them as the next version.
+
+    ``describe_key`` turns a key into words for error messages ("table ns.t").
+    """
+
+    def __init__(
+        self,
+        lakehouse: Lakehouse,
+        base: Snapshot,
+        isolation: Isolation,
+        read_only: bool = False,
+    ) -> None:
+        self.lakehouse = lakehouse
+        self.base = base
+        self.isolation = isolation
+        self.read_only = read_only
+        self.writes: dict[str, str | None] = {}
+        self.files: dict[str, bytes] = {}
+        self.reads = _ReadSet()
+        self.guards = _ReadSet()
+        self.lakehouse_def_update: Callable[[LakehouseDef], LakehouseDef] | None = None
+        self.describe_key: Callable[[str], str] = repr
+        self.closed = False
+
+    @property
+    def version(self) -> int:
+        return self.base.version
+
+    @property
+    def settings(self) -> LakehouseSettings:
+        return self.base.settings
+
+    @property
+    def has_writes(self) -> bool:
+        return bool(self.writes) or self.lakehouse_def_update is not None
+
+    # -- reads --------------------------------------------------------------------
+
+    def get(self, key: str, *, guard: bool = False) -> str | None:
+        """The value of ``key`` as this transaction sees it (its own writes first)."""
+        (self.guards if guard else self.reads).keys.add(key)
+        if key in self.writes:
+            return self.writes[key]
+        return self.base.tree.get(key)
+
+    def scan(self, lo: str | None, hi: str | None, *, guard: bool = False) -> list[tuple[str, str]]:
+        """(key, value) with lo <= key < hi, merged with this transaction's writes."""
+        (self.guards if guard else self.reads).ranges.append((lo, hi))
+        items = dict(self.base.tree.scan(lo, hi))
+        for key, value in self.writes.items():
+            if (lo is None or key >= lo) and (hi is None or key < hi):
+                if value is None:
+                    items.pop(key, None)
+                else:
+                    items[key] = value
+        return sorted(items.items())
+
+    def read_file(self, path: str) -> bytes:
+        """A definition file: staged by this transaction, or an immutable stored one."""
+        staged = self.files.get(path)
+        return staged if staged is not None else self.lakehouse.storage.read_immutable(path)
+
+    # -- writes ----------------------------------------------------------------------
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyError(
+                f"this transaction reads version {self.version} and cannot write "
+                "(time travel connections are read-only)"
+            )
+        if self.closed:
+            raise CommitFailedError("the transaction is already finished")
+
+    def put(self, key: str, value: str) -> None:
+        self._check_writable()
+        self.writes[key] = value
+
+    def delete(self, key: str) -> None:
+        self._check_writable()
+        self.writes[key] = None
+
+    def stage_file(self, path: str, data: bytes) -> None:
+        """A new definition file to write at commit, before the root (C1)."""
+        self._check_writable()
+        self.files[path] = data
+
+    def update_lakehouse_def(self, update: Callable[[LakehouseDef], LakehouseDef]) -> None:
+        """Change the lakehouse definition in this commit; re-applied on every rebase."""
+        self._check_writable()
+        self.lakehouse_def_update = update
+
+    # -- commit -----------------------------------------------------------------------
+
+    def rollback(self) -> None:
+        self.writes.clear()
+        self.files.clear()
+        self.lakehouse_def_update = None
+        self.closed = True
+
+    def commit(self) -> int:
+        """Publish the writes as a new version (C1-C4); returns that version."""
+        if self.closed:
+            raise CommitFailedError("the transaction is already finished")
+        if not self.has_writes:
+            self.closed = True
+            return self.version
+        self._check_writable()
+        storage = self.lakehouse.storage
+        referenced = set(self.writes.values())
+        for path, data in self.files.items():  # C1: the definition files still referenced
+            if path in referenced:
+                storage.write(path, data)
+        base = self.base
+        messages = list(self.writes.items())
+        for attempt in range(MAX_COMMIT_ATTEMPTS):
+            version = base.version + 1
+            if self._try_commit(base, version, messages):
+                self.closed = True
+                return version
+            latest = self.lakehouse._rebase_target(version)
+            self._check_conflicts(version, latest)
+            base = self.lakehouse.snapshot(latest)
+            time.sleep(min(_BACKOFF_MAX_S, _BACKOFF_BASE_S * 2**min(attempt, 8)) * random.random())
+        raise CommitFailedError(
+            f"gave up after {MAX_COMMIT_ATTEMPTS} attempts: other writers kept committing first"
+        )
+
+    def _try_commit(
+        self, base: Snapshot, version: int, messages: list[tuple[str, str | None]]
+    ) -> bool:
+        """One attempt at C1-C3 on ``base``; False if another writer took ``version``."""
+        storage = self.lakehouse.storage
+        now = max(now_millis(), base.created_at_millis)
+        update = base.tree.apply(messages, str(version), now)
+        def_path = base.lakehouse_def_path
+        new_def_path = None
+        if self.lakehouse_def_update is not None:
+            definition = LakehouseDef()
+            definition.CopyFrom(base.lakehouse_def)
+            definition = self.lakehouse_def_update(definition)
+            new_def_path = def_path = paths.new_lakehouse_def_path()
+            storage.write(def_path, encode(definition))
+        for path, data in update.files.items():  # C1, node files
+            storage.write(path, data)
+        root = NodeFile(
+            order=update.root.order,
+            system={
+                keyfmt.LAKEHOUSE_DEF: def_path,
+                keyfmt.PREVIOUS_ROOT: paths.root_node_path(base.version),
+                **update.root.system,
+                keyfmt.CREATED_AT_MILLIS: str(now),
+            },
+            keys=update.root.keys,
+            values=update.root.values,
+            children=update.root.children,
+            buffer=update.root.buffer,
+        )
+        if _create_root(storage, version, encode_node_file(root)):  # C2
+            self.lakehouse._write_hint(version)  # C3
+            return True
+        # C4: lost the race. Our node files and definition are unreferenced: tidy up.
+        leftovers = list(update.files) + ([new_def_path] if new_def_path else [])
+        try:
+            storage.delete_many(leftovers)
+        except StorageError:
+            pass  # expiration removes unreferenced files later
+        return False
+
+    def _check_conflicts(self, first: int, latest: int) -> None:
+        """Raise SerializationError if a version first..latest conflicts (C4)."""
+        for version in range(first, latest + 1):
+            snapshot = self.lakehouse.snapshot(version)
+            if snapshot.rollback_from_version is not None:
+                raise SerializationError(
+                    f"version {version}, committed concurrently, is a rollback; "
+                    "it conflicts with every transaction: retry"
+                )
+            for key in snapshot.changed_keys():
+                if key in self.writes or self.guards.hit(key):
+                    raise SerializationError(
+                        f"{self.describe_key(key)} was changed by version {version}, "
+                        f"committed concurrently: retry the transaction"
+                    )
+                if self.isolation is Isolation.SERIALIZABLE and self.reads.hit(key):
+                    raise SerializationError(
+                        f"{self.describe_key(key)}, which this SERIALIZABLE transaction "
+                        f"read, was changed by version {version}: retry the transaction"
+                    )
+
+
+def _create_root(storage: Storage, version: int, data: bytes) -> bool:
+    """C2, resolving an ambiguous failure: if the exclusive create raised but the root
+    holds exactly our bytes (the request landed, the reply was lost), we committed."""
+    path = paths.root_node_path(version)
+    try:
+        return storage.create_exclusive(path, data)
+    except StorageError as failure:
+        try:
+            existing = storage.read(path)
+        except StorageError:
+            raise failure from None
+        if existing == data:
+            return True
+        return False  # another writer's root: we lost the race (C4)
+
+
+def rollback_to(lakehouse: Lakehouse, target: int) -> int:
+    """Commit version v+1 whose content equals version ``target`` (SPEC 7).
+
+    The new root records ``rollback_from_root`` = root v. It keeps the latest lakehouse
+    definition, so exported snapshot names survive the rollback. Fails with a
+    SerializationError if another writer commits in between, rather than silently
+    discarding that commit too.
+    """
+    goal = lakehouse.snapshot(target)
+    latest = lakehouse.snapshot()
+    if target == latest.version:
+        raise ObjectExistsError(f"version {target} is already the latest version")
+    version = latest.version + 1
+    tag = str(version)
+    now = max(now_millis(), latest.created_at_millis)
+    # Re-settle the target's root: its own transaction's messages may exceed the
+    # buffer capacity, which only the version that wrote them may do (tree T5).
+    update = goal.tree.apply([], tag, now)
+    for path, data in update.files.items():
+        lakehouse.storage.write(path, data)
+    root = NodeFile(
+        order=update.root.order,
+        system={
+            keyfmt.LAKEHOUSE_DEF: latest.lakehouse_def_path,
+            keyfmt.PREVIOUS_ROOT: paths.root_node_path(latest.version),
+            keyfmt.ROLLBACK_FROM_ROOT: paths.root_node_path(latest.version),
+            **update.root.system,
+            keyfmt.CREATED_AT_MILLIS: str(now),
+        },
+        keys=update.root.keys,
+        values=update.root.values,
+        children=update.root.children,
+        buffer=update.root.buffer,
+    )
+    if not _create_root(lakehouse.storage, version, encode_node_file(root)):
+        raise SerializationError(
+            f"version {version} was committed concurrently; the rollback to version "
+            f"{target} did not happen: retry"
+        )
+    lakehouse._write_hint(version)
+    return version
