@@ -85,6 +85,19 @@ class InvalidLocationError(ProgrammingError):
     code = "invalid_location"
 
 
+class SQLSyntaxError(ProgrammingError):
+    """SQL that does not parse. ``line`` and ``column`` (1-based) locate the offending
+    ``text``; the message shows all three."""
+
+    code = "syntax_error"
+
+    def __init__(self, message: str, *, line: int, column: int, text: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+        self.text = text
+
+
 class InvalidNameError(ProgrammingError):
     """An object name that breaks SPEC 3 (empty, forbidden bytes, too long)."""
 
@@ -178,6 +191,7 @@ __all__ = [
     "ProgrammingError",
     "NotSupportedError",
     "InvalidLocationError",
+    "SQLSyntaxError",
     "InvalidNameError",
     "InvalidDefinitionError",
     "ObjectNotFoundError",

@@ -1,0 +1,325 @@
+"""The TrinityLake sqlglot dialect: what parses into which node, syntax errors with
+positions, unsupported statements, and the type mapping onto format/types.py."""
+
+from __future__ import annotations
+
+import pytest
+from sqlglot import exp
+
+from trinitylake_dbapi.errors import (
+    InvalidDefinitionError,
+    NotSupportedError,
+    ProgrammingError,
+    SQLSyntaxError,
+)
+from trinitylake_dbapi.format.types import ColumnSpec, TypeSpec, parse_type, type_to_sql
+from trinitylake_dbapi.sql import dialect as d
+from trinitylake_dbapi.sql.columns import column_specs, quote_name
+from trinitylake_dbapi.sql.dialect import parse, parse_statement, split_statements
+
+
+def one(sql: str) -> exp.Expr:
+    return parse_statement(sql)
+
+
+# ---------------------------------------------------------------------------
+# Statements -> nodes
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "sql, node",
+    [
+        ("CREATE NAMESPACE n", d.CreateNamespace),
+        ("create schema if not exists n comment 'c' with (a = 'b')", d.CreateNamespace),
+        ("CREATE DATABASE n WITH DBPROPERTIES ('a' = 'b')", d.CreateNamespace),
+        ("ALTER NAMESPACE n SET PROPERTIES ('a' = 'b')", d.AlterNamespace),
+        ("ALTER SCHEMA n UNSET DBPROPERTIES ('a', b.c)", d.AlterNamespace),
+        ("DROP NAMESPACE IF EXISTS n CASCADE", d.DropNamespace),
+        ("DROP DATABASE n RESTRICT", d.DropNamespace),
+        ("SHOW NAMESPACES LIKE 'a%'", d.ShowNamespaces),
+        ("SHOW SCHEMAS", d.ShowNamespaces),
+        ("SHOW DATABASES FOR SYSTEM_VERSION AS OF 3", d.ShowNamespaces),
+        ("DESCRIBE NAMESPACE n", d.DescribeNamespace),
+        ("DESC SCHEMA EXTENDED n", d.DescribeNamespace),
+        ("CREATE TABLE n.t (a INT)", d.CreateTable),
+        ("CREATE EXTERNAL TABLE t (a INT) LOCATION 's3://b/t'", d.CreateTable),
+        ("ALTER TABLE n.t ADD COLUMN b INT", d.AddColumns),
+        ("ALTER TABLE n.t ADD COLUMNS (b INT, c STRING COMMENT 'x')", d.AddColumns),
+        ("ALTER TABLE n.t DROP COLUMN b", d.DropColumn),
+        ("ALTER TABLE n.t RENAME COLUMN b TO c", d.RenameColumn),
+        ("ALTER TABLE n.t RENAME TO u", d.RenameTable),
+        ("ALTER TABLE n.t SET TBLPROPERTIES ('a' = 'b')", d.SetTableProperties),
+        ("ALTER TABLE n.t UNSET TBLPROPERTIES IF EXISTS ('a')", d.UnsetTableProperties),
+        ("ALTER TABLE n.t ALTER COLUMN c SET NOT NULL", d.AlterColumn),
+        ("ALTER TABLE n.t CHANGE COLUMN c DROP NOT NULL", d.AlterColumn),
+        ("ALTER TABLE n.t ALTER COLUMN c COMMENT 'x'", d.AlterColumn),
+        ("DROP TABLE IF EXISTS n.t", d.DropTable),
+        ("SHOW TABLES", d.ShowTables),
+        ("SHOW TABLES IN n LIKE 'x%' FOR SYSTEM_TIME AS OF '2024-01-01'", d.ShowTables),
+        ("SHOW TABLES FROM n", d.ShowTables),
+        ("DESCRIBE n.t", d.DescribeTable),
+        ("DESCRIBE TABLE n.t FOR SYSTEM_VERSION AS OF 'snap'", d.DescribeTable),
+        ("SHOW CREATE TABLE n.t", d.ShowCreateTable),
+        ("SHOW VERSIONS", d.ShowVersions),
+        ("USE n", d.UseNamespace),
+        ("USE NAMESPACE n", d.UseNamespace),
+        ("BEGIN", d.Begin),
+        ("BEGIN TRANSACTION ISOLATION LEVEL SERIALIZABLE", d.Begin),
+        ("START TRANSACTION", d.Begin),
+        ("COMMIT", d.CommitWork),
+        ("COMMIT WORK", d.CommitWork),
+        ("ROLLBACK", d.RollbackWork),
+        ("ROLLBACK TO VERSION 4", d.RollbackToVersion),
+        ("EXPORT SNAPSHOT nightly", d.ExportSnapshot),
+        ("EXPORT SNAPSHOT 'my snap' AS OF VERSION 2", d.ExportSnapshot),
+        ("EXPIRE VERSIONS", d.ExpireVersions),
+        ("EXPIRE VERSIONS RETAIN LAST 3 OLDER THAN '2024-01-01' DRY RUN", d.ExpireVersions),
+        ("COMMENT ON TABLE n.t IS 'x'", d.CommentOn),
+        ("COMMENT ON COLUMN n.t.c IS NULL", d.CommentOn),
+        ("COMMENT ON SCHEMA n IS 'x'", d.CommentOn),
+        ("SELECT 1", exp.Select),
+        ("WITH x AS (SELECT 1 AS a) SELECT a FROM x", exp.Select),
+        ("SELECT 1 UNION ALL SELECT 2", exp.Union),
+    ],
+)
+def test_statement_nodes(sql: str, node: type) -> None:
+    assert isinstance(one(sql), node)
+    assert isinstance(one(sql + " ;"), node)
+
+
+def test_names_keep_their_case_and_quotes() -> None:
+    s = one('CREATE TABLE MyNs."My Table" (`Col A` INT, cOl INT)')
+    assert s.this.text("db") == "MyNs"
+    assert s.this.name == "My Table"
+    assert [c.name for c in s.args["columns"]] == ["Col A", "cOl"]
+    assert one("CREATE NAMESPACE `we``ird`").this.this == "we`ird"
+
+
+def test_start_transaction_isolation_levels() -> None:
+    assert one("START TRANSACTION ISOLATION LEVEL SERIALIZABLE").args["isolation"] == "SERIALIZABLE"
+    assert one("BEGIN ISOLATION LEVEL SNAPSHOT").args["isolation"] == "SNAPSHOT"
+    assert one("BEGIN").args.get("isolation") is None
+    with pytest.raises(NotSupportedError, match="READ COMMITTED"):
+        one("START TRANSACTION ISOLATION LEVEL READ COMMITTED")
+
+
+def test_time_travel_clauses() -> None:
+    v = one("SELECT * FROM information_schema.tables FOR SYSTEM_VERSION AS OF 3").find(exp.Version)
+    assert v.this == "VERSION" and v.expression.this == "3"
+    v = one("DESCRIBE n.t FOR SYSTEM_TIME AS OF TIMESTAMP '2024-01-01 00:00:00'").args["version"]
+    assert v.this == "TIMESTAMP"
+    with pytest.raises(NotSupportedError, match="BETWEEN"):
+        one("DESCRIBE n.t FOR SYSTEM_VERSION BETWEEN 1 AND 2")
+
+
+def test_placeholders_keep_their_position() -> None:
+    s = one("SHOW TABLES IN n LIKE ? FOR SYSTEM_VERSION AS OF ?")
+    holes = sorted(s.find_all(exp.Placeholder), key=lambda p: p.meta["start"])
+    assert [p.meta["start"] for p in holes] == [22, 49]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    ["CREATE NAMESPACE ?", "CREATE TABLE ?.t (a INT)", "DROP TABLE :t", "USE ?",
+     "CREATE TABLE t (? INT)"],
+)  # fmt: skip
+def test_names_cannot_be_parameters(sql: str) -> None:
+    with pytest.raises(SQLSyntaxError, match="name"):
+        one(sql)
+
+
+# ---------------------------------------------------------------------------
+# Syntax errors: line, column and text; never an exp.Command
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "sql, line, column, text",
+    [
+        ("CREATE TABLE t (a INT) garbage", 1, 24, "garbage"),
+        ("CREATE TABLE n.t (\n  a INT,\n  b INT,,\n)", 3, 9, ","),
+        ("SELECT 1 FROM", 1, 14, ""),
+        ("SELECT 'abc", 1, 8, "'abc"),
+        ("CREATE NAMESPACE n WITH DBPROPERTIES ('a' 'b' 'c')", 1, 47, "'c'"),
+        ("DROP NAMESPACE n EXTRA", 1, 18, "EXTRA"),
+        ("SHOW TABLES IN", 1, 15, ""),
+        ("ROLLBACK TO VERSION", 1, 20, ""),
+        ("CREATE TABLE t (a INT", 1, 22, ""),
+        ("DESCRIBE a.b.c", 1, 14, "c"),
+        ("SELECT /* not closed", 1, 8, "/*"),
+        ("ALTER TABLE t ALTER COLUMN c", 1, 29, ""),
+    ],
+)
+def test_syntax_error_positions(sql: str, line: int, column: int, text: str) -> None:
+    with pytest.raises(SQLSyntaxError) as info:
+        one(sql)
+    e = info.value
+    assert isinstance(e, ProgrammingError)
+    assert (e.line, e.column) == (line, column), str(e)
+    assert e.text.startswith(text)
+    message = str(e)
+    assert f"line {line}, column {column}" in message
+    assert "\x1b" not in message  # no ANSI codes
+    if text:
+        assert text in message
+
+
+@pytest.mark.parametrize(
+    "sql, named",
+    [
+        ("INSERT INTO t VALUES (1)", "INSERT INTO"),
+        ("UPDATE t SET a = 1", "UPDATE"),
+        ("DELETE FROM t", "DELETE FROM"),
+        ("CREATE VIEW v AS SELECT 1", "CREATE VIEW"),
+        ("CREATE OR REPLACE TABLE t (a INT)", "CREATE OR REPLACE"),
+        ("GRANT SELECT ON t TO u", "GRANT SELECT"),
+        ("SHOW FUNCTIONS", "SHOW FUNCTIONS"),
+        ("ALTER VIEW v AS SELECT 1", "ALTER VIEW"),
+        ("DROP VIEW v", "DROP VIEW"),
+        ("MERGE INTO t USING s ON a = b WHEN MATCHED THEN DELETE", "MERGE INTO"),
+        ("TRUNCATE TABLE t", "TRUNCATE TABLE"),
+        ("SET x = 1", "SET"),
+        ("CREATE TABLE t (a INT) PARTITIONED BY (a)", "PARTITIONED BY"),
+        ("CREATE TABLE t (a INT DEFAULT 3)", "DEFAULT"),
+        ("CREATE TABLE t (a INT, UNIQUE (a))", "UNIQUE"),
+        ("ALTER TABLE t ALTER COLUMN a TYPE BIGINT", "TYPE"),
+        ("ALTER TABLE t ADD CONSTRAINT c PRIMARY KEY (a)", "ADD CONSTRAINT"),
+        ("CREATE NAMESPACE n LOCATION 's3://x'", "LOCATION"),
+        ("ROLLBACK TO SAVEPOINT s", "SAVEPOINT"),
+        ("EXPLAIN SELECT 1", "EXPLAIN"),
+    ],
+)
+def test_unsupported_statements_are_named(sql: str, named: str) -> None:
+    with pytest.raises(NotSupportedError) as info:
+        one(sql)
+    assert named in str(info.value)
+
+
+def test_no_statement_becomes_a_command() -> None:
+    for sql in ["SHOW TABLES", "ALTER NAMESPACE n SET DBPROPERTIES ('a'='b')",
+                "ALTER TABLE t UNSET TBLPROPERTIES IF EXISTS ('a')"]:  # fmt: skip
+        assert not list(one(sql).find_all(exp.Command))
+
+
+def test_statement_count() -> None:
+    with pytest.raises(SQLSyntaxError, match="one statement at a time"):
+        one("SELECT 1; SELECT 2")
+    with pytest.raises(SQLSyntaxError, match="empty"):
+        one("  -- just a comment\n")
+    assert len(parse("SELECT 1; SHOW TABLES;")) == 2
+
+
+def test_split_statements() -> None:
+    script = "CREATE NAMESPACE a; -- x;\nSELECT ';' AS s, `a;b`; SHOW TABLES"
+    done, rest = split_statements(script)
+    assert done == ["CREATE NAMESPACE a", "-- x;\nSELECT ';' AS s, `a;b`"]
+    assert rest == "SHOW TABLES"
+    assert split_statements("SELECT 'unterminated;") == ([], "SELECT 'unterminated;")
+    assert split_statements("SELECT 1; -- trailing comment") == (["SELECT 1"], "")
+
+
+# ---------------------------------------------------------------------------
+# Types: sqlglot nodes -> format/types.py
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "written, canonical",
+    [
+        ("boolean", "boolean"), ("bool", "boolean"),
+        ("int2", "int2"), ("smallint", "int2"),
+        ("int4", "int4"), ("int", "int4"), ("integer", "int4"),
+        ("int8", "int8"), ("bigint", "int8"), ("long", "int8"),
+        ("decimal", "decimal(10,0)"), ("decimal(12,3)", "decimal(12,3)"), ("numeric(5)", "decimal(5,0)"),
+        ("float4", "float4"), ("real", "float4"),
+        ("float8", "float8"), ("float", "float8"), ("double", "float8"),
+        ("double precision", "float8"),
+        ("char", "char(1)"), ("char(3)", "char(3)"), ("character(2)", "char(2)"),
+        ("nchar(4)", "char(4)"), ("bpchar", "char(1)"),
+        ("varchar", "varchar"), ("varchar(20)", "varchar(20)"),
+        ("character varying(5)", "varchar(5)"), ("nvarchar(7)", "varchar(7)"),
+        ("text", "varchar"), ("string", "varchar"),
+        ("date", "date"), ("time", "time"), ("time(3)", "time(3)"),
+        ("timetz", "timetz"), ("timetz(6)", "timetz(6)"),
+        # Decision: TIMESTAMP has no time zone (Spark would read TIMESTAMPTZ).
+        ("timestamp", "timestamp"), ("timestamp(3)", "timestamp(3)"),
+        ("timestamptz", "timestamptz"), ("timestamptz(9)", "timestamptz(9)"),
+        ("timestamp with time zone", "timestamptz"),
+        ("fixed(16)", "fixed(16)"),
+        ("binary", "binary"), ("binary(8)", "binary(8)"), ("varbinary(4)", "binary(4)"),
+        ("varbyte", "binary"),
+        ("array<int>", "list<int4>"), ("list<string>", "list<varchar>"),
+        ("map<string, bigint>", "map<varchar, int8>"),
+        ("struct<a: int, b string>", "struct<a: int4, b: varchar>"),
+        ("row(a int, b double)", "struct<a: int4, b: float8>"),
+        ("array<struct<x: map<string, array<decimal(5,2)>>>>",
+         "list<struct<x: map<varchar, list<decimal(5,2)>>>>"),
+        ("struct<a: int NOT NULL COMMENT 'it''s'>", "struct<a: int4 NOT NULL COMMENT 'it''s'>"),
+        ("list<int4 NOT NULL COMMENT 'e'>", "list<int4 NOT NULL COMMENT 'e'>"),
+        ("map<varchar COMMENT 'k', int4 NOT NULL>", "map<varchar COMMENT 'k', int4 NOT NULL>"),
+    ],
+)  # fmt: skip
+def test_type_mapping(written: str, canonical: str) -> None:
+    s = one(f"CREATE TABLE t (c {written})")
+    [column], _ = column_specs(s.args["columns"])
+    assert type_to_sql(column.type) == canonical
+    # The same type through the format's own parser: one table, one answer.
+    assert column.type == parse_type(canonical, column="c")
+
+
+@pytest.mark.parametrize(
+    "written, message",
+    [
+        ("tinyint", "unknown type 'TINYINT'"),
+        ("json", "unknown type 'JSON'"),
+        ("uuid", "unknown type 'UUID'"),
+        ("interval", "unknown type 'INTERVAL'"),
+        ("timestamp_ntz", "unknown type 'TIMESTAMP_NTZ'"),
+        ("array<tinyint>", "unknown type 'TINYINT'"),
+        ("decimal(50,2)", "precision must be between 1 and 38"),
+        ("varchar(0)", "length must be between"),
+        ("fixed", "fixed needs a length"),
+        ("int(3)", "takes no parameters"),
+        ("struct<a int, a string>", "duplicate struct field name 'a'"),
+    ],
+)
+def test_unknown_and_invalid_types_name_the_column(written: str, message: str) -> None:
+    s = one(f"CREATE TABLE t (col {written})")
+    with pytest.raises(InvalidDefinitionError) as info:
+        column_specs(s.args["columns"])
+    assert "'col" in str(info.value)
+    assert message in str(info.value)
+
+
+def test_column_constraints_and_primary_key() -> None:
+    s = one("CREATE TABLE t (a INT NOT NULL COMMENT 'x', b INT NULL, c STRING, PRIMARY KEY (c, a))")
+    columns, key = column_specs(s.args["columns"], [i.this for i in s.args["primary_key"]])
+    assert key == ["c", "a"]
+    assert columns == [
+        ColumnSpec("a", TypeSpec("int4"), False, "x"),
+        ColumnSpec("b", TypeSpec("int4"), True),
+        ColumnSpec("c", TypeSpec("varchar"), False),  # primary key columns are NOT NULL
+    ]
+    s = one("CREATE TABLE t (a INT PRIMARY KEY, b INT)")
+    assert column_specs(s.args["columns"])[1] == ["a"]
+    s = one("CREATE TABLE t (a INT PRIMARY KEY, b INT, PRIMARY KEY (b))")
+    with pytest.raises(InvalidDefinitionError, match="both"):
+        column_specs(s.args["columns"], ["b"])
+    s = one("CREATE TABLE t (a INT, a STRING)")
+    with pytest.raises(InvalidDefinitionError, match="duplicate column name 'a'"):
+        column_specs(s.args["columns"])
+    s = one("CREATE TABLE t (a INT, PRIMARY KEY (z))")
+    with pytest.raises(InvalidDefinitionError, match="'z'"):
+        column_specs(s.args["columns"], ["z"])
+
+
+@pytest.mark.parametrize(
+    "name, quoted",
+    [("plain", "plain"), ("with space", "`with space`"), ("back`tick", "`back``tick`"),
+     ("select", "`select`"), ("comment", "`comment`"), ("Mixed_1", "Mixed_1"),
+     ("1abc", "`1abc`"), ("é", "`é`")],
+)  # fmt: skip
+def test_quote_name_reads_back(name: str, quoted: str) -> None:
+    assert quote_name(name) == quoted
+    assert one(f"CREATE TABLE {quoted}.{quoted} ({quoted} INT)").this.name == name

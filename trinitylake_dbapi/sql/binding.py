@@ -1,0 +1,206 @@
+"""Parameters bound into the syntax tree as literals (never by formatting SQL text).
+
+Placeholders are ``?`` (qmark, the module's ``paramstyle``: a sequence of values, in the
+order the placeholders are written) and ``:name`` (named: a mapping). One statement uses
+one style. Each ``exp.Placeholder`` is replaced by a node holding the value:
+
+=====================  ==============================================================
+Python value           node
+=====================  ==============================================================
+None                   ``NULL``
+bool                   ``TRUE`` / ``FALSE``
+int, Decimal           number literal (a non-finite Decimal is refused)
+float                  number literal; NaN and +-inf as ``CAST('NaN' AS DOUBLE)`` etc.
+str                    string literal (quotes, ``;``, ``--``, ``?`` stay characters)
+bytes-like             ``UNHEX('...')``
+datetime               ``CAST('iso' AS TIMESTAMP)``, or ``TIMESTAMPTZ`` when it has a zone
+date / time            ``CAST('iso' AS DATE)`` / ``CAST('iso' AS TIME)``
+uuid.UUID              string literal
+=====================  ==============================================================
+
+:func:`constant` reads such nodes (and the same literals written in SQL) back into Python
+values for the statements that take values (comments, properties, versions, ...).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlglot import exp
+
+from trinitylake_dbapi.errors import ProgrammingError
+
+__all__ = ["bind", "placeholders", "to_node", "constant"]
+
+
+def placeholders(statement: exp.Expr) -> list[exp.Placeholder]:
+    """The statement's placeholders in the order they are written."""
+    found = list(statement.find_all(exp.Placeholder))
+    return sorted(found, key=lambda p: p.meta.get("start", 0))
+
+
+def bind(statement: exp.Expr, parameters: Any = None) -> exp.Expr:
+    """A copy of ``statement`` with every placeholder replaced by its parameter's value.
+
+    Raises ProgrammingError when the parameters do not match the placeholders: wrong
+    count, missing names, a sequence for ``:name`` or a mapping for ``?``, mixed styles,
+    or a value of a type that cannot be bound.
+    """
+    if any(True for _ in statement.find_all(exp.Parameter)):
+        raise ProgrammingError("unsupported parameter marker; use ? or :name")
+    copied = statement.copy()
+    holes = placeholders(copied)
+    if not holes:
+        if parameters is not None and (not hasattr(parameters, "__len__") or len(parameters) > 0):
+            raise ProgrammingError(
+                "the statement has no parameter markers but parameters were given"
+            )
+        return copied
+    named = [p for p in holes if p.this]
+    if named and len(named) != len(holes):
+        raise ProgrammingError("a statement uses either ? or :name parameters, not both")
+    if parameters is None:
+        raise ProgrammingError(
+            f"the statement has {len(holes)} parameter marker(s) but no parameters were given"
+        )
+    values: dict[int, exp.Expr] = {}
+    if named:
+        if not isinstance(parameters, Mapping):
+            raise ProgrammingError(
+                "the statement uses :name parameters; pass a mapping of names to values"
+            )
+        for p in holes:
+            if p.name not in parameters:
+                raise ProgrammingError(f"no value for parameter :{p.name}")
+            values[id(p)] = to_node(parameters[p.name], f":{p.name}")
+    else:
+        if isinstance(parameters, (str, bytes, bytearray, memoryview, Mapping)) or not isinstance(
+            parameters, Sequence
+        ):
+            raise ProgrammingError(
+                "the statement uses ? parameters; pass a sequence (list or tuple) of values"
+            )
+        if len(parameters) != len(holes):
+            raise ProgrammingError(
+                f"the statement has {len(holes)} parameter marker(s) but "
+                f"{len(parameters)} parameter(s) were given"
+            )
+        for index, (p, value) in enumerate(zip(holes, parameters), start=1):
+            values[id(p)] = to_node(value, f"#{index}")
+
+    def replace(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Placeholder):
+            return values[id(node)]
+        return node
+
+    return copied.transform(replace, copy=False)
+
+
+def _cast(text: str, kind: exp.DType) -> exp.Expr:
+    return exp.Cast(this=exp.Literal.string(text), to=exp.DataType(this=kind))
+
+
+def to_node(value: Any, label: str = "") -> exp.Expr:
+    """The literal node of one parameter value (table in the module docstring)."""
+    if value is None:
+        return exp.Null()
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, int):
+        return _number(str(value))
+    if isinstance(value, float):
+        if math.isnan(value):
+            return _cast("NaN", exp.DType.DOUBLE)
+        if math.isinf(value):
+            return _cast("Infinity" if value > 0 else "-Infinity", exp.DType.DOUBLE)
+        return _number(repr(value))
+    if isinstance(value, decimal.Decimal):
+        if not value.is_finite():
+            raise ProgrammingError(f"parameter {label}: cannot bind the decimal {value}")
+        return _number(str(value))
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return exp.Unhex(this=exp.Literal.string(bytes(value).hex()))
+    if isinstance(value, dt.datetime):
+        kind = exp.DType.TIMESTAMPTZ if value.tzinfo is not None else exp.DType.TIMESTAMP
+        return _cast(value.isoformat(sep=" "), kind)
+    if isinstance(value, dt.date):
+        return _cast(value.isoformat(), exp.DType.DATE)
+    if isinstance(value, dt.time):
+        return _cast(value.isoformat(), exp.DType.TIME)
+    if isinstance(value, uuid.UUID):
+        return exp.Literal.string(str(value))
+    raise ProgrammingError(
+        f"parameter {label}: cannot bind a value of type {type(value).__name__}"
+    )
+
+
+def _number(text: str) -> exp.Expr:
+    if text.startswith("-"):
+        return exp.Neg(this=exp.Literal.number(text[1:]))
+    return exp.Literal.number(text)
+
+
+class NotConstant(ProgrammingError):
+    """Raised by :func:`constant` for an expression that is not a plain value."""
+
+
+def constant(node: exp.Expr | None, what: str) -> Any:
+    """The Python value of a literal node (as written in SQL or bound by :func:`bind`).
+
+    Strings -> str; integers -> int; other numbers -> Decimal; NULL -> None; TRUE/FALSE
+    -> bool; CAST('..' AS TIMESTAMP|TIMESTAMPTZ|DATE|TIME) and TIMESTAMP '..' ->
+    datetime/date/time; UNHEX('..') -> bytes. Anything else raises ProgrammingError
+    naming ``what``.
+    """
+    if node is None:
+        return None
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return node.this
+        text = node.this
+        try:
+            return int(text)
+        except ValueError:
+            try:
+                return decimal.Decimal(text)
+            except decimal.InvalidOperation:
+                raise NotConstant(f"{what}: {text!r} is not a number") from None
+    if isinstance(node, exp.Neg):
+        inner = constant(node.this, what)
+        if isinstance(inner, (int, decimal.Decimal, float)) and not isinstance(inner, bool):
+            return -inner
+    if isinstance(node, exp.Null):
+        return None
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    if isinstance(node, exp.Paren):
+        return constant(node.this, what)
+    if isinstance(node, exp.Unhex) and isinstance(node.this, exp.Literal) and node.this.is_string:
+        try:
+            return bytes.fromhex(node.this.this)
+        except ValueError:
+            raise NotConstant(f"{what}: {node.this.this!r} is not hexadecimal") from None
+    if isinstance(node, (exp.Cast, exp.TryCast)) and isinstance(node.this, exp.Literal):
+        text = node.this.this
+        kind = node.to.this if isinstance(node.to, exp.DataType) else None
+        try:
+            if kind in (exp.DType.TIMESTAMP, exp.DType.TIMESTAMPTZ, exp.DType.DATETIME):
+                return dt.datetime.fromisoformat(text)
+            if kind == exp.DType.DATE:
+                return dt.date.fromisoformat(text)
+            if kind == exp.DType.TIME:
+                return dt.time.fromisoformat(text)
+            if kind in (exp.DType.DOUBLE, exp.DType.FLOAT):
+                return float(text)
+        except ValueError:
+            raise NotConstant(f"{what}: {text!r} is not a valid {kind.value.lower()}") from None
+    if isinstance(node, exp.Placeholder):
+        raise NotConstant(f"{what}: parameter {node.name} has no value")
+    raise NotConstant(f"{what} must be a constant value, not {node.sql()!r}")
