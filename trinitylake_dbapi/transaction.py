@@ -498,19 +498,7 @@ class Transaction:
             storage.write(def_path, encode(definition))
         for path, data in update.files.items():  # C1, node files
             storage.write(path, data)
-        root = NodeFile(
-            order=update.root.order,
-            system={
-                keyfmt.LAKEHOUSE_DEF: def_path,
-                keyfmt.PREVIOUS_ROOT: paths.root_node_path(base.version),
-                **update.root.system,
-                keyfmt.CREATED_AT_MILLIS: str(now),
-            },
-            keys=update.root.keys,
-            values=update.root.values,
-            children=update.root.children,
-            buffer=update.root.buffer,
-        )
+        root = _root_file(update.root, def_path, base.version, now)
         if _create_root(storage, version, encode_node_file(root)):  # C2
             self.lakehouse._write_hint(version)  # C3
             return True
@@ -542,6 +530,26 @@ class Transaction:
                         f"{self.describe_key(key)}, which this SERIALIZABLE transaction "
                         f"read, was changed by version {version}: retry the transaction"
                     )
+
+
+def _root_file(
+    tree_root: NodeFile, lakehouse_def_path: str, previous: int, now: int, rollback: bool = False
+) -> NodeFile:
+    """The root node file of the version after ``previous``: the tree's new root plus the
+    system rows SPEC 3 puts in a root (a rollback also names the root it rolled back from)."""
+    system = {keyfmt.LAKEHOUSE_DEF: lakehouse_def_path, keyfmt.PREVIOUS_ROOT: paths.root_node_path(previous)}
+    if rollback:
+        system[keyfmt.ROLLBACK_FROM_ROOT] = paths.root_node_path(previous)
+    system.update(tree_root.system)
+    system[keyfmt.CREATED_AT_MILLIS] = str(now)
+    return NodeFile(
+        order=tree_root.order,
+        system=system,
+        keys=tree_root.keys,
+        values=tree_root.values,
+        children=tree_root.children,
+        buffer=tree_root.buffer,
+    )
 
 
 def _create_root(storage: Storage, version: int, data: bytes) -> bool:
@@ -580,20 +588,7 @@ def rollback_to(lakehouse: Lakehouse, target: int) -> int:
     update = goal.tree.apply([], tag, now)
     for path, data in update.files.items():
         lakehouse.storage.write(path, data)
-    root = NodeFile(
-        order=update.root.order,
-        system={
-            keyfmt.LAKEHOUSE_DEF: latest.lakehouse_def_path,
-            keyfmt.PREVIOUS_ROOT: paths.root_node_path(latest.version),
-            keyfmt.ROLLBACK_FROM_ROOT: paths.root_node_path(latest.version),
-            **update.root.system,
-            keyfmt.CREATED_AT_MILLIS: str(now),
-        },
-        keys=update.root.keys,
-        values=update.root.values,
-        children=update.root.children,
-        buffer=update.root.buffer,
-    )
+    root = _root_file(update.root, latest.lakehouse_def_path, latest.version, now, rollback=True)
     if not _create_root(lakehouse.storage, version, encode_node_file(root)):
         raise SerializationError(
             f"version {version} was committed concurrently; the rollback to version "
