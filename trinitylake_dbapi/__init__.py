@@ -1,5 +1,116 @@
-"""trinitylake-dbapi: the TrinityLake lakehouse format for Python."""
+"""trinitylake-dbapi: the TrinityLake lakehouse format for Python, as a PEP 249 driver.
+
+>>> import trinitylake_dbapi
+>>> conn = trinitylake_dbapi.connect("memory://doctest", create=True)
+>>> cur = conn.cursor()
+>>> _ = cur.execute("CREATE NAMESPACE sales COMMENT ?", ["the sales team"])
+>>> conn.commit()
+>>> cur.execute("SHOW NAMESPACES").fetchall()
+[('sales',)]
+>>> conn.close()
+"""
 
 from __future__ import annotations
 
+from trinitylake_dbapi.errors import (
+    DatabaseError,
+    DataError,
+    Error,
+    IntegrityError,
+    InterfaceError,
+    InternalError,
+    NotSupportedError,
+    OperationalError,
+    ProgrammingError,
+    Warning,
+)
+from trinitylake_dbapi.types_dbapi import (
+    BINARY,
+    DATETIME,
+    NUMBER,
+    ROWID,
+    STRING,
+    Binary,
+    Date,
+    DateFromTicks,
+    Time,
+    TimeFromTicks,
+    Timestamp,
+    TimestampFromTicks,
+)
+
 __version__ = "0.1.0"
+
+#: PEP 249 globals.
+apilevel = "2.0"
+#: Threads may share the module, not connections.
+threadsafety = 1
+#: ``?`` placeholders; ``:name`` with a mapping is accepted too.
+paramstyle = "qmark"
+
+
+def connect(
+    location: str,
+    *,
+    create: bool = False,
+    lakehouse_options: dict | None = None,
+    storage_options: dict | None = None,
+    autocommit: bool = False,
+    isolation_level: str | None = None,
+    version: int | str | None = None,
+) -> "Connection":
+    """Open a connection to the lakehouse at ``location``.
+
+    ``location``: ``"/path"``, ``"file:///path"``, ``"s3://bucket/lake"``,
+    ``"memory://name"``. ``create``: create the lakehouse if it does not exist, with
+    ``lakehouse_options`` (LakehouseDef fields, e.g. ``{"order": 64}``).
+    ``storage_options`` go to fsspec. ``autocommit``: commit after every statement.
+    ``isolation_level``: ``"SNAPSHOT"`` (default) or ``"SERIALIZABLE"``. ``version``: a
+    version number or an exported snapshot name; the connection then reads that version
+    and refuses writes.
+    """
+    return Connection(
+        location,
+        create=create,
+        lakehouse_options=lakehouse_options,
+        storage_options=storage_options,
+        autocommit=autocommit,
+        isolation_level=isolation_level,
+        version=version,
+    )
+
+
+from trinitylake_dbapi.connection import Connection  # noqa: E402 - after connect's docstring
+from trinitylake_dbapi.cursor import Cursor  # noqa: E402
+
+__all__ = [
+    "__version__",
+    "apilevel",
+    "threadsafety",
+    "paramstyle",
+    "connect",
+    "Connection",
+    "Cursor",
+    "Warning",
+    "Error",
+    "InterfaceError",
+    "DatabaseError",
+    "DataError",
+    "OperationalError",
+    "IntegrityError",
+    "InternalError",
+    "ProgrammingError",
+    "NotSupportedError",
+    "STRING",
+    "BINARY",
+    "NUMBER",
+    "DATETIME",
+    "ROWID",
+    "Date",
+    "Time",
+    "Timestamp",
+    "DateFromTicks",
+    "TimeFromTicks",
+    "TimestampFromTicks",
+    "Binary",
+]

@@ -1,0 +1,106 @@
+"""Parameters are bound into the syntax tree: hostile values stay values."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+import uuid
+
+import pytest
+from sqlglot import exp
+
+from trinitylake_dbapi.errors import ProgrammingError
+from trinitylake_dbapi.sql.binding import bind, constant, to_node
+from trinitylake_dbapi.sql.dialect import parse_statement
+
+HOSTILE = [
+    "it's",
+    "'; DROP NAMESPACE sales; --",
+    "a ? b :name ?",
+    "/* comment */ -- line",
+    'double "quotes" and `backquotes`',
+    "back\\slash\\",
+    "",
+    "multi\nline;\n",
+    "ünïcödé ✓",
+]
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_hostile_strings_stay_values(value: str) -> None:
+    s = bind(parse_statement("SHOW TABLES IN n LIKE ?"), [value])
+    assert constant(s.args["like"], "x") == value
+    s = bind(parse_statement("SHOW TABLES IN n LIKE :p"), {"p": value})
+    assert constant(s.args["like"], "x") == value
+    # Nothing else changed: the namespace is still the identifier written.
+    assert s.args["namespace"].this == "n"
+
+
+def test_bind_does_not_touch_the_parsed_statement() -> None:
+    parsed = parse_statement("SELECT ?, ?")
+    bind(parsed, [1, 2])
+    assert len(list(parsed.find_all(exp.Placeholder))) == 2
+
+
+def test_parameters_bind_in_written_order() -> None:
+    s = bind(parse_statement("CREATE NAMESPACE n COMMENT ? WITH (a = ?, b = ?)"), ["c", "x", "y"])
+    assert constant(s.args["comment"], "") == "c"
+    assert [constant(p.args["value"], "") for p in s.args["properties"]] == ["x", "y"]
+
+
+def test_named_parameters_repeat() -> None:
+    s = bind(parse_statement("SELECT :a AS x, :b AS y, :a AS z"), {"a": 1, "b": "two"})
+    assert [constant(e.this, "") for e in s.selects] == [1, "two", 1]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, True, False, 0, -7, 2**70, 1.5, -0.25, decimal.Decimal("-12.340"), "s", b"\x00\xff",
+     dt.datetime(2024, 5, 1, 12, 30, 1, 500), dt.date(2024, 2, 29), dt.time(23, 59, 58),
+     dt.datetime(2024, 5, 1, 12, tzinfo=dt.timezone(dt.timedelta(hours=2)))],
+)  # fmt: skip
+def test_values_round_trip(value: object) -> None:
+    assert constant(to_node(value), "x") == value
+
+
+def test_special_floats_and_uuid() -> None:
+    assert math.isnan(constant(to_node(float("nan")), "x"))
+    assert constant(to_node(float("inf")), "x") == float("inf")
+    assert constant(to_node(float("-inf")), "x") == float("-inf")
+    u = uuid.uuid4()
+    assert constant(to_node(u), "x") == str(u)
+    with pytest.raises(ProgrammingError, match="decimal"):
+        to_node(decimal.Decimal("NaN"))
+    with pytest.raises(ProgrammingError, match="cannot bind a value of type object"):
+        to_node(object(), "#1")
+
+
+@pytest.mark.parametrize(
+    "sql, params, message",
+    [
+        ("SELECT ?", None, "no parameters were given"),
+        ("SELECT ?", [], "1 parameter marker"),
+        ("SELECT ?, ?", [1], "2 parameter marker"),
+        ("SELECT ?", [1, 2], "2 parameter"),
+        ("SELECT 1", [1], "no parameter markers"),
+        ("SELECT ?", {"a": 1}, "sequence"),
+        ("SELECT ?", "x", "sequence"),
+        ("SELECT :a", [1], "mapping"),
+        ("SELECT :a", {"b": 1}, "no value for parameter :a"),
+        ("SELECT :a, ?", {"a": 1}, "not both"),
+    ],
+)
+def test_parameter_mismatches(sql: str, params: object, message: str) -> None:
+    with pytest.raises(ProgrammingError, match=message):
+        bind(parse_statement(sql), params)
+
+
+def test_no_parameters_is_fine_either_way() -> None:
+    for params in (None, [], (), {}):
+        assert bind(parse_statement("SELECT 1"), params).sql() == "SELECT 1"
+
+
+def test_constant_refuses_expressions() -> None:
+    with pytest.raises(ProgrammingError, match="constant"):
+        constant(parse_statement("SELECT a + 1").selects[0], "the value")

@@ -1,0 +1,282 @@
+"""PEP 249 Connection: one lakehouse, one transaction at a time.
+
+Transactions. The first statement begins a catalog transaction (at the latest version,
+with the connection's isolation level); its reads see its own writes and one consistent
+version. ``commit()`` publishes its writes as a new version; ``rollback()`` discards
+them. With ``autocommit`` each statement commits on its own, unless ``BEGIN`` / ``START
+TRANSACTION`` opened an explicit transaction, which lasts until ``COMMIT`` or
+``ROLLBACK``. A failed statement changes nothing: in autocommit mode its transaction is
+discarded; otherwise the open transaction keeps its earlier work.
+
+Time travel. ``version=`` (a version number or an exported snapshot name) pins the
+connection to that version: every transaction reads it and every write is refused with
+ReadOnlyError before anything is touched.
+
+ROLLBACK TO VERSION, EXPORT SNAPSHOT and EXPIRE VERSIONS commit on their own, on the
+lakehouse itself; they are refused while the transaction has uncommitted writes.
+
+Errors. Everything raised is a PEP 249 exception from :mod:`trinitylake_dbapi.errors`;
+the one translation of foreign exceptions is :func:`translate_errors`. Using a closed
+connection raises InterfaceError.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import weakref
+from typing import Any, Iterator
+
+from sqlglot.errors import SqlglotError
+
+from trinitylake_dbapi import errors
+from trinitylake_dbapi.catalog import Catalog, LakehouseCatalog
+from trinitylake_dbapi.sql.execute import Result, execute
+from trinitylake_dbapi.transaction import Isolation
+
+__all__ = ["Connection", "translate_errors"]
+
+
+@contextlib.contextmanager
+def translate_errors() -> Iterator[None]:
+    """The one place where exceptions from below become PEP 249 exceptions. The
+    package's own errors already are; a sqlglot error is a ProgrammingError; anything
+    else is an InternalError (a bug), with the original chained."""
+    try:
+        yield
+    except errors.Error:
+        raise
+    except SqlglotError as e:
+        raise errors.ProgrammingError(str(e).replace("\x1b[4m", "").replace("\x1b[0m", "")) from e
+    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except Exception as e:  # noqa: BLE001 - mapped once, here
+        raise errors.InternalError(f"internal error: {type(e).__name__}: {e}") from e
+
+
+class Connection:
+    """A PEP 249 connection to one lakehouse (see the module docstring)."""
+
+    # PEP 249 optional extension: the exceptions as attributes.
+    Warning = errors.Warning
+    Error = errors.Error
+    InterfaceError = errors.InterfaceError
+    DatabaseError = errors.DatabaseError
+    DataError = errors.DataError
+    OperationalError = errors.OperationalError
+    IntegrityError = errors.IntegrityError
+    InternalError = errors.InternalError
+    ProgrammingError = errors.ProgrammingError
+    NotSupportedError = errors.NotSupportedError
+
+    def __init__(
+        self,
+        location: str,
+        *,
+        create: bool = False,
+        lakehouse_options: dict | None = None,
+        storage_options: dict | None = None,
+        autocommit: bool = False,
+        isolation_level: str | None = None,
+        version: int | str | None = None,
+    ) -> None:
+        self._closed = True
+        with translate_errors():
+            isolation = Isolation.parse(isolation_level)
+            if version is not None and (
+                isinstance(version, bool) or not isinstance(version, (int, str))
+            ):
+                raise errors.ProgrammingError(
+                    f"version must be a version number or a snapshot name, not {version!r}"
+                )
+            self._lakehouse = LakehouseCatalog(
+                location, create=create, lakehouse_options=lakehouse_options,
+                storage_options=storage_options,
+            )  # fmt: skip
+            try:
+                self._version = None if version is None else self._lakehouse.resolve_version(version)
+            except BaseException:
+                self._lakehouse.close()
+                raise
+        self.location = location
+        self._isolation = isolation
+        self._autocommit = bool(autocommit)
+        self._txn: Catalog | None = None
+        self._explicit = False
+        self._cursors: weakref.WeakSet[Any] = weakref.WeakSet()
+        #: The namespace chosen by USE (None: unqualified names are in "default").
+        self.current_namespace: str | None = None
+        self._closed = False
+
+    # -- attributes ---------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def autocommit(self) -> bool:
+        return self._autocommit
+
+    @autocommit.setter
+    def autocommit(self, value: bool) -> None:
+        """Turning autocommit on commits the open transaction (as sqlite3 does)."""
+        self._check_open()
+        value = bool(value)
+        if value and not self._autocommit:
+            self.commit()
+        self._autocommit = value
+
+    @property
+    def isolation_level(self) -> str:
+        """"SNAPSHOT" or "SERIALIZABLE": the level of the transactions begun from now on."""
+        return self._isolation.value
+
+    @isolation_level.setter
+    def isolation_level(self, value: str | None) -> None:
+        self._check_open()
+        with translate_errors():
+            isolation = Isolation.parse(value)
+        if self._txn is not None and self._txn.has_writes:
+            raise errors.ProgrammingError(
+                "cannot change the isolation level while a transaction has uncommitted changes"
+            )
+        self._isolation = isolation
+
+    @property
+    def read_only(self) -> bool:
+        """True when the connection reads a fixed version (``version=``)."""
+        return self._version is not None
+
+    @property
+    def version(self) -> int | None:
+        """The version a time travel connection reads; None for a writable connection."""
+        return self._version
+
+    @property
+    def lakehouse(self) -> LakehouseCatalog:
+        """The catalog API of the lakehouse (for programs that want objects, not SQL)."""
+        self._check_open()
+        return self._lakehouse
+
+    @property
+    def in_transaction(self) -> bool:
+        """True while a transaction holds uncommitted changes."""
+        return self._txn is not None and self._txn.has_writes
+
+    # -- PEP 249 --------------------------------------------------------------------------
+
+    def cursor(self) -> Any:
+        from trinitylake_dbapi.cursor import Cursor
+
+        self._check_open()
+        cursor = Cursor(self)
+        self._cursors.add(cursor)
+        return cursor
+
+    def commit(self) -> None:
+        """Publish the transaction's writes as a new version (nothing to do without
+        writes). A conflicting concurrent commit raises SerializationError; the
+        transaction is then discarded."""
+        self._check_open()
+        txn, self._txn, self._explicit = self._txn, None, False
+        if txn is not None:
+            with translate_errors():
+                txn.commit()
+
+    def rollback(self) -> None:
+        """Discard the transaction's writes."""
+        self._check_open()
+        txn, self._txn, self._explicit = self._txn, None, False
+        if txn is not None:
+            with translate_errors():
+                txn.rollback()
+
+    def close(self) -> None:
+        """Discard any uncommitted work and close. Closing twice raises InterfaceError."""
+        self._check_open()
+        for cursor in list(self._cursors):
+            cursor._detach()
+        txn, self._txn = self._txn, None
+        self._closed = True
+        with translate_errors():
+            try:
+                if txn is not None:
+                    txn.rollback()
+            finally:
+                self._lakehouse.close()
+
+    def __enter__(self) -> "Connection":
+        self._check_open()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        """Commit on success, roll back on an exception, then close."""
+        if self._closed:
+            return
+        try:
+            if exc_type is None:
+                self.commit()
+            else:
+                self.rollback()
+        finally:
+            self.close()
+
+    # -- the Session used by sql.execute ------------------------------------------------------
+
+    def transaction(self) -> Catalog:
+        if self._txn is None:
+            self._txn = self._lakehouse.begin(self._isolation, version=self._version)
+        return self._txn
+
+    def begin(self, isolation: str | None) -> None:
+        if self._txn is not None and self._txn.has_writes:
+            raise errors.ProgrammingError(
+                "BEGIN: a transaction with uncommitted changes is open; COMMIT or ROLLBACK first"
+            )
+        if self._txn is not None:
+            self._txn.rollback()
+        level = self._isolation if isolation is None else Isolation.parse(isolation)
+        self._txn = self._lakehouse.begin(level, version=self._version)
+        self._explicit = True
+
+    def use(self, namespace: str) -> None:
+        self.current_namespace = namespace
+
+    def before_lakehouse_operation(self, title: str) -> None:
+        if self._txn is not None and self._txn.has_writes:
+            raise errors.ProgrammingError(
+                f"{title} commits on its own and cannot run while the transaction has "
+                "uncommitted changes; COMMIT or ROLLBACK first"
+            )
+        if self._txn is not None:  # a read-only view; start afresh after the operation
+            self._txn.rollback()
+            self._txn = None
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise errors.InterfaceError("the connection is closed")
+
+    def _run(self, statement: Any) -> Result:
+        """Run one bound statement under the connection's transaction rules."""
+        self._check_open()
+        auto = self._autocommit and not self._explicit
+        try:
+            with translate_errors():
+                result = execute(statement, self)
+        except BaseException:
+            if auto and self._txn is not None:
+                txn, self._txn = self._txn, None
+                with contextlib.suppress(Exception):
+                    txn.rollback()
+            raise
+        if auto and not self._explicit and self._txn is not None:
+            txn, self._txn = self._txn, None
+            with translate_errors():
+                txn.commit()
+        return result
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else ("read-only" if self.read_only else "open")
+        return f"<trinitylake_dbapi.Connection {self.location!r} {state}>"

@@ -1,0 +1,198 @@
+"""PEP 249 Cursor: runs one statement at a time, holds its result set in memory.
+
+``execute(sql, parameters)`` parses exactly one statement with the TrinityLake dialect,
+binds the parameters into its syntax tree (``?`` with a sequence, ``:name`` with a
+mapping) and runs it on the connection. Statements with a result set (SHOW, DESCRIBE,
+SELECT, ...) set ``description`` (7-tuples whose type code is a SPEC 5 type kind that
+compares equal to STRING, NUMBER, DATETIME or BINARY) and ``rowcount`` (the number of
+rows); other statements set ``description`` to None and ``rowcount`` to -1.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Iterator, Mapping, Sequence
+
+from sqlglot import exp
+
+from trinitylake_dbapi import errors
+from trinitylake_dbapi.connection import Connection, translate_errors
+from trinitylake_dbapi.sql.binding import bind
+from trinitylake_dbapi.sql.dialect import parse_statement
+from trinitylake_dbapi.sql.execute import Result
+
+__all__ = ["Cursor"]
+
+
+@functools.lru_cache(maxsize=512)
+def _parse(sql: str) -> exp.Expr:
+    """Parsed statements are cached by text; binding works on a copy."""
+    return parse_statement(sql)
+
+
+def _parse_checked(operation: Any) -> exp.Expr:
+    if not isinstance(operation, str):
+        raise errors.ProgrammingError(
+            f"the operation must be an SQL string, not {type(operation).__name__}"
+        )
+    with translate_errors():
+        return _parse(operation)
+
+
+class Cursor:
+    """A PEP 249 cursor (see the module docstring)."""
+
+    #: Rows fetched by fetchmany() without a size.
+    arraysize: int = 1
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection: Connection | None = connection
+        self._closed = False
+        self._result: Result | None = None
+        self._position = 0
+        self.description: tuple[tuple[Any, ...], ...] | None = None
+        self.rowcount = -1
+        self.arraysize = 1
+
+    # -- attributes -------------------------------------------------------------------------
+
+    @property
+    def connection(self) -> Connection:
+        """The connection that made this cursor (PEP 249 optional extension)."""
+        self._check_open()
+        assert self._connection is not None
+        return self._connection
+
+    @property
+    def lastrowid(self) -> None:
+        """Always None: TrinityLake has no row ids."""
+        return None
+
+    @property
+    def rownumber(self) -> int | None:
+        """Index of the next row in the result set, None without one."""
+        return None if self._result is None or self._result.columns is None else self._position
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # -- running statements -------------------------------------------------------------------
+
+    def execute(self, operation: str, parameters: Sequence[Any] | Mapping[str, Any] | None = None) -> "Cursor":
+        """Run one statement; returns the cursor (so ``cur.execute(...).fetchall()`` works)."""
+        self._check_open()
+        self._reset()
+        statement = _parse_checked(operation)
+        with translate_errors():
+            bound = bind(statement, parameters)
+        assert self._connection is not None
+        self._set(self._connection._run(bound))
+        return self
+
+    def executemany(
+        self, operation: str, seq_of_parameters: Any
+    ) -> "Cursor":
+        """Run one statement once per parameter set. Result sets are discarded;
+        ``rowcount`` is -1."""
+        self._check_open()
+        self._reset()
+        statement = _parse_checked(operation)
+        assert self._connection is not None
+        for parameters in seq_of_parameters:
+            with translate_errors():
+                bound = bind(statement, parameters)
+            self._connection._run(bound)
+        return self
+
+    def setinputsizes(self, sizes: Any) -> None:
+        """Accepted and ignored (PEP 249 allows this)."""
+        self._check_open()
+
+    def setoutputsize(self, size: Any, column: Any = None) -> None:
+        """Accepted and ignored (PEP 249 allows this)."""
+        self._check_open()
+
+    # -- fetching ---------------------------------------------------------------------------
+
+    def _rows(self) -> list[tuple]:
+        self._check_open()
+        if self._result is None or self._result.columns is None:
+            raise errors.ProgrammingError(
+                "no result set: execute a statement that returns rows (SHOW, DESCRIBE, SELECT) first"
+            )
+        return self._result.rows
+
+    def fetchone(self) -> tuple | None:
+        rows = self._rows()
+        if self._position >= len(rows):
+            return None
+        self._position += 1
+        return rows[self._position - 1]
+
+    def fetchmany(self, size: int | None = None) -> list[tuple]:
+        rows = self._rows()
+        size = self.arraysize if size is None else size
+        if size < 0:
+            raise errors.ProgrammingError(f"fetchmany size must not be negative, got {size}")
+        chunk = rows[self._position : self._position + size]
+        self._position += len(chunk)
+        return chunk
+
+    def fetchall(self) -> list[tuple]:
+        rows = self._rows()
+        chunk = rows[self._position :]
+        self._position = len(rows)
+        return chunk
+
+    def __iter__(self) -> Iterator[tuple]:
+        return self
+
+    def __next__(self) -> tuple:
+        row = self.fetchone()
+        if row is None:
+            raise StopIteration
+        return row
+
+    # -- closing ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the result set; the cursor can no longer be used. Idempotent."""
+        self._closed = True
+        self._reset()
+
+    def _detach(self) -> None:
+        """Called when the connection closes."""
+        self.close()
+
+    def __enter__(self) -> "Cursor":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise errors.InterfaceError("the cursor is closed")
+        if self._connection is None or self._connection.closed:
+            raise errors.InterfaceError("the connection is closed")
+
+    def _reset(self) -> None:
+        self._result = None
+        self._position = 0
+        self.description = None
+        self.rowcount = -1
+
+    def _set(self, result: Result) -> None:
+        self._result = result
+        self._position = 0
+        if result.columns is None:
+            self.description = None
+            self.rowcount = -1
+        else:
+            self.description = tuple(
+                (name, kind, None, None, None, None, None) for name, kind in result.columns
+            )
+            self.rowcount = len(result.rows)

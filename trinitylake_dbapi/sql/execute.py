@@ -1,0 +1,549 @@
+"""Bound statement -> catalog call -> result set.
+
+:func:`execute` takes one parsed and bound statement (see dialect.py and binding.py) and
+a :class:`Session` (the connection's side: its transaction, its lakehouse, its current
+namespace) and returns a :class:`Result`. It holds no catalog logic: each statement is
+one or a few calls on :class:`~trinitylake_dbapi.catalog.Catalog` or
+:class:`~trinitylake_dbapi.catalog.LakehouseCatalog`, whose errors (already PEP 249
+classes naming the object) pass through unchanged.
+
+Names: an unqualified table name is in the session's current namespace (``USE``), or in
+``default`` when none was chosen. Timestamps (``FOR SYSTEM_TIME AS OF``, ``EXPIRE
+VERSIONS OLDER THAN``) are ISO strings, ``TIMESTAMP '...'`` literals, datetime/date
+parameters or numbers of milliseconds since the epoch; one without a zone is UTC.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import decimal
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Protocol
+
+from sqlglot import exp
+
+from trinitylake_dbapi.catalog import Catalog, LakehouseCatalog
+from trinitylake_dbapi.errors import (
+    NotSupportedError,
+    ProgrammingError,
+    ReadOnlyError,
+)
+from trinitylake_dbapi.format.types import type_to_sql
+from trinitylake_dbapi.sql import dialect as d
+from trinitylake_dbapi.sql.binding import constant
+from trinitylake_dbapi.sql.columns import column_specs, create_table_sql
+from trinitylake_dbapi.sql.system_tables import millis_to_datetime, run_query
+
+__all__ = ["Session", "Result", "execute", "DEFAULT_NAMESPACE", "to_millis"]
+
+#: Namespace of unqualified table names until ``USE`` chooses another.
+DEFAULT_NAMESPACE = "default"
+
+
+class Session(Protocol):
+    """What statements need from the connection."""
+
+    lakehouse: LakehouseCatalog
+    #: True for a connection opened at a fixed version (time travel).
+    read_only: bool
+    #: Set by USE; None until then.
+    current_namespace: str | None
+
+    def transaction(self) -> Catalog:
+        """The current transaction, begun when first needed."""
+
+    def begin(self, isolation: str | None) -> None:
+        """BEGIN / START TRANSACTION."""
+
+    def commit(self) -> None:
+        """COMMIT."""
+
+    def rollback(self) -> None:
+        """ROLLBACK."""
+
+    def use(self, namespace: str) -> None:
+        """USE (the namespace exists)."""
+
+    def before_lakehouse_operation(self, title: str) -> None:
+        """Called before a statement that commits on its own (ROLLBACK TO VERSION, EXPORT
+        SNAPSHOT, EXPIRE VERSIONS); refuses while the transaction has uncommitted writes."""
+
+
+@dataclass
+class Result:
+    """A statement's outcome: ``columns`` (name, type kind) is None when the statement
+    returns no result set."""
+
+    columns: tuple[tuple[str, str], ...] | None = None
+    rows: list[tuple] = field(default_factory=list)
+    rowcount: int = -1
+
+
+def _rows(columns: tuple[tuple[str, str], ...], rows: list[tuple]) -> Result:
+    return Result(columns, rows, len(rows))
+
+
+_NONE = Result()
+
+# ---------------------------------------------------------------------------
+# Values
+# ---------------------------------------------------------------------------
+
+
+def _string(node: exp.Expr | None, what: str, *, null: bool = False) -> str | None:
+    value = constant(node, what)
+    if value is None and null:
+        return None
+    if not isinstance(value, str):
+        raise ProgrammingError(f"{what} must be a string, not {_show(value)}")
+    return value
+
+
+def _int(node: exp.Expr | None, what: str) -> int:
+    value = constant(node, what)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ProgrammingError(f"{what} must be an integer, not {_show(value)}")
+    return value
+
+
+def _show(value: Any) -> str:
+    return "NULL" if value is None else repr(value)
+
+
+def _property_value(node: exp.Expr, key: str) -> str:
+    value = constant(node, f"the value of property {key!r}")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, decimal.Decimal)):
+        return str(value)
+    if not isinstance(value, str):
+        raise ProgrammingError(f"the value of property {key!r} must be a string, not {_show(value)}")
+    return value
+
+
+def _properties(props: list[exp.Expr] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for p in props or []:
+        key = _string(p.this, "a property name")
+        assert key is not None
+        if key in out:
+            raise ProgrammingError(f"property {key!r} is given twice")
+        out[key] = _property_value(p.args["value"], key)
+    return out
+
+
+def _keys(keys: list[exp.Expr] | None) -> list[str]:
+    return [_string(k, "a property name") or "" for k in keys or []]
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def to_millis(value: Any, what: str) -> int:
+    """Milliseconds since the epoch of a timestamp value (naive = UTC)."""
+    if isinstance(value, bool):
+        raise ProgrammingError(f"{what} must be a timestamp, not {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            value = dt.datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ProgrammingError(
+                f"{what}: {value!r} is not a timestamp; write e.g. '2024-05-01 12:00:00' (UTC)"
+            ) from None
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.timezone.utc)
+        return (value - _EPOCH) // dt.timedelta(milliseconds=1)
+    if isinstance(value, dt.date):
+        return to_millis(dt.datetime(value.year, value.month, value.day), what)
+    raise ProgrammingError(f"{what} must be a timestamp, not {_show(value)}")
+
+
+# ---------------------------------------------------------------------------
+# Names and catalogs
+# ---------------------------------------------------------------------------
+
+
+def _namespace_name(node: exp.Expr) -> str:
+    if not isinstance(node, exp.Identifier):
+        raise ProgrammingError(f"expected a namespace name, not {node.sql()!r}")
+    return node.this
+
+
+def _table_name(session: Session, node: exp.Table) -> tuple[str, str]:
+    namespace = node.text("db") or session.current_namespace or DEFAULT_NAMESPACE
+    return namespace, node.name
+
+
+@contextlib.contextmanager
+def _reading(session: Session, version: exp.Version | None) -> Iterator[Catalog]:
+    """The catalog a read sees: the transaction, or a read-only one at the version of
+    a time travel clause (released afterwards)."""
+    if version is None:
+        yield session.transaction()
+        return
+    catalog = _time_travel(session, version)
+    try:
+        yield catalog
+    finally:
+        catalog.rollback()
+
+
+def _time_travel(session: Session, version: exp.Version) -> Catalog:
+    if version.args.get("kind") != "AS OF":
+        raise NotSupportedError("only FOR SYSTEM_VERSION/SYSTEM_TIME AS OF is supported")
+    if version.this == "VERSION":
+        value = constant(version.expression, "FOR SYSTEM_VERSION AS OF")
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise ProgrammingError(
+                "FOR SYSTEM_VERSION AS OF takes a version number or a snapshot name, "
+                f"not {_show(value)}"
+            )
+        return session.lakehouse.begin(version=value)
+    value = constant(version.expression, "FOR SYSTEM_TIME AS OF")
+    millis = to_millis(value, "FOR SYSTEM_TIME AS OF")
+    return session.lakehouse.begin(version=session.lakehouse.version_at(millis))
+
+
+# ---------------------------------------------------------------------------
+# Statements
+# ---------------------------------------------------------------------------
+
+_Handler = Callable[[Any, Session], Result]
+_HANDLERS: dict[type, _Handler] = {}
+
+
+def _handles(cls: type) -> Callable[[_Handler], _Handler]:
+    def register(fn: _Handler) -> _Handler:
+        _HANDLERS[cls] = fn
+        return fn
+
+    return register
+
+
+def execute(statement: exp.Expr, session: Session) -> Result:
+    """Run one bound statement. Writes on a read-only session raise ReadOnlyError before
+    anything is touched; a node this module does not know raises NotSupportedError."""
+    if isinstance(statement, exp.Query):
+        return _select(statement, session)
+    handler = _HANDLERS.get(type(statement))
+    if handler is None:
+        raise NotSupportedError(f"statement {type(statement).__name__} is not supported")
+    if getattr(statement, "writes", False) and session.read_only:
+        raise ReadOnlyError(
+            f"{statement.title} refused: this connection reads a fixed version (time travel) "
+            "and is read-only"
+        )
+    return handler(statement, session)
+
+
+@_handles(d.CreateNamespace)
+def _create_namespace(s: d.CreateNamespace, session: Session) -> Result:
+    properties = _properties(s.args.get("properties"))
+    comment = _string(s.args.get("comment"), "the comment", null=True)
+    if comment is None and "comment" in properties:
+        comment = properties.pop("comment")
+    session.transaction().create_namespace(
+        _namespace_name(s.this), properties=properties, comment=comment,
+        if_not_exists=bool(s.args.get("exists")),
+    )  # fmt: skip
+    return _NONE
+
+
+@_handles(d.AlterNamespace)
+def _alter_namespace(s: d.AlterNamespace, session: Session) -> Result:
+    name = _namespace_name(s.this)
+    props = _properties(s.args.get("set_properties"))
+    unset = _keys(s.args.get("unset_properties"))
+    kwargs: dict[str, Any] = {}
+    if "comment" in props:
+        kwargs["comment"] = props.pop("comment")
+    if "comment" in unset:
+        unset.remove("comment")
+        kwargs["comment"] = None
+    session.transaction().alter_namespace(name, set_properties=props, unset_properties=unset, **kwargs)
+    return _NONE
+
+
+@_handles(d.DropNamespace)
+def _drop_namespace(s: d.DropNamespace, session: Session) -> Result:
+    session.transaction().drop_namespace(
+        _namespace_name(s.this), cascade=bool(s.args.get("cascade")),
+        if_exists=bool(s.args.get("exists")),
+    )  # fmt: skip
+    return _NONE
+
+
+@_handles(d.ShowNamespaces)
+def _show_namespaces(s: d.ShowNamespaces, session: Session) -> Result:
+    pattern = _string(s.args.get("like"), "the LIKE pattern", null=True)
+    with _reading(session, s.args.get("version")) as catalog:
+        names = catalog.list_namespaces(pattern)
+    return _rows((("namespace", "varchar"),), [(n,) for n in names])
+
+
+@_handles(d.DescribeNamespace)
+def _describe_namespace(s: d.DescribeNamespace, session: Session) -> Result:
+    with _reading(session, s.args.get("version")) as catalog:
+        info = catalog.describe_namespace(_namespace_name(s.this))
+    rows = [("namespace", info.name), ("comment", info.comment)]
+    rows += sorted(info.properties.items())
+    return _rows((("property", "varchar"), ("value", "varchar")), rows)
+
+
+@_handles(d.CreateTable)
+def _create_table(s: d.CreateTable, session: Session) -> Result:
+    namespace, name = _table_name(session, s.this)
+    columns, key = column_specs(
+        s.args.get("columns") or [], [i.this for i in s.args.get("primary_key") or []]
+    )
+    properties = _properties(s.args.get("properties"))
+    comment = _string(s.args.get("comment"), "the table comment", null=True)
+    if comment is None and "comment" in properties:
+        comment = properties.pop("comment")
+    location = _string(s.args.get("location"), "the location", null=True)
+    using = s.args.get("using")
+    session.transaction().create_table(
+        namespace, name, columns, primary_key=key, comment=comment, properties=properties,
+        location=location, table_format=using.this if using is not None else "ICEBERG",
+        if_not_exists=bool(s.args.get("exists")),
+    )  # fmt: skip
+    return _NONE
+
+
+@_handles(d.AddColumns)
+def _add_columns(s: d.AddColumns, session: Session) -> Result:
+    namespace, name = _table_name(session, s.this)
+    columns, key = column_specs(s.args["columns"])
+    if key:
+        raise NotSupportedError("ADD COLUMN cannot change the primary key")
+    session.transaction().add_columns(namespace, name, columns)
+    return _NONE
+
+
+@_handles(d.DropColumn)
+def _drop_column(s: d.DropColumn, session: Session) -> Result:
+    namespace, name = _table_name(session, s.this)
+    session.transaction().drop_column(namespace, name, s.args["column"].this)
+    return _NONE
+
+
+@_handles(d.RenameColumn)
+def _rename_column(s: d.RenameColumn, session: Session) -> Result:
+    namespace, name = _table_name(session, s.this)
+    session.transaction().rename_column(namespace, name, s.args["old"].this, s.args["new"].this)
+    return _NONE
+
+
+@_handles(d.RenameTable)
+def _rename_table(s: d.RenameTable, session: Session) -> Result:
+    namespace, name = _table_name(session, s.this)
+    target: exp.Table = s.args["to"]
+    # An unqualified new name stays in the table's namespace.
+    new_namespace = target.text("db") or namespace
+    session.transaction().rename_table(namespace, name, new_namespace, target.name)
+    return _NONE
+
+
+# Each statement is atomic: the call that can fail on its input comes first.
+
+
+@_handles(d.SetTableProperties)
+def _set_table_properties(s: d.SetTableProperties, session: Session) -> Result:
+    namespace, name = _table_name(session, s.this)
+    props = _properties(s.args["properties"])
+    comment = props.pop("comment", None)
+    catalog = session.transaction()
+    if props or comment is None:
+        catalog.set_table_properties(namespace, name, props)
+    if comment is not None:
+        catalog.set_table_comment(namespace, name, comment)
+    return _NONE
+
+
+@_handles(d.UnsetTableProperties)
+def _unset_table_properties(s: d.UnsetTableProperties, session: Session) -> Result:
+    namespace, name = _table_name(session, s.this)
+    keys = _keys(s.args["keys"])
+    exists = bool(s.args.get("exists"))
+    catalog = session.transaction()
+    unset_comment = "comment" in keys
+    if unset_comment:
+        keys = [k for k in keys if k != "comment"]
+        if catalog.describe_table(namespace, name).comment is None and not exists:
+            raise ProgrammingError(f"table {namespace!r}.{name!r} has no property 'comment'")
+    if keys or not unset_comment:
+        catalog.unset_table_properties(namespace, name, keys, if_exists=exists)
+    if unset_comment:
+        catalog.set_table_comment(namespace, name, None)
+    return _NONE
+
+
+@_handles(d.AlterColumn)
+def _alter_column(s: d.AlterColumn, session: Session) -> Result:
+    namespace, name = _table_name(session, s.this)
+    kwargs: dict[str, Any] = {}
+    if s.args.get("nullable") is not None:
+        kwargs["nullable"] = bool(s.args["nullable"])
+    if "comment" in s.args and s.args["comment"] is not None:
+        kwargs["comment"] = _string(s.args["comment"], "the comment", null=True)
+    session.transaction().alter_column(namespace, name, s.args["column"].this, **kwargs)
+    return _NONE
+
+
+@_handles(d.DropTable)
+def _drop_table(s: d.DropTable, session: Session) -> Result:
+    namespace, name = _table_name(session, s.this)
+    session.transaction().drop_table(namespace, name, if_exists=bool(s.args.get("exists")))
+    return _NONE
+
+
+@_handles(d.CommentOn)
+def _comment_on(s: d.CommentOn, session: Session) -> Result:
+    comment = _string(s.args["comment"], "the comment", null=True)
+    catalog = session.transaction()
+    kind = s.args["kind"]
+    if kind == "NAMESPACE":
+        catalog.alter_namespace(_namespace_name(s.this), comment=comment)
+    elif kind == "TABLE":
+        catalog.set_table_comment(*_table_name(session, s.this), comment)
+    else:
+        namespace, name = _table_name(session, s.this)
+        catalog.alter_column(namespace, name, s.args["column"].this, comment=comment)
+    return _NONE
+
+
+@_handles(d.ShowTables)
+def _show_tables(s: d.ShowTables, session: Session) -> Result:
+    ns_node = s.args.get("namespace")
+    namespace = _namespace_name(ns_node) if ns_node is not None else session.current_namespace
+    pattern = _string(s.args.get("like"), "the LIKE pattern", null=True)
+    with _reading(session, s.args.get("version")) as catalog:
+        tables = catalog.list_tables(namespace, pattern)
+    return _rows((("namespace", "varchar"), ("table_name", "varchar")), tables)
+
+
+_DESCRIBE_COLUMNS = (
+    ("col_name", "varchar"), ("data_type", "varchar"), ("nullable", "boolean"),
+    ("comment", "varchar"),
+)  # fmt: skip
+
+
+@_handles(d.DescribeTable)
+def _describe_table(s: d.DescribeTable, session: Session) -> Result:
+    with _reading(session, s.args.get("version")) as catalog:
+        info = catalog.describe_table(*_table_name(session, s.this))
+    rows = [(c.name, type_to_sql(c.type), c.nullable, c.comment) for c in info.columns]
+    return _rows(_DESCRIBE_COLUMNS, rows)
+
+
+@_handles(d.ShowCreateTable)
+def _show_create_table(s: d.ShowCreateTable, session: Session) -> Result:
+    with _reading(session, s.args.get("version")) as catalog:
+        info = catalog.describe_table(*_table_name(session, s.this))
+    return _rows((("create_statement", "varchar"),), [(create_table_sql(info),)])
+
+
+_VERSION_COLUMNS = (
+    ("version", "int8"), ("created_at", "timestamp"), ("previous_version", "int8"),
+    ("rollback_from_version", "int8"), ("changes", "varchar"),
+)  # fmt: skip
+
+
+@_handles(d.ShowVersions)
+def _show_versions(s: d.ShowVersions, session: Session) -> Result:
+    rows = [
+        (v.version, millis_to_datetime(v.created_at_millis), v.previous_version,
+         v.rollback_from_version, ", ".join(v.changes))
+        for v in session.lakehouse.versions()
+    ]  # fmt: skip
+    return _rows(_VERSION_COLUMNS, rows)
+
+
+@_handles(d.UseNamespace)
+def _use(s: d.UseNamespace, session: Session) -> Result:
+    name = _namespace_name(s.this)
+    session.transaction().describe_namespace(name)  # raises if it does not exist
+    session.use(name)
+    return _NONE
+
+
+@_handles(d.Begin)
+def _begin(s: d.Begin, session: Session) -> Result:
+    session.begin(s.args.get("isolation"))
+    return _NONE
+
+
+@_handles(d.CommitWork)
+def _commit(s: d.CommitWork, session: Session) -> Result:
+    session.commit()
+    return _NONE
+
+
+@_handles(d.RollbackWork)
+def _rollback(s: d.RollbackWork, session: Session) -> Result:
+    session.rollback()
+    return _NONE
+
+
+@_handles(d.RollbackToVersion)
+def _rollback_to_version(s: d.RollbackToVersion, session: Session) -> Result:
+    version = _int(s.this, "ROLLBACK TO VERSION")
+    session.before_lakehouse_operation(s.title)
+    new_version = session.lakehouse.rollback_to(version)
+    return _rows((("version", "int8"),), [(new_version,)])
+
+
+@_handles(d.ExportSnapshot)
+def _export_snapshot(s: d.ExportSnapshot, session: Session) -> Result:
+    name = _string(s.this, "the snapshot name")
+    assert name is not None
+    version = None if s.args.get("version") is None else _int(s.args["version"], "AS OF VERSION")
+    session.before_lakehouse_operation(s.title)
+    session.lakehouse.export_snapshot(name, version)
+    exported = session.lakehouse.resolve_version(name)
+    return _rows((("snapshot", "varchar"), ("version", "int8")), [(name, exported)])
+
+
+@_handles(d.ExpireVersions)
+def _expire_versions(s: d.ExpireVersions, session: Session) -> Result:
+    retain = None if s.args.get("retain") is None else _int(s.args["retain"], "RETAIN LAST")
+    if retain is not None and retain < 1:
+        raise ProgrammingError(f"RETAIN LAST must be at least 1, not {retain}")
+    older = s.args.get("older_than")
+    older_millis = None if older is None else to_millis(constant(older, "OLDER THAN"), "OLDER THAN")
+    session.before_lakehouse_operation(s.title)
+    result = session.lakehouse.expire_versions(
+        retain_last=retain, older_than_millis=older_millis, dry_run=bool(s.args.get("dry_run"))
+    )
+    rows = [("version", str(v)) for v in result.versions] + [("file", f) for f in result.files]
+    return _rows((("object", "varchar"), ("name", "varchar")), rows)
+
+
+def _select(query: exp.Query, session: Session) -> Result:
+    owned: list[Catalog] = []
+
+    def catalog_for(version: exp.Version | None) -> Catalog:
+        if version is None:
+            return session.transaction()
+        catalog = _time_travel(session, version)
+        owned.append(catalog)
+        return catalog
+
+    def resolve_table(node: exp.Table) -> tuple[str, str]:
+        namespace, name = _table_name(session, node)
+        session.transaction().describe_table(namespace, name)  # precise not-found errors
+        return namespace, name
+
+    try:
+        result = run_query(
+            query, catalog_for=catalog_for, lakehouse=session.lakehouse,
+            resolve_table=resolve_table,
+        )  # fmt: skip
+    finally:
+        for catalog in owned:
+            catalog.rollback()
+    return _rows(result.columns, result.rows)
