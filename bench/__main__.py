@@ -1,0 +1,198 @@
+"""``python -m bench [--quick | --full]``: run the benchmarks, print Markdown, write JSON.
+
+Modes:
+  --quick   tiny sizes, one repetition: keeps the harness working (seconds).
+  default   the issue 8 workloads at 2,000 tables, cold start, concurrency, scale to 10,000.
+  --full    also "create table, last 1,000 of 20,000" and the 100,000 / 1,000,000 scale points.
+
+Each run works in a fresh directory under --workdir and removes it at the end (after
+every measurement: deleting many files slows file creation on this disk for minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import sys
+import time
+import uuid
+
+from . import report
+from .suite import SuiteSizes
+
+MODES = {
+    "quick": {
+        "reps": 1,
+        "suite": SuiteSizes(namespaces=4, big=12, small_namespaces=2, small=4, describes=20,
+                            exists=20, drops=5, list_repeats=2, chunks=2),
+        "last_of_many": None,
+        "cold_reps": 1,
+        "concurrency": {"writers": [1, 2], "commits": 5, "reps": 1},
+        "scale": {"points": [300], "batch": 100, "per_namespace": 200, "describes": 50,
+                  "cold_describes": 3, "commits": 5},
+    },
+    "default": {
+        "reps": 3,
+        "suite": SuiteSizes(),
+        "last_of_many": None,
+        "cold_reps": 3,
+        "concurrency": {"writers": [1, 2, 4], "commits": 150, "reps": 3},
+        "scale": {"points": [1_000, 10_000], "batch": 5_000, "per_namespace": 10_000,
+                  "describes": 2_000, "cold_describes": 20, "commits": 100},
+    },
+    "full": {
+        "reps": 3,
+        "suite": SuiteSizes(),
+        "last_of_many": {"total": 20_000, "last": 1_000, "per_namespace": 1_000},
+        "cold_reps": 3,
+        "concurrency": {"writers": [1, 2, 4], "commits": 300, "reps": 3},
+        "scale": {"points": [1_000, 100_000, 1_000_000], "batch": 10_000, "per_namespace": 10_000,
+                  "describes": 2_000, "cold_describes": 20, "commits": 100},
+    },
+}
+
+SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "scale")
+
+
+def host_summary() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        if names:
+            cpu = f"{names[0]} x{len(names)}"
+    except OSError:
+        pass
+    import pyarrow
+
+    versions = [f"Python {platform.python_version()}", f"pyarrow {pyarrow.__version__}"]
+    try:
+        import pyiceberg
+
+        versions.append(f"pyiceberg {pyiceberg.__version__}")
+    except ImportError:
+        pass
+    return f"{platform.system()} {platform.release()}, {cpu}, " + ", ".join(versions)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="tiny sizes (smoke run)")
+    size.add_argument("--full", action="store_true", help="add the 20,000 and 1,000,000 table points")
+    parser.add_argument("--only", default="", help=f"comma-separated sections: {', '.join(SECTIONS)}")
+    parser.add_argument("--reps", type=int, default=None, help="repetitions (default 3; quick 1)")
+    parser.add_argument("--scale-points", default="", help="comma-separated table counts for 'scale'")
+    parser.add_argument("--workdir", default=".bench-out/work", help="where lakehouses are created")
+    parser.add_argument("--out", default=".bench-out", help="where the JSON and Markdown go")
+    parser.add_argument("--keep", action="store_true", help="keep the lakehouses after the run")
+    parser.add_argument("--no-dbapi", action="store_true", help="skip the DB-API side")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    args = parser.parse_args(argv)
+
+    mode = "quick" if args.quick else "full" if args.full else "default"
+    config = MODES[mode]
+    reps = args.reps or config["reps"]
+    only = {s.strip() for s in args.only.split(",") if s.strip()}
+    unknown = only - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown sections {sorted(unknown)}; choose from {', '.join(SECTIONS)}")
+    sections = [s for s in SECTIONS if not only or s in only]
+
+    def log(message: str) -> None:
+        if not args.quiet:
+            print(message, file=sys.stderr, flush=True)
+
+    from .sides import dbapi_available
+
+    why_not = None if args.no_dbapi else dbapi_available()
+    with_dbapi = not args.no_dbapi and why_not is None
+    if why_not:
+        log(f"DB-API side skipped: {why_not}")
+
+    workdir = os.path.join(args.workdir, f"run-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}")
+    os.makedirs(workdir)
+    results: dict = {
+        "mode": mode,
+        "reps": reps,
+        "host": {"summary": host_summary(), "when": datetime.datetime.now().isoformat(timespec="seconds")},
+        "dbapi": with_dbapi,
+        "dbapi_skipped_because": why_not,
+    }
+    started = time.perf_counter()
+    try:
+        if "suite" in sections:
+            from .suite import run_suite
+
+            log(f"suite: {config['suite']}")
+            results["suite"] = run_suite(workdir, config["suite"], reps, with_dbapi, log)
+        if "last_of_many" in sections and config["last_of_many"]:
+            from .suite import last_of_many
+
+            c = config["last_of_many"]
+            label = f"create table, last {c['last']:,} of {c['total']:,} tables"
+            log(label)
+            results["last_of_many"] = {label: last_of_many(workdir, c["total"], c["last"],
+                                                           c["per_namespace"], reps, 10, log)}
+        if "cold_start" in sections:
+            results["cold_start"] = _cold_start(workdir, config, with_dbapi, log)
+        if "concurrency" in sections:
+            from .concurrency import concurrency
+
+            c = config["concurrency"]
+            log(f"concurrency: {c}")
+            results["concurrency"] = concurrency(workdir, c["writers"], c["commits"],
+                                                 args.reps or c["reps"], log)
+        if "scale" in sections:
+            from .scale import scale
+
+            c = dict(config["scale"])
+            if args.scale_points:
+                c["points"] = [int(p.replace("_", "")) for p in args.scale_points.split(",")]
+            results["scale"] = scale(workdir, c.pop("points"), log=log, **c)
+    finally:
+        results["seconds"] = time.perf_counter() - started
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    markdown = report.render(results)
+    print(markdown)
+    os.makedirs(args.out, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for name in (f"bench-{mode}-{stamp}", f"latest-{mode}"):
+        with open(os.path.join(args.out, name + ".json"), "w") as f:
+            json.dump(results, f, indent=1, default=str)
+        with open(os.path.join(args.out, name + ".md"), "w") as f:
+            f.write(markdown + "\n")
+    log(f"wrote {args.out}/bench-{mode}-{stamp}.json ({results['seconds']:.0f} s)")
+    return 0
+
+
+def _cold_start(workdir: str, config: dict, with_dbapi: bool, log) -> dict:  # type: ignore[no-untyped-def]
+    """A small lakehouse per side (a namespace, 100 tables), then new processes."""
+    from .coldstart import cold_start
+    from .sides import IcebergSide, TrinityLakeCatalogSide
+
+    base = os.path.join(workdir, "cold")
+    targets = {}
+    makers = {"trinitylake": TrinityLakeCatalogSide, "pyiceberg": IcebergSide}
+    for name, maker in makers.items():
+        location = os.path.join(base, name)
+        side = maker(location)
+        side.create_namespace("ns")
+        for i in range(100):
+            side.create_table("ns", f"t{i:03d}")
+        side.close()
+        targets[name] = (location, "ns", "t042")
+    if with_dbapi:
+        targets = {"trinitylake-dbapi": targets["trinitylake"], **targets}
+    return cold_start(targets, config["cold_reps"], log)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

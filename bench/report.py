@@ -1,0 +1,161 @@
+"""Markdown tables from a results dict (the same dict is written as JSON)."""
+
+from __future__ import annotations
+
+from .timing import REQUEST_LATENCY_S, median
+
+PEER = "pyiceberg"
+SIDE_LABELS = {
+    "trinitylake-dbapi": "TrinityLake DB-API (SQL)",
+    "trinitylake": "TrinityLake catalog API",
+    "pyiceberg": "PyIceberg SqlCatalog",
+}
+
+#: Issue 8 targets: workload label prefix -> minimum speedup over the peer.
+TARGETS = {
+    "create table": 3.0,
+    "describe": 5.0,
+    "list tables of a namespace of 1,000": 10.0,
+    "table exists": 5.0,
+    "drop table": 3.0,
+}
+
+
+def _target(label: str) -> float | None:
+    for prefix, value in TARGETS.items():
+        if label.startswith(prefix):
+            return value
+    return None
+
+
+def _rate(seconds: float, ops: int) -> str:
+    if not ops or seconds <= 0:
+        return "-"
+    per_op_ms = 1000 * seconds / ops
+    rate = ops / seconds
+    if per_op_ms >= 10:
+        return f"{rate:,.1f}/s ({per_op_ms:,.1f} ms)"
+    return f"{rate:,.0f}/s ({per_op_ms:.2f} ms)"
+
+
+def _speedup(entry: dict, side: str) -> float | None:
+    if side not in entry["sides"] or PEER not in entry["sides"]:
+        return None
+    a, b = entry["sides"][side]["seconds"], entry["sides"][PEER]["seconds"]
+    ratios = [y / x for x, y in zip(a, b) if x > 0]
+    return median(ratios) if ratios else None
+
+
+def side_by_side(results: dict) -> str:
+    """One row per workload: each side's median rate, and speedups vs the peer."""
+    if not results:
+        return ""
+    ours = [s for s in SIDE_LABELS if s != PEER and any(s in e["sides"] for e in results.values())]
+    header = ["workload", *(SIDE_LABELS[s] for s in ours), SIDE_LABELS[PEER],
+              *(f"speedup ({'SQL' if s.endswith('dbapi') else 'API'})" for s in ours), "target"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for label, entry in results.items():
+        ops = entry["ops"]
+        cells = [label]
+        for s in [*ours, PEER]:
+            side = entry["sides"].get(s)
+            cells.append(_rate(side["median_seconds"], ops) if side else "-")
+        target = _target(label)
+        for s in ours:
+            value = _speedup(entry, s)
+            if value is None:
+                cells.append("-")
+            else:
+                mark = "" if target is None else (" ✓" if value >= target else " ✗")
+                cells.append(f"{value:.2f}x{mark}")
+        cells.append(f">= {target:g}x" if target else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def storage_calls(results: dict) -> str:
+    """Storage calls per operation of our sides, and the object-storage projection."""
+    header = ["workload", "side", "requests/op", "reads", "writes", "creates", "exists", "lists",
+              "KB read", "KB written", "cache hits", f"projected on S3 ({REQUEST_LATENCY_S * 1000:.0f} ms/req, 100 MB/s)"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for label, entry in results.items():
+        for name, side in entry["sides"].items():
+            c = side.get("calls")
+            if not c:
+                continue
+            lines.append("| " + " | ".join([
+                label, name, f"{c['requests']:.2f}", f"{c['reads']:.2f}", f"{c['writes']:.2f}",
+                f"{c['exclusive_creates']:.2f}", f"{c['exists']:.2f}", f"{c['lists']:.2f}",
+                f"{c['bytes_read'] / 1024:.1f}", f"{c['bytes_written'] / 1024:.1f}",
+                f"{c['cache_hits']:.2f}", f"{c['projected_ms']:.0f} ms",
+            ]) + " |")
+    return "\n".join(lines)
+
+
+def cold_start(summary: dict) -> str:
+    header = ["side", "wall (spawn to exit)", "import", "open", "first describe", "heavy modules loaded"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name, s in summary.items():
+        if name == "python":
+            continue
+        lines.append("| " + " | ".join([
+            SIDE_LABELS.get(name, name), f"{s['wall_s']:.3f} s", f"{s['import_s']:.3f} s",
+            f"{s['open_s']:.3f} s", f"{s['describe_s'] * 1000:.1f} ms", ", ".join(s["heavy"]) or "none",
+        ]) + " |")
+    if "python" in summary:
+        lines.append(f"| bare `python -c pass` | {summary['python']['wall_s']:.3f} s | | | | |")
+    return "\n".join(lines)
+
+
+def concurrency(summary: dict) -> str:
+    header = ["writers", "commits/s (aggregate)", "vs 1 writer", "retries/commit", "failures"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    one = summary.get(1) or summary.get("1")
+    for writers, s in summary.items():
+        ratio = ""
+        if one:
+            per_rep = [r["commits_per_s"] / o["commits_per_s"] for r, o in zip(s["runs"], one["runs"])]
+            ratio = f"{median(per_rep):.2f}"
+        lines.append(f"| {writers} | {s['commits_per_s']:.0f} | {ratio} | "
+                     f"{s['retries_per_commit']:.2f} | {s['failures']} |")
+    return "\n".join(lines)
+
+
+def scale(points: list[dict]) -> str:
+    header = ["tables", "load (bulk)", "height", "nodes", "tree MB", "root KB", "files", "disk MB",
+              "describe cold", "describe warm", f"list namespace", "commit (1 table)",
+              "commit requests"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for p in points:
+        lines.append("| " + " | ".join([
+            f"{p['tables']:,}", f"{p['load_s']:.1f} s ({p['tables_per_s']:,.0f}/s)", str(p["height"]),
+            f"{p['nodes']:,}", f"{p['node_bytes'] / 2**20:.1f}", f"{p['root_bytes'] / 1024:.0f}",
+            f"{p['files_on_disk']:,}", f"{p['disk_bytes'] / 2**20:,.0f}",
+            f"{p['describe_cold_ms']:.2f} ms ({p['describe_cold_requests']:.0f} req)",
+            f"{p['describe_warm_ms']:.3f} ms",
+            f"{p['list_namespace_ms']:.1f} ms ({p['list_namespace_tables']:,})",
+            f"{p['commit_ms']:.2f} ms",
+            f"{p['commit_calls']['requests']:.2f}" if p.get("commit_calls") else "-",
+        ]) + " |")
+    return "\n".join(lines)
+
+
+def render(results: dict) -> str:
+    parts = [f"# Benchmark results ({results['mode']}, {results['host']['when']})", "",
+             f"Host: {results['host']['summary']}", ""]
+    if results.get("suite"):
+        parts += ["## Side by side (medians of "
+                  f"{results['reps']}, speedup = PyIceberg time / TrinityLake time, per repetition, median)",
+                  "", side_by_side(results["suite"]), ""]
+        parts += ["## Storage calls per operation (TrinityLake)", "", storage_calls(results["suite"]), ""]
+    if results.get("last_of_many"):
+        parts += ["## Create table at size", "", side_by_side(results["last_of_many"]), "",
+                  storage_calls(results["last_of_many"]), ""]
+    if results.get("cold_start"):
+        parts += ["## Cold start (new process, one describe)", "", cold_start(results["cold_start"]), ""]
+    if results.get("concurrency"):
+        parts += ["## Concurrent writers (distinct tables, one commit each)", "",
+                  concurrency(results["concurrency"]), ""]
+    if results.get("scale"):
+        parts += ["## Scale (TrinityLake, bulk load)", "", scale(results["scale"]), ""]
+    return "\n".join(parts)

@@ -1,0 +1,42 @@
+"""Smoke run of the benchmark harness (``python -m bench --quick``): tiny sizes, seconds.
+
+It keeps the harness working; it measures nothing worth reading. Skipped when PyIceberg
+(the ``bench`` extra) is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+pytest.importorskip("pyiceberg.catalog.sql")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from bench.__main__ import main  # noqa: E402
+
+
+def test_quick_run_prints_tables_and_writes_json(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "out"
+    code = main(["--quick", "--quiet", "--workdir", str(tmp_path / "work"), "--out", str(out),
+                 "--only", "suite,cold_start,concurrency,scale"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    for heading in ("## Side by side", "## Storage calls", "## Cold start", "## Concurrent writers",
+                    "## Scale"):
+        assert heading in printed
+    results = json.loads((out / "latest-quick.json").read_text())
+    suite = results["suite"]
+    create = next(v for k, v in suite.items() if k.startswith("create table"))
+    for side in ("trinitylake", "pyiceberg"):
+        assert create["sides"][side]["median_seconds"] > 0
+    calls = create["sides"]["trinitylake"]["calls"]
+    assert calls["exclusive_creates"] == 1  # one root per commit
+    assert all(s["failures"] == 0 for s in results["concurrency"].values())
+    assert results["scale"][0]["tables"] == 300
+    assert not any((tmp_path / "work").iterdir()), "the run's lakehouses were not removed"
