@@ -491,7 +491,6 @@ def test_select_without_tables(auto: Any) -> None:
     assert q(auto, "SELECT 1") == [(1,)]
     assert q(auto, "SELECT 1 AS x") == [(1,)]
     assert auto.description[0][:2] == ("x", "int4")
-    assert q(auto, "SELECT ? AS a, :b", None) if False else True
     assert q(auto, "SELECT ? AS s, ? AS n", ["it's; --", 2]) == [("it's; --", 2)]
     assert q(auto, "SELECT 'a' || 'b' AS ab, 2 * 3 AS six") == [("ab", 6)]
 

@@ -287,6 +287,9 @@ class TrinityLake(Spark):
         }
 
     class Parser(SparkParser):
+        # CAST fails on a bad value (Spark's is a TRY_CAST); TRY_CAST stays available.
+        STRICT_CAST = True
+
         VERSION_PHRASES = {
             ("FOR", "SYSTEM_VERSION"): "VERSION",
             ("FOR", "SYSTEM_TIME"): "TIMESTAMP",

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -318,6 +319,9 @@ def run_query(
     return _execute(query, tables, schema)
 
 
+_UNKNOWN_NAME = re.compile(r"name '(\w+)' is not defined")
+
+
 def _execute(
     query: exp.Expr, tables: dict[str, dict[str, Table]], schema: dict[str, Any]
 ) -> QueryResult:
@@ -333,6 +337,11 @@ def _execute(
     except OptimizeError as e:
         raise ProgrammingError(f"cannot run the query: {e}") from None
     except ExecuteError as e:
+        missing = _UNKNOWN_NAME.search(str(e))
+        if missing:
+            raise NotSupportedError(
+                f"cannot run the query: function {missing.group(1)} is not available"
+            ) from None
         raise ProgrammingError(f"cannot run the query: {e}") from None
     except SqlglotError as e:
         raise ProgrammingError(f"cannot run the query: {e}") from None
