@@ -1,0 +1,1 @@
+"""SQLAlchemy dialect ``trinitylake`` over the trinitylake_dbapi PEP 249 driver."""

@@ -1,0 +1,339 @@
+"""The ``trinitylake`` SQLAlchemy dialect over the ``trinitylake_dbapi`` PEP 249 driver.
+
+It holds no catalog logic: every reflection method is one statement of TrinityLake SQL
+(SHOW NAMESPACES, SHOW TABLES IN, SELECTs over information_schema) and DDL is compiled
+by :mod:`.compiler`. Types are read back with ``format.types.parse_type``.
+
+URLs, like sqlite's::
+
+    trinitylake:///relative/path            a local lakehouse, relative to the cwd
+    trinitylake:////absolute/path           a local lakehouse, absolute path
+    trinitylake://?location=s3%3A%2F%2Fbucket%2Flake    any fsspec location, URL-encoded
+
+Query parameters: ``create=true`` (create the lakehouse if missing), ``isolation_level=
+SNAPSHOT|SERIALIZABLE``, ``version=<n or snapshot name>`` (read-only time travel).
+``storage_options``, ``lakehouse_options`` and anything else go through
+``create_engine(..., connect_args={...})``.
+
+Namespaces are schemas. Tables hold no rows: the dialect serves DDL, reflection and
+queries over the system tables (information_schema, system.versions).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from sqlalchemy import exc
+from sqlalchemy.engine import default, reflection
+from sqlalchemy.engine.url import URL
+
+from . import compiler
+from .types import from_type_text
+
+__all__ = ["TrinityLakeDialect"]
+
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+#: Query parameters of the URL passed on to ``trinitylake_dbapi.connect``.
+_URL_PARAMETERS = ("location", "create", "isolation_level", "version")
+ISOLATION_LEVELS = ("SNAPSHOT", "SERIALIZABLE")
+
+
+def _bool_parameter(name: str, value: str) -> bool:
+    if value.lower() in _TRUE:
+        return True
+    if value.lower() in _FALSE:
+        return False
+    raise exc.ArgumentError(f"URL parameter {name}={value!r}: expected true or false")
+
+
+class TrinityLakeExecutionContext(default.DefaultExecutionContext):
+    pass
+
+
+class TrinityLakeDialect(default.DefaultDialect):
+    name = "trinitylake"
+    driver = "trinitylake_dbapi"
+
+    statement_compiler = compiler.TrinityLakeCompiler
+    ddl_compiler = compiler.TrinityLakeDDLCompiler
+    type_compiler_cls = compiler.TrinityLakeTypeCompiler
+    preparer = compiler.TrinityLakeIdentifierPreparer
+    execution_ctx_cls = TrinityLakeExecutionContext
+
+    supports_statement_cache = True
+    default_paramstyle = "qmark"
+    positional = True
+
+    # Names of namespaces and tables are limited to 100 bytes by default (SPEC 5).
+    max_identifier_length = 100
+    requires_name_normalize = False
+
+    supports_comments = True
+    inline_comments = True
+    supports_alter = False  # no foreign keys: nothing is ever added by ALTER
+    supports_native_boolean = True
+    supports_native_decimal = True
+    supports_native_enum = False
+    supports_native_uuid = False
+    supports_sequences = False
+    supports_default_values = False
+    supports_default_metavalue = False
+    supports_empty_insert = False
+    supports_multivalues_insert = False
+    supports_sane_rowcount = False
+    supports_sane_multi_rowcount = False
+    insert_returning = update_returning = delete_returning = False
+    use_insertmanyvalues = False
+    postfetch_lastrowid = False
+    supports_simple_order_by_label = True
+    supports_is_distinct_from = False
+    supports_server_side_cursors = False
+
+    @classmethod
+    def import_dbapi(cls) -> Any:
+        import trinitylake_dbapi
+
+        return trinitylake_dbapi
+
+    # -- connecting ---------------------------------------------------------------
+
+    def create_connect_args(self, url: URL) -> tuple[list[Any], dict[str, Any]]:
+        """``(args, kwargs)`` for ``trinitylake_dbapi.connect`` (URL forms in the module
+        docstring)."""
+        if url.host or url.port or url.username or url.password:
+            raise exc.ArgumentError(
+                f"TrinityLake URLs have no host, port or user: use trinitylake:///relative/path, "
+                f"trinitylake:////absolute/path or trinitylake://?location=<URL-encoded URI>, "
+                f"not {url.render_as_string(hide_password=True)!r}"
+            )
+        query = dict(url.query)
+        for key, value in query.items():
+            if not isinstance(value, str):
+                raise exc.ArgumentError(f"URL parameter {key!r} is given more than once")
+            if key not in _URL_PARAMETERS:
+                raise exc.ArgumentError(
+                    f"unknown URL parameter {key!r}; the parameters are "
+                    f"{', '.join(_URL_PARAMETERS)} (anything else goes in connect_args)"
+                )
+        location = query.pop("location", None)
+        if url.database and location:
+            raise exc.ArgumentError(
+                "give the lakehouse either as the URL path or as ?location=, not both"
+            )
+        if url.database:
+            location = os.path.abspath(url.database)
+        if not location:
+            raise exc.ArgumentError(
+                "the URL names no lakehouse: use trinitylake:///relative/path, "
+                "trinitylake:////absolute/path or trinitylake://?location=<URL-encoded URI>"
+            )
+        kwargs: dict[str, Any] = {}
+        if "create" in query:
+            kwargs["create"] = _bool_parameter("create", query["create"])
+        if "isolation_level" in query:
+            level = query["isolation_level"].upper()
+            if level not in ISOLATION_LEVELS:
+                raise exc.ArgumentError(
+                    f"URL parameter isolation_level={query['isolation_level']!r}: expected "
+                    f"one of {', '.join(ISOLATION_LEVELS)}"
+                )
+            kwargs["isolation_level"] = level
+        if "version" in query:
+            version = query["version"]
+            kwargs["version"] = int(version) if version.isdigit() else version
+        return [location], kwargs
+
+    def do_execute(self, cursor: Any, statement: str, parameters: Any, context: Any = None) -> None:
+        # DDL for what the format does not have (indexes, foreign keys, unique and
+        # check constraints) compiles to nothing and is not sent.
+        if not statement.strip():
+            return
+        cursor.execute(statement, parameters)
+
+    def do_execute_no_params(self, cursor: Any, statement: str, context: Any = None) -> None:
+        if not statement.strip():
+            return
+        cursor.execute(statement)
+
+    def do_ping(self, dbapi_connection: Any) -> bool:
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("SELECT 1")
+            cursor.fetchall()
+        finally:
+            cursor.close()
+        return True
+
+    def _get_server_version_info(self, connection: Any) -> Any:
+        return None
+
+    def _get_default_schema_name(self, connection: Any) -> str:
+        # The namespace of unqualified names: the one chosen by USE, else the driver's
+        # default ("default").
+        from trinitylake_dbapi.sql.execute import DEFAULT_NAMESPACE
+
+        current = connection.connection.dbapi_connection.current_namespace
+        return current if current is not None else DEFAULT_NAMESPACE
+
+    # -- isolation ----------------------------------------------------------------
+
+    def get_isolation_level_values(self, dbapi_connection: Any) -> list[str]:
+        return ["AUTOCOMMIT", *ISOLATION_LEVELS]
+
+    def get_isolation_level(self, dbapi_connection: Any) -> str:
+        if dbapi_connection.autocommit:
+            return "AUTOCOMMIT"
+        return dbapi_connection.isolation_level
+
+    def set_isolation_level(self, dbapi_connection: Any, level: str) -> None:
+        if level == "AUTOCOMMIT":
+            dbapi_connection.autocommit = True
+        else:
+            dbapi_connection.autocommit = False
+            dbapi_connection.isolation_level = level
+
+    def detect_autocommit_setting(self, dbapi_conn: Any) -> bool:
+        return bool(dbapi_conn.autocommit)
+
+    # -- reflection: one statement each, cached per Inspector ------------------------
+
+    def _rows(self, connection: Any, sql: str, params: tuple = ()) -> list[Any]:
+        return list(connection.exec_driver_sql(sql, params).fetchall())
+
+    def _schema(self, schema: str | None) -> str:
+        return schema if schema is not None else self.default_schema_name
+
+    def _quote_schema(self, schema: str | None) -> str:
+        return self.identifier_preparer.quote_identifier(self._schema(schema))
+
+    @reflection.cache
+    def get_schema_names(self, connection: Any, **kw: Any) -> list[str]:
+        return [row[0] for row in self._rows(connection, "SHOW NAMESPACES")]
+
+    @reflection.cache
+    def has_schema(self, connection: Any, schema_name: str, **kw: Any) -> bool:
+        return bool(self._rows(
+            connection,
+            "SELECT schema_name FROM information_schema.schemata WHERE schema_name = ?",
+            (schema_name,),
+        ))  # fmt: skip
+
+    @reflection.cache
+    def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
+        sql = f"SHOW TABLES IN {self._quote_schema(schema)}"
+        return [row[1] for row in self._rows(connection, sql)]
+
+    @reflection.cache
+    def has_table(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> bool:
+        self._ensure_has_table_connection(connection)
+        return bool(self._rows(
+            connection,
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_schema = ? AND table_name = ?",
+            (self._schema(schema), table_name),
+        ))  # fmt: skip
+
+    @reflection.cache
+    def _table_columns(self, connection: Any, table_name: str, schema: str | None, **kw: Any) -> list[Any]:
+        rows = self._rows(
+            connection,
+            "SELECT column_name, data_type, is_nullable, comment, primary_key_position "
+            "FROM information_schema.columns WHERE table_schema = ? AND table_name = ? "
+            "ORDER BY ordinal_position",
+            (self._schema(schema), table_name),
+        )
+        if not rows:  # every table has at least one column
+            raise exc.NoSuchTableError(f"{schema}.{table_name}" if schema else table_name)
+        return rows
+
+    @reflection.cache
+    def get_columns(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> list[dict]:
+        columns = []
+        for name, data_type, is_nullable, comment, _ in self._table_columns(
+            connection, table_name, schema, info_cache=kw.get("info_cache")
+        ):
+            columns.append({
+                "name": name,
+                "type": from_type_text(data_type, column=name),
+                "nullable": is_nullable == "YES",
+                "default": None,
+                "comment": comment,
+            })  # fmt: skip
+        return columns
+
+    @reflection.cache
+    def get_pk_constraint(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> dict:
+        rows = self._table_columns(connection, table_name, schema, info_cache=kw.get("info_cache"))
+        keyed = sorted((row[4], row[0]) for row in rows if row[4] is not None)
+        return {"constrained_columns": [name for _, name in keyed], "name": None}
+
+    @reflection.cache
+    def get_table_comment(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> dict:
+        rows = self._rows(
+            connection,
+            "SELECT comment FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
+            (self._schema(schema), table_name),
+        )
+        if not rows:
+            raise exc.NoSuchTableError(f"{schema}.{table_name}" if schema else table_name)
+        return {"text": rows[0][0]}
+
+    def _no_such_table(self, connection: Any, table_name: str, schema: str | None, **kw: Any) -> None:
+        if not self.has_table(connection, table_name, schema, info_cache=kw.get("info_cache")):
+            raise exc.NoSuchTableError(f"{schema}.{table_name}" if schema else table_name)
+
+    # The format has no foreign keys, indexes, unique or check constraints and no views.
+
+    @reflection.cache
+    def get_foreign_keys(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> list:
+        self._no_such_table(connection, table_name, schema, **kw)
+        return []
+
+    @reflection.cache
+    def get_indexes(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> list:
+        self._no_such_table(connection, table_name, schema, **kw)
+        return []
+
+    @reflection.cache
+    def get_unique_constraints(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> list:
+        self._no_such_table(connection, table_name, schema, **kw)
+        return []
+
+    @reflection.cache
+    def get_check_constraints(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> list:
+        self._no_such_table(connection, table_name, schema, **kw)
+        return []
+
+    @reflection.cache
+    def get_table_options(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> dict:
+        self._no_such_table(connection, table_name, schema, **kw)
+        return {}
+
+    def get_view_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list:
+        return []
+
+    def get_materialized_view_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list:
+        return []
+
+    def get_sequence_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list:
+        return []
+
+    def get_temp_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list:
+        return []
+
+    def get_temp_view_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list:
+        return []
+
+    def get_view_definition(self, connection: Any, view_name: str, schema: str | None = None, **kw: Any) -> str:
+        raise exc.NoSuchTableError(f"{schema}.{view_name}" if schema else view_name)
+
+    def has_index(self, connection: Any, table_name: str, index_name: str, schema: str | None = None, **kw: Any) -> bool:
+        return False
+
+    def has_sequence(self, connection: Any, sequence_name: str, schema: str | None = None, **kw: Any) -> bool:
+        return False
+
+
+dialect = TrinityLakeDialect

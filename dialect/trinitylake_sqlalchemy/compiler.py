@@ -1,0 +1,280 @@
+"""Compilers: SQLAlchemy constructs -> TrinityLake SQL (issue 5).
+
+DDL
+    ``CREATE TABLE [IF NOT EXISTS] ns.t (c TYPE [NOT NULL] [COMMENT '..'], ..,
+    PRIMARY KEY (..)) [COMMENT '..']``; comments are written inline
+    (``inline_comments``), later changes as ``COMMENT ON TABLE | COLUMN .. IS ..``.
+    The format has no foreign keys, unique or check constraints and no indexes: they are
+    accepted and left out of CREATE TABLE, and CREATE/DROP INDEX and ALTER TABLE ADD/DROP
+    CONSTRAINT compile to an empty statement that the dialect does not send
+    (:meth:`.base.TrinityLakeDialect.do_execute`). Server defaults, computed and identity
+    columns have no place in the format and raise CompileError.
+
+Types
+    Every generic SQLAlchemy type is written as a SPEC 5 name (table in :mod:`.types`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import exc, types as sqltypes
+from sqlalchemy.sql import compiler
+from sqlalchemy.sql.schema import PrimaryKeyConstraint as _PrimaryKey
+
+from .types import FIXED, MAP, STRUCT, StructField
+
+#: Words written quoted when used as names: SQL's reserved words plus the words
+#: TrinityLake SQL gives a meaning to.
+RESERVED_WORDS = set(compiler.RESERVED_WORDS) | {
+    "namespace", "namespaces", "schema", "schemas", "database", "databases", "show",
+    "describe", "desc", "tables", "comment", "location", "using", "tblproperties",
+    "dbproperties", "properties", "versions", "version", "rollback", "commit", "begin",
+    "use", "export", "snapshot", "expire", "retain", "system_version", "system_time",
+    "array", "map", "struct", "row", "list", "cascade", "restrict", "if", "exists",
+    "add", "drop", "alter", "rename", "columns", "set", "unset", "replace", "external",
+    "partitioned", "clustered", "stored", "options", "sorted", "like", "key", "value",
+    "timestamp", "time", "date", "interval", "over", "window", "qualify", "pivot",
+}  # fmt: skip
+
+
+class TrinityLakeIdentifierPreparer(compiler.IdentifierPreparer):
+    """ANSI double quotes (a quote inside a name is doubled); case is kept as written."""
+
+    reserved_words = RESERVED_WORDS
+
+    def __init__(self, dialect: Any, **kw: Any) -> None:
+        super().__init__(dialect, initial_quote='"', escape_quote='"', **kw)
+
+
+class TrinityLakeTypeCompiler(compiler.GenericTypeCompiler):
+    """Generic and dialect types -> SPEC 5 type names."""
+
+    # -- numbers -----------------------------------------------------------------
+
+    def visit_BOOLEAN(self, type_: Any, **kw: Any) -> str:
+        return "BOOLEAN"
+
+    def visit_SMALLINT(self, type_: Any, **kw: Any) -> str:
+        return "SMALLINT"
+
+    def visit_INTEGER(self, type_: Any, **kw: Any) -> str:
+        return "INT"
+
+    def visit_BIGINT(self, type_: Any, **kw: Any) -> str:
+        return "BIGINT"
+
+    def _decimal(self, type_: Any) -> str:
+        if type_.precision is None:
+            return "DECIMAL" if type_.scale is None else f"DECIMAL(10,{type_.scale})"
+        if type_.scale is None:
+            return f"DECIMAL({type_.precision})"
+        return f"DECIMAL({type_.precision},{type_.scale})"
+
+    def visit_NUMERIC(self, type_: Any, **kw: Any) -> str:
+        return self._decimal(type_)
+
+    def visit_DECIMAL(self, type_: Any, **kw: Any) -> str:
+        return self._decimal(type_)
+
+    def visit_FLOAT(self, type_: Any, **kw: Any) -> str:
+        # Float(precision) counts binary digits: up to 24 fit in a 4-byte float.
+        precision = getattr(type_, "precision", None)
+        return "FLOAT4" if precision is not None and precision <= 24 else "FLOAT8"
+
+    def visit_REAL(self, type_: Any, **kw: Any) -> str:
+        return "FLOAT4"
+
+    def visit_DOUBLE(self, type_: Any, **kw: Any) -> str:
+        return "FLOAT8"
+
+    def visit_DOUBLE_PRECISION(self, type_: Any, **kw: Any) -> str:
+        return "FLOAT8"
+
+    # -- text --------------------------------------------------------------------
+
+    def _string(self, name: str, type_: Any) -> str:
+        if getattr(type_, "collation", None):
+            raise exc.CompileError("TrinityLake has no collations")
+        length = getattr(type_, "length", None)
+        return f"{name}({length})" if length else name
+
+    def visit_VARCHAR(self, type_: Any, **kw: Any) -> str:
+        return self._string("VARCHAR", type_)
+
+    def visit_NVARCHAR(self, type_: Any, **kw: Any) -> str:
+        return self._string("VARCHAR", type_)
+
+    def visit_TEXT(self, type_: Any, **kw: Any) -> str:
+        return self._string("VARCHAR", type_)
+
+    def visit_CLOB(self, type_: Any, **kw: Any) -> str:
+        return self._string("VARCHAR", type_)
+
+    def visit_CHAR(self, type_: Any, **kw: Any) -> str:
+        return self._string("CHAR", type_)
+
+    def visit_NCHAR(self, type_: Any, **kw: Any) -> str:
+        return self._string("CHAR", type_)
+
+    # -- time --------------------------------------------------------------------
+
+    def _time(self, name: str, type_: Any) -> str:
+        if getattr(type_, "timezone", False):
+            name += "TZ"
+        precision = getattr(type_, "precision", None)
+        return name if precision is None else f"{name}({precision})"
+
+    def visit_DATE(self, type_: Any, **kw: Any) -> str:
+        return "DATE"
+
+    def visit_TIME(self, type_: Any, **kw: Any) -> str:
+        return self._time("TIME", type_)
+
+    def visit_DATETIME(self, type_: Any, **kw: Any) -> str:
+        return self._time("TIMESTAMP", type_)
+
+    def visit_TIMESTAMP(self, type_: Any, **kw: Any) -> str:
+        return self._time("TIMESTAMP", type_)
+
+    # -- binary ------------------------------------------------------------------
+
+    def visit_BLOB(self, type_: Any, **kw: Any) -> str:  # LargeBinary
+        return self._string("BINARY", type_)
+
+    def visit_VARBINARY(self, type_: Any, **kw: Any) -> str:
+        return self._string("BINARY", type_)
+
+    def visit_BINARY(self, type_: Any, **kw: Any) -> str:
+        # SQL's BINARY(n) is fixed length, which is SPEC 5 fixed(n).
+        return f"FIXED({type_.length})" if type_.length else "BINARY"
+
+    def visit_FIXED(self, type_: FIXED, **kw: Any) -> str:
+        return f"FIXED({type_.length})"
+
+    # -- nested ------------------------------------------------------------------
+
+    def visit_ARRAY(self, type_: sqltypes.ARRAY, **kw: Any) -> str:
+        inner = self.process(type_.item_type, **kw)
+        for _ in range((type_.dimensions or 1)):
+            inner = f"ARRAY<{inner}>"
+        return inner
+
+    def visit_MAP(self, type_: MAP, **kw: Any) -> str:
+        value = self.process(type_.value_type, **kw)
+        if not type_.value_nullable:
+            value += " NOT NULL"
+        return f"MAP<{self.process(type_.key_type, **kw)}, {value}>"
+
+    def _field(self, field: StructField, **kw: Any) -> str:
+        text = f"{self.dialect.identifier_preparer.quote(field.name)}: "
+        text += self.process(field.type, **kw)
+        if not field.nullable:
+            text += " NOT NULL"
+        if field.comment is not None:
+            text += " COMMENT " + _string_literal(field.comment)
+        return text
+
+    def visit_STRUCT(self, type_: STRUCT, **kw: Any) -> str:
+        return "STRUCT<" + ", ".join(self._field(f, **kw) for f in type_.fields) + ">"
+
+    def visit_uuid(self, type_: Any, **kw: Any) -> str:
+        return "CHAR(32)" if not type_.as_uuid or not type_.native_uuid else "CHAR(36)"
+
+
+def _string_literal(text: str) -> str:
+    """An ANSI string literal: quotes doubled, everything else (backslashes, newlines)
+    as it is."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+class TrinityLakeCompiler(compiler.SQLCompiler):
+    """Queries: SQLAlchemy's generic SELECT over information_schema and system tables."""
+
+    def render_literal_value(self, value: Any, type_: Any) -> str:
+        if isinstance(value, str):
+            return _string_literal(value)
+        return super().render_literal_value(value, type_)
+
+
+class TrinityLakeDDLCompiler(compiler.DDLCompiler):
+    def get_column_specification(self, column: Any, **kw: Any) -> str:
+        if column.server_default is not None or column.computed is not None:
+            raise exc.CompileError(
+                f"column {column.name!r}: TrinityLake columns have no server defaults "
+                "or computed values"
+            )
+        if column.identity is not None:
+            raise exc.CompileError(f"column {column.name!r}: TrinityLake has no identity columns")
+        spec = (
+            self.preparer.format_column(column)
+            + " "
+            + self.dialect.type_compiler_instance.process(column.type, type_expression=column)
+        )
+        if not column.nullable:
+            spec += " NOT NULL"
+        if column.comment is not None:
+            spec += " COMMENT " + _string_literal(column.comment)
+        return spec
+
+    def create_table_constraints(self, table: Any, **kw: Any) -> str:
+        # Only the primary key: foreign keys, unique and check constraints are skipped.
+        pk = table.primary_key
+        if pk is None or not pk.columns:
+            return ""
+        return self.process(pk)
+
+    def visit_primary_key_constraint(self, constraint: Any, **kw: Any) -> str:
+        # No constraint name: the format stores a primary key as a list of column ids.
+        if not constraint.columns:
+            return ""
+        return "PRIMARY KEY (%s)" % ", ".join(self.preparer.quote(c.name) for c in constraint.columns)
+
+    def post_create_table(self, table: Any) -> str:
+        if table.comment is not None:
+            return " COMMENT " + _string_literal(table.comment)
+        return ""
+
+    # -- comments ----------------------------------------------------------------
+
+    def visit_set_table_comment(self, create: Any, **kw: Any) -> str:
+        return "COMMENT ON TABLE %s IS %s" % (
+            self.preparer.format_table(create.element),
+            _string_literal(create.element.comment),
+        )
+
+    def visit_drop_table_comment(self, drop: Any, **kw: Any) -> str:
+        return "COMMENT ON TABLE %s IS NULL" % self.preparer.format_table(drop.element)
+
+    def visit_set_column_comment(self, create: Any, **kw: Any) -> str:
+        return "COMMENT ON COLUMN %s IS %s" % (
+            self.preparer.format_column(create.element, use_table=True, use_schema=True),
+            _string_literal(create.element.comment),
+        )
+
+    def visit_drop_column_comment(self, drop: Any, **kw: Any) -> str:
+        return "COMMENT ON COLUMN %s IS NULL" % self.preparer.format_column(
+            drop.element, use_table=True, use_schema=True
+        )
+
+    # -- what the format does not have: skipped -------------------------------------
+
+    def visit_create_index(self, create: Any, **kw: Any) -> str:
+        return ""
+
+    def visit_drop_index(self, drop: Any, **kw: Any) -> str:
+        return ""
+
+    def visit_add_constraint(self, create: Any, **kw: Any) -> str:
+        if isinstance(create.element, _PrimaryKey):
+            raise exc.CompileError("TrinityLake cannot add a primary key to an existing table")
+        return ""
+
+    def visit_drop_constraint(self, drop: Any, **kw: Any) -> str:
+        if isinstance(drop.element, _PrimaryKey):
+            raise exc.CompileError("TrinityLake cannot drop the primary key of a table")
+        return ""
+
+    def visit_create_sequence(self, create: Any, **kw: Any) -> str:
+        raise exc.CompileError("TrinityLake has no sequences")
+

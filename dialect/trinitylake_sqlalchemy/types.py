@@ -1,0 +1,173 @@
+"""SQLAlchemy types of the dialect, and the one mapping between them and SPEC 5 types.
+
+DDL direction (:class:`~.compiler.TrinityLakeTypeCompiler`): every generic SQLAlchemy type
+is written as a SPEC 5 type name. Reflection direction (:func:`to_sqlalchemy`): the
+canonical type text that DESCRIBE TABLE and information_schema return is read with
+``trinitylake_dbapi.format.types.parse_type`` (the only alias table) and turned into a
+SQLAlchemy type here:
+
+=============  ==========================================
+SPEC 5         SQLAlchemy
+=============  ==========================================
+boolean        BOOLEAN
+int2/int4/int8 SMALLINT / INTEGER / BIGINT
+decimal(p,s)   DECIMAL(p, s)
+float4/float8  REAL / DOUBLE
+char(n)        CHAR(n)
+varchar[(n)]   VARCHAR(n) (no length when unbounded)
+date           DATE
+time[(p)]      TIME(precision=p)            (this module)
+timetz[(p)]    TIME(timezone=True, precision=p)
+timestamp      TIMESTAMP(precision=p)       (this module)
+timestamptz    TIMESTAMP(timezone=True, precision=p)
+fixed(n)       FIXED(n)  (a sqlalchemy BINARY: fixed length)
+binary[(n)]    VARBINARY(n)
+list<T>        sqlalchemy ARRAY(T)
+map<K, V>      MAP(K, V)                    (this module)
+struct<a: T>   STRUCT(("a", T), ...)        (this module)
+=============  ==========================================
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from sqlalchemy import types as sqltypes
+
+from trinitylake_dbapi.format.types import TypeSpec, parse_type
+
+__all__ = [
+    "TIME",
+    "TIMESTAMP",
+    "FIXED",
+    "MAP",
+    "STRUCT",
+    "StructField",
+    "to_sqlalchemy",
+    "from_type_text",
+]
+
+
+class TIME(sqltypes.TIME):
+    """``time(p)`` / ``timetz(p)``: a TIME with an optional fractional-second precision."""
+
+    def __init__(self, timezone: bool = False, precision: int | None = None) -> None:
+        super().__init__(timezone=timezone)
+        self.precision = precision
+
+
+class TIMESTAMP(sqltypes.TIMESTAMP):
+    """``timestamp(p)`` / ``timestamptz(p)``: a TIMESTAMP with an optional precision."""
+
+    def __init__(self, timezone: bool = False, precision: int | None = None) -> None:
+        super().__init__(timezone=timezone)
+        self.precision = precision
+
+
+class FIXED(sqltypes.BINARY):
+    """``fixed(n)``: binary of exactly n bytes."""
+
+    __visit_name__ = "FIXED"
+
+    def __init__(self, length: int) -> None:
+        super().__init__(length=length)
+
+
+class StructField(NamedTuple):
+    """A field of a :class:`STRUCT`: name, type, nullability and comment."""
+
+    name: str
+    type: Any
+    nullable: bool = True
+    comment: str | None = None
+
+
+def _type(t: Any) -> sqltypes.TypeEngine:
+    return sqltypes.to_instance(t)
+
+
+class MAP(sqltypes.TypeEngine[dict]):
+    """``map<K, V>``. The key is never null; ``value_nullable=False`` writes
+    ``V NOT NULL``."""
+
+    __visit_name__ = "MAP"
+    hashable = False
+
+    def __init__(self, key_type: Any, value_type: Any, value_nullable: bool = True) -> None:
+        self.key_type = _type(key_type)
+        self.value_type = _type(value_type)
+        self.value_nullable = value_nullable
+
+    @property
+    def python_type(self) -> type:
+        return dict
+
+
+class STRUCT(sqltypes.TypeEngine[dict]):
+    """``struct<a: T, ...>``. Fields are :class:`StructField` or ``(name, type)`` /
+    ``(name, type, nullable[, comment])`` tuples."""
+
+    __visit_name__ = "STRUCT"
+    hashable = False
+
+    def __init__(self, *fields: Any) -> None:
+        if not fields:
+            raise ValueError("a STRUCT needs at least one field")
+        self.fields = tuple(
+            StructField(f[0], _type(f[1]), *f[2:]) if not isinstance(f, StructField)
+            else f._replace(type=_type(f.type))
+            for f in fields
+        )
+
+    @property
+    def python_type(self) -> type:
+        return dict
+
+
+_SIMPLE = {
+    "boolean": sqltypes.BOOLEAN,
+    "int2": sqltypes.SMALLINT,
+    "int4": sqltypes.INTEGER,
+    "int8": sqltypes.BIGINT,
+    "float4": sqltypes.REAL,
+    "float8": sqltypes.DOUBLE,
+    "date": sqltypes.DATE,
+}
+
+
+def to_sqlalchemy(t: TypeSpec) -> sqltypes.TypeEngine:
+    """The SQLAlchemy type of a SPEC 5 type (table in the module docstring)."""
+    kind = t.kind
+    if kind in _SIMPLE:
+        return _SIMPLE[kind]()
+    if kind == "decimal":
+        return sqltypes.DECIMAL(precision=t.precision, scale=t.scale)
+    if kind == "char":
+        return sqltypes.CHAR(t.length)
+    if kind == "varchar":
+        return sqltypes.VARCHAR(t.length)
+    if kind in ("time", "timetz"):
+        return TIME(timezone=kind == "timetz", precision=t.precision)
+    if kind in ("timestamp", "timestamptz"):
+        return TIMESTAMP(timezone=kind == "timestamptz", precision=t.precision)
+    if kind == "fixed":
+        assert t.length is not None
+        return FIXED(t.length)
+    if kind == "binary":
+        return sqltypes.VARBINARY(t.length)
+    if kind == "list":
+        assert t.element is not None
+        return sqltypes.ARRAY(to_sqlalchemy(t.element.type))
+    if kind == "map":
+        assert t.key is not None and t.value is not None
+        return MAP(to_sqlalchemy(t.key.type), to_sqlalchemy(t.value.type),
+                   value_nullable=t.value.nullable)
+    if kind == "struct":
+        return STRUCT(*(StructField(f.name, to_sqlalchemy(f.type), f.nullable, f.comment)
+                        for f in t.fields))
+    raise AssertionError(f"unhandled kind {kind!r}")  # parse_type only returns SPEC 5 kinds
+
+
+def from_type_text(text: str, *, column: str) -> sqltypes.TypeEngine:
+    """The SQLAlchemy type of a type as the catalog writes it (e.g. ``decimal(10,2)``)."""
+    return to_sqlalchemy(parse_type(text, column=column))
