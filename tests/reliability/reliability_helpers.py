@@ -1,0 +1,86 @@
+"""Builders shared by the reliability tests (importable by spawned worker processes)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from trinitylake_dbapi.catalog import LakehouseCatalog
+from trinitylake_dbapi.format.types import ColumnSpec, type_from_sql
+from trinitylake_dbapi.storage import Storage
+
+#: Small nodes, so that a few hundred keys make a tree of three levels whose commits
+#: flush, split, borrow and merge.
+SMALL_TREE = {
+    "order": 4,
+    "node_file_max_size_bytes": 3000,
+    "namespace_name_max_size_bytes": 20,
+    "table_name_max_size_bytes": 20,
+    "file_name_max_size_bytes": 202,
+}
+
+
+def columns(*names: str) -> list[ColumnSpec]:
+    """bigint columns with the given names."""
+    return [ColumnSpec(name, type_from_sql("bigint", column=name)) for name in names]
+
+
+def state(txn: Any) -> dict[str, dict[str, list[str]]]:
+    """Everything a catalog transaction sees: namespaces -> tables -> column names."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for namespace in txn.list_namespaces():
+        out[namespace] = {
+            table: [c.name for c in txn.describe_table(ns, table).columns]
+            for ns, table in txn.list_tables(namespace)
+        }
+    return out
+
+
+def build_lake(location: str, storage_options: dict | None = None, *, tables: int = 120,
+               options: dict | None = None) -> LakehouseCatalog:
+    """A lakehouse with history: namespaces, tables added in batches, alters, drops, a
+    namespace dropped with CASCADE, a rollback and an exported snapshot."""
+    catalog = LakehouseCatalog(location, create=True, storage_options=storage_options,
+                               lakehouse_options=dict(SMALL_TREE, **(options or {})))
+    txn = catalog.begin()
+    for ns in ("ns", "other", "gone"):
+        txn.create_namespace(ns, comment=f"namespace {ns}")
+    txn.commit()
+    txn = catalog.begin()
+    txn.create_table("gone", "g", columns("id"))
+    txn.commit()
+    for start in range(0, tables, 10):
+        txn = catalog.begin()
+        for i in range(start, min(tables, start + 10)):
+            txn.create_table("ns", f"t{i:03d}", columns("id", "v"))
+        if start >= 20:
+            txn.drop_table("ns", f"t{start - 15:03d}")
+            txn.add_columns("ns", f"t{start - 20:03d}", columns(f"c{start}"))
+        txn.commit()
+    mark = catalog.latest_version()
+    txn = catalog.begin()
+    txn.drop_namespace("gone", cascade=True)
+    txn.create_table("other", "o", columns("id"))
+    txn.commit()
+    txn = catalog.begin()
+    txn.create_table("other", "doomed", columns("id"))
+    txn.commit()
+    catalog.rollback_to(mark + 1)
+    catalog.export_snapshot("first", 1)
+    txn = catalog.begin()
+    txn.create_table("other", "after", columns("id"))
+    txn.commit()
+    return catalog
+
+
+def local_files(root: str) -> set[str]:
+    """Every file under a local directory, relative, including reserved temp files."""
+    out = set()
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            out.add(os.path.relpath(os.path.join(dirpath, name), root))
+    return out
+
+
+def files(location: str, storage_options: dict | None = None) -> set[str]:
+    return set(Storage(location, storage_options).list())
