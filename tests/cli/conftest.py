@@ -1,0 +1,1 @@
+from lakes import conn, cur, lake, memory_lake  # noqa: F401 - fixtures

@@ -1,0 +1,184 @@
+"""The ``trinitylake`` shell: -c, -f, scripts on stdin, and interactive use (pexpect)."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from typing import Any
+
+import pexpect
+import pytest
+
+from trinitylake_dbapi.cli import SUBCOMMANDS, format_table, main
+
+
+def run(capsys: Any, *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_command_runs_statements_and_prints_tables(tmp_path: Any, capsys: Any) -> None:
+    lake = str(tmp_path / "lake")
+    status, out, err = run(
+        capsys, lake, "--create", "-c",
+        "CREATE NAMESPACE sales; CREATE TABLE sales.orders (id BIGINT NOT NULL, total "
+        "DECIMAL(10,2) COMMENT 'with; semicolon', PRIMARY KEY (id)); SHOW TABLES; DESCRIBE sales.orders",
+    )  # fmt: skip
+    assert (status, err) == (0, "")
+    assert out == (
+        "OK\nOK\n"
+        " namespace | table_name\n"
+        "-----------+------------\n"
+        " sales     | orders\n"
+        "(1 row)\n"
+        " col_name | data_type     | nullable | comment\n"
+        "----------+---------------+----------+-----------------\n"
+        " id       | int8          | false    | NULL\n"
+        " total    | decimal(10,2) | true     | with; semicolon\n"
+        "(2 rows)\n"
+    )
+    # Committed: a new process sees it.
+    status, out, _ = run(capsys, lake, "-c", "SELECT count(*) AS n FROM information_schema.tables")
+    assert status == 0 and " 1\n(1 row)" in out
+
+
+def test_errors_are_one_line_and_stop_with_status_1(tmp_path: Any, capsys: Any) -> None:
+    lake = str(tmp_path / "lake")
+    status, out, err = run(capsys, lake, "--create", "-c",
+                           "CREATE NAMESPACE a; CREATE TABLE a.t (x INT) garbage; CREATE NAMESPACE b")  # fmt: skip
+    assert status == 1
+    assert out == "OK\n"
+    assert err.count("\n") == 1 and err.startswith("ERROR: syntax error at line 1, column 26")
+    assert "Traceback" not in err
+    status, out, _ = run(capsys, lake, "-c", "SHOW NAMESPACES")
+    assert out.splitlines()[2:] == [" a", "(1 row)"]  # b never ran
+    status, out, err = run(capsys, lake, "-c", "INSERT INTO a.t VALUES (1)")
+    assert status == 1 and err.startswith("ERROR: INSERT INTO is not supported")
+
+
+def test_missing_lakehouse_and_bad_arguments(tmp_path: Any, capsys: Any) -> None:
+    status, out, err = run(capsys, str(tmp_path / "none"), "-c", "SHOW TABLES")
+    assert status == 1 and "no lakehouse at" in err and "--create" in err
+    assert not (tmp_path / "none").exists()
+    with pytest.raises(SystemExit) as info:
+        main(["lake", "-c", "x", "-f", "y"])
+    assert info.value.code == 2
+    assert "usage: trinitylake" in capsys.readouterr().err
+    status, out, err = run(capsys, str(tmp_path / "l"), "--create", "-f", str(tmp_path / "missing.sql"))
+    assert status == 1 and err.startswith("ERROR: cannot read")
+
+
+def test_file_and_stdin_scripts(tmp_path: Any, capsys: Any, monkeypatch: Any) -> None:
+    lake = str(tmp_path / "lake")
+    script = tmp_path / "setup.sql"
+    script.write_text(
+        "-- a comment; with a semicolon\n"
+        "CREATE NAMESPACE hr\n  COMMENT 'people';\n"
+        "CREATE TABLE hr.people (\n  name STRING NOT NULL\n);\n"
+        "SHOW TABLES IN hr  -- no final semicolon\n"
+    )
+    status, out, err = run(capsys, lake, "--create", "-f", str(script))
+    assert (status, err) == (0, "")
+    assert out.startswith("OK\nOK\n namespace | table_name")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("DESCRIBE NAMESPACE hr;\n"))
+    status, out, err = run(capsys, lake, "-f", "-")
+    assert status == 0 and " comment   | people" in out
+    monkeypatch.setattr(sys, "stdin", io.StringIO("SHOW VERSIONS; DROP TABLE hr.nope;"))
+    status, out, err = run(capsys, lake)  # stdin that is not a terminal is a script
+    assert status == 1 and "(3 rows)" in out and "ERROR: table 'hr'.'nope' does not exist" in err
+
+
+def test_no_autocommit_and_read_only_versions(tmp_path: Any, capsys: Any) -> None:
+    lake = str(tmp_path / "lake")
+    status, _, err = run(capsys, lake, "--create", "--no-autocommit", "-c", "CREATE NAMESPACE gone")
+    assert status == 0 and "rolled back" in err
+    run(capsys, lake, "--no-autocommit", "-c", "CREATE NAMESPACE kept; COMMIT")
+    status, out, err = run(capsys, lake, "--at", "0", "-c", "SHOW NAMESPACES; CREATE NAMESPACE x")
+    assert status == 1 and "(0 rows)" in out and "read-only" in err
+    status, out, _ = run(capsys, lake, "-c", "SHOW NAMESPACES")
+    assert " kept" in out and "gone" not in out
+
+
+def test_storage_options_and_subcommand_room(capsys: Any) -> None:
+    status, out, err = run(capsys, "memory://cli-opts/lake", "--create",
+                           "--storage-option", "skip_instance_cache=true", "-c", "SELECT 1 AS one")  # fmt: skip
+    assert status == 0 and " one\n-----\n   1\n(1 row)\n" == out
+    SUBCOMMANDS["echo-test"] = lambda argv: len(argv)
+    try:
+        assert main(["echo-test", "a", "b"]) == 2
+    finally:
+        del SUBCOMMANDS["echo-test"]
+
+
+def test_format_table() -> None:
+    assert format_table(["a", "bb"], [(1, None), (22, "x\ny")]) == (
+        " a  | bb\n"
+        "----+------\n"
+        "  1 | NULL\n"
+        " 22 | x\n"
+        "    | y\n"
+        "(2 rows)"
+    )
+    assert format_table(["empty"], []) == " empty\n-------\n(0 rows)"
+
+
+def test_interactive_shell(tmp_path: Any) -> None:
+    env = dict(os.environ, TRINITYLAKE_HISTORY=str(tmp_path / "history"), TERM="dumb",
+               PYTHONUNBUFFERED="1")  # fmt: skip
+    lake = str(tmp_path / "lake")
+    child = pexpect.spawn(sys.executable, ["-m", "trinitylake_dbapi.cli", lake, "--create"],
+                          env=env, encoding="utf-8", timeout=30)  # fmt: skip
+    try:
+        child.expect_exact("\\q to quit.")
+        child.expect_exact("trinitylake> ")
+        child.sendline("CREATE NAMESPACE")  # a statement over several lines
+        child.expect_exact("...> ")
+        child.sendline("  sales COMMENT 'multi")
+        child.expect_exact("...> ")
+        child.sendline("line';")
+        child.expect_exact("OK")
+        child.expect_exact("trinitylake> ")
+        child.sendline("SHOW NAMESPACES; SELECT 'two' AS n;")
+        child.expect(r" sales\r\n\(1 row\)")
+        child.expect(r" two\s*\r\n\(1 row\)")
+        child.expect_exact("trinitylake> ")
+        child.sendline("SHOW TABLES IN nope;")
+        child.expect_exact("ERROR: namespace 'nope' does not exist")
+        child.expect_exact("trinitylake> ")
+        child.sendline("SELEC 1;")
+        child.expect_exact("ERROR: ")
+        child.expect_exact("trinitylake> ")
+        assert "Traceback" not in child.before
+        child.sendline("\\?")
+        child.expect_exact("Shell commands")
+        child.expect_exact("trinitylake> ")
+        child.sendline("SHOW TABLES IN sales")
+        child.expect_exact("...> ")
+        child.sendintr()  # Ctrl-C drops the unfinished statement
+        child.expect_exact("trinitylake> ")
+        child.sendline("DESCRIBE NAMESPACE sales;")
+        child.expect(r"comment\s+\| multi")
+        child.expect_exact("trinitylake> ")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    history = (tmp_path / "history").read_text()
+    assert "DESCRIBE NAMESPACE sales;" in history
+    # History comes back in a new session: arrow up recalls the last statement.
+    child = pexpect.spawn(sys.executable, ["-m", "trinitylake_dbapi.cli", lake],
+                          env=env, encoding="utf-8", timeout=30)  # fmt: skip
+    try:
+        child.expect_exact("trinitylake> ")
+        child.send("\x1b[A")
+        child.send("\r")
+        child.expect(r"comment\s+\| multi")
+        child.expect_exact("trinitylake> ")
+        child.sendline("\\q")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
