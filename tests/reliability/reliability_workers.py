@@ -1,0 +1,215 @@
+"""Writer processes for the race, crash and soak tests, and the model that replays
+their acknowledged history (importable after spawn: no test fixtures here).
+
+An operation is a plain tuple, so it can cross process boundaries and be replayed:
+
+  ("create_namespace", ns)               ("drop_namespace", ns)   (CASCADE)
+  ("create_table", ns, t, (col, ...))    ("drop_table", ns, t)
+  ("add_column", ns, t, col)             ("rename_table", ns, t, ns2, t2)
+  ("set_property", ns, t, key, value)    ("count_tables", ns)  (SERIALIZABLE: sets the
+                                          namespace property "tables" to the count)
+  ("create_tables", ns, (t, ...))        (several tables in one transaction)
+
+``apply`` is the model: it applies an operation to a dict ``{ns: {"props": {...},
+"tables": {t: {"columns": [...], "props": {...}}}}}`` and raises ``Invalid`` when the
+operation could not have committed on that state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from typing import Any
+
+from trinitylake_dbapi.catalog import LakehouseCatalog
+from trinitylake_dbapi.errors import Error
+from trinitylake_dbapi.format.types import ColumnSpec, type_from_sql
+
+Op = tuple
+
+
+class Invalid(Exception):
+    """An acknowledged operation that the model says could not have committed."""
+
+
+def _columns(names: tuple[str, ...]) -> list[ColumnSpec]:
+    return [ColumnSpec(n, type_from_sql("bigint", column=n)) for n in names]
+
+
+# --- the model -------------------------------------------------------------------------------
+
+
+def apply(model: dict, op: Op) -> None:
+    kind = op[0]
+    if kind == "create_namespace":
+        _, ns = op
+        if ns in model:
+            raise Invalid(f"{op}: namespace exists")
+        model[ns] = {"props": {}, "tables": {}}
+    elif kind == "drop_namespace":
+        _, ns = op
+        if ns not in model:
+            raise Invalid(f"{op}: no namespace")
+        del model[ns]
+    elif kind in ("create_table", "create_tables"):
+        ns = op[1]
+        items = [(op[2], op[3])] if kind == "create_table" else [(t, ("id",)) for t in op[2]]
+        if ns not in model:
+            raise Invalid(f"{op}: no namespace")
+        for t, cols in items:
+            if t in model[ns]["tables"]:
+                raise Invalid(f"{op}: table exists")
+            model[ns]["tables"][t] = {"columns": list(cols), "props": {}}
+    elif kind == "drop_table":
+        _, ns, t = op
+        if t not in model.get(ns, {}).get("tables", {}):
+            raise Invalid(f"{op}: no table")
+        del model[ns]["tables"][t]
+    elif kind == "add_column":
+        _, ns, t, col = op
+        table = model.get(ns, {}).get("tables", {}).get(t)
+        if table is None or col in table["columns"]:
+            raise Invalid(f"{op}: no table or column exists")
+        table["columns"].append(col)
+    elif kind == "rename_table":
+        _, ns, t, ns2, t2 = op
+        table = model.get(ns, {}).get("tables", {}).get(t)
+        if table is None or ns2 not in model or t2 in model[ns2]["tables"]:
+            raise Invalid(f"{op}: source missing or target exists")
+        del model[ns]["tables"][t]
+        model[ns2]["tables"][t2] = table
+    elif kind == "set_property":
+        _, ns, t, key, value = op
+        table = model.get(ns, {}).get("tables", {}).get(t)
+        if table is None:
+            raise Invalid(f"{op}: no table")
+        table["props"][key] = value
+    elif kind == "count_tables":
+        _, ns, count = op
+        if ns not in model:
+            raise Invalid(f"{op}: no namespace")
+        if len(model[ns]["tables"]) != count:
+            raise Invalid(f"{op}: SERIALIZABLE count {count} but the namespace holds "
+                          f"{len(model[ns]['tables'])} tables at its version")
+        model[ns]["props"]["tables"] = str(count)
+    else:  # pragma: no cover
+        raise ValueError(op)
+
+
+def observed(txn: Any) -> dict:
+    """The catalog state in the model's shape."""
+    out: dict = {}
+    for ns in txn.list_namespaces():
+        out[ns] = {"props": dict(txn.describe_namespace(ns).properties), "tables": {}}
+        for _, t in txn.list_tables(ns):
+            info = txn.describe_table(ns, t)
+            out[ns]["tables"][t] = {"columns": [c.name for c in info.columns],
+                                    "props": dict(info.properties)}
+    return out
+
+
+# --- one random operation ------------------------------------------------------------------
+
+
+def random_op(txn: Any, rng: random.Random, worker: int, seq: int, namespaces: int,
+              tables: int) -> Op:
+    """An operation that is valid on ``txn``'s view (it may still lose a race).
+    ``count_tables`` only in a SERIALIZABLE transaction: under snapshot isolation its
+    count may be stale when it commits (write skew), which the model would reject."""
+    ns = f"n{rng.randrange(namespaces)}"
+    existing = set(txn.list_namespaces())
+    if ns not in existing:
+        return ("create_namespace", ns)
+    present = [t for _, t in txn.list_tables(ns)]
+    t = f"t{rng.randrange(tables)}"
+    roll = rng.random()
+    if roll < 0.04:
+        return ("drop_namespace", ns)
+    if roll < 0.10 and txn.isolation.value == "SERIALIZABLE":
+        return ("count_tables", ns, len(present))
+    if t not in present:
+        if roll < 0.25:
+            group = tuple(sorted({t, f"t{rng.randrange(tables)}"} - set(present)))
+            return ("create_tables", ns, group)
+        return ("create_table", ns, t, ("id", f"c{worker}_{seq}"))
+    if roll < 0.35:
+        return ("drop_table", ns, t)
+    if roll < 0.45:
+        target_ns = f"n{rng.randrange(namespaces)}"
+        target = f"t{rng.randrange(tables)}"
+        if target_ns in existing and target not in {x for _, x in txn.list_tables(target_ns)}:
+            return ("rename_table", ns, t, target_ns, target)
+    if roll < 0.75:
+        return ("add_column", ns, t, f"a{worker}_{seq}")
+    return ("set_property", ns, t, f"p{rng.randrange(3)}", f"{worker}.{seq}")
+
+
+def run_op(catalog: LakehouseCatalog, txn: Any, op: Op) -> None:
+    """Apply ``op`` through the catalog API in ``txn`` (not committed)."""
+    kind = op[0]
+    if kind == "create_namespace":
+        txn.create_namespace(op[1])
+    elif kind == "drop_namespace":
+        txn.drop_namespace(op[1], cascade=True)
+    elif kind == "create_table":
+        txn.create_table(op[1], op[2], _columns(op[3]))
+    elif kind == "create_tables":
+        for t in op[2]:
+            txn.create_table(op[1], t, _columns(("id",)))
+    elif kind == "drop_table":
+        txn.drop_table(op[1], op[2])
+    elif kind == "add_column":
+        txn.add_columns(op[1], op[2], _columns((op[3],)))
+    elif kind == "rename_table":
+        txn.rename_table(*op[1:])
+    elif kind == "set_property":
+        txn.set_table_properties(op[1], op[2], {op[3]: op[4]})
+    elif kind == "count_tables":
+        txn.alter_namespace(op[1], set_properties={"tables": str(op[2])})
+
+
+def writer(location: str, storage_options: dict | None, worker: int, ops: int, seed: int,
+           namespaces: int = 3, tables: int = 4, log_path: str | None = None,
+           deadline: float | None = None) -> dict:
+    """Commit ``ops`` random operations (or until ``deadline``); returns the log.
+
+    Every acknowledged commit is appended to ``log_path`` (one JSON line, flushed and
+    fsynced) *after* ``commit()`` returned: the crash tests kill writers at random and
+    then check that every line in the log is in the lakehouse.
+    """
+    rng = random.Random(seed)
+    catalog = LakehouseCatalog(location, storage_options=storage_options)
+    acknowledged: list[tuple[int, Op]] = []
+    failures: dict[str, int] = {}
+    log = open(log_path, "a", encoding="utf-8") if log_path else None
+    seq = 0
+    try:
+        while (deadline is None and seq < ops) or (deadline is not None and time.time() < deadline):
+            seq += 1
+            isolation = "SERIALIZABLE" if rng.random() < 0.25 else "SNAPSHOT"
+            try:
+                txn = catalog.begin(isolation)
+                op = random_op(txn, rng, worker, seq, namespaces, tables)
+                run_op(catalog, txn, op)
+                before = txn.version
+                version = txn.commit()
+            except Error as e:
+                failures[type(e).__name__] = failures.get(type(e).__name__, 0) + 1
+                continue
+            assert version > before, (op, version, before)
+            acknowledged.append((version, op))
+            if log is not None:
+                log.write(json.dumps([version, op]) + "\n")
+                log.flush()
+                os.fsync(log.fileno())
+    finally:
+        if log is not None:
+            log.close()
+    return {"worker": worker, "acknowledged": acknowledged, "failures": failures}
+
+
+def to_op(item: Any) -> Op:
+    """A JSON-decoded operation back to a tuple (lists inside become tuples)."""
+    return tuple(tuple(x) if isinstance(x, list) else x for x in item)
