@@ -25,7 +25,7 @@ import os
 from typing import Any
 
 from sqlalchemy import exc
-from sqlalchemy.engine import default, reflection
+from sqlalchemy.engine import cursor as _cursor, default, reflection
 from sqlalchemy.engine.url import URL
 
 from . import compiler
@@ -49,7 +49,14 @@ def _bool_parameter(name: str, value: str) -> bool:
 
 
 class TrinityLakeExecutionContext(default.DefaultExecutionContext):
-    pass
+    def post_exec(self) -> None:
+        # Alembic's heads are read as one comment (see alembic_impl.py): one row per head.
+        if self.compiled is not None and getattr(self.compiled, "split_heads", False):
+            comments = [row[0] for row in self.cursor.fetchall()]
+            heads = [(head,) for text in comments if text for head in text.split()]
+            self.cursor_fetch_strategy = _cursor.FullyBufferedCursorFetchStrategy(
+                self.cursor, self.cursor.description, heads
+            )
 
 
 class TrinityLakeDialect(default.DefaultDialect):
@@ -337,3 +344,10 @@ class TrinityLakeDialect(default.DefaultDialect):
 
 
 dialect = TrinityLakeDialect
+
+try:  # Alembic support, when Alembic is installed
+    import alembic  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+else:
+    from . import alembic_impl  # noqa: F401,E402

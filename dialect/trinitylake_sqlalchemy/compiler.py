@@ -188,8 +188,48 @@ def _string_literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+#: ``Table.info`` key marking Alembic's version table, whose "rows" (the heads) are kept
+#: in its comment, separated by spaces (see alembic_impl.py).
+HEADS_KEY = "trinitylake_alembic_heads"
+
+
+def _heads_table(statement: Any) -> Any:
+    froms = statement.get_final_froms()
+    if len(froms) == 1 and getattr(froms[0], "info", {}).get(HEADS_KEY):
+        return froms[0]
+    return None
+
+
 class TrinityLakeCompiler(compiler.SQLCompiler):
-    """Queries: SQLAlchemy's generic SELECT over information_schema and system tables."""
+    """Queries: SQLAlchemy's generic SELECT over information_schema and system tables.
+
+    The one special case: a SELECT or DELETE of Alembic's version table (HEADS_KEY)
+    reads or clears that table's comment.
+    """
+
+    #: Set when the statement reads Alembic's heads; the execution context splits the
+    #: comment into one row per head.
+    split_heads = False
+
+    def visit_select(self, select_stmt: Any, **kw: Any) -> str:
+        table = _heads_table(select_stmt) if not self.stack else None
+        if table is None:
+            return super().visit_select(select_stmt, **kw)
+        self.split_heads = True
+        schema = table.schema if table.schema is not None else self.dialect.default_schema_name
+        return (
+            "SELECT comment AS version_num FROM information_schema.tables "
+            f"WHERE table_schema = {_string_literal(schema)} "
+            f"AND table_name = {_string_literal(table.name)}"
+        )
+
+    def visit_delete(self, delete_stmt: Any, **kw: Any) -> str:
+        table = delete_stmt.table
+        if not getattr(table, "info", {}).get(HEADS_KEY):
+            return super().visit_delete(delete_stmt, **kw)
+        if delete_stmt.whereclause is not None:
+            raise exc.CompileError("Alembic's heads are changed through its TrinityLake impl")
+        return "COMMENT ON TABLE %s IS NULL" % self.preparer.format_table(table)
 
     def render_literal_value(self, value: Any, type_: Any) -> str:
         if isinstance(value, str):

@@ -22,7 +22,7 @@ timestamp      TIMESTAMP(precision=p)       (this module)
 timestamptz    TIMESTAMP(timezone=True, precision=p)
 fixed(n)       FIXED(n)  (a sqlalchemy BINARY: fixed length)
 binary[(n)]    VARBINARY(n)
-list<T>        sqlalchemy ARRAY(T)
+list<T>        sqlalchemy ARRAY(T); list<list<T>> is ARRAY(T, dimensions=2)
 map<K, V>      MAP(K, V)                    (this module)
 struct<a: T>   STRUCT(("a", T), ...)        (this module)
 =============  ==========================================
@@ -156,8 +156,12 @@ def to_sqlalchemy(t: TypeSpec) -> sqltypes.TypeEngine:
     if kind == "binary":
         return sqltypes.VARBINARY(t.length)
     if kind == "list":
-        assert t.element is not None
-        return sqltypes.ARRAY(to_sqlalchemy(t.element.type))
+        # SQLAlchemy writes list<list<T>> as ARRAY(T, dimensions=2), never ARRAY(ARRAY(T)).
+        dimensions, inner = 0, t
+        while inner.kind == "list":
+            assert inner.element is not None
+            dimensions, inner = dimensions + 1, inner.element.type
+        return sqltypes.ARRAY(to_sqlalchemy(inner), dimensions=dimensions if dimensions > 1 else None)
     if kind == "map":
         assert t.key is not None and t.value is not None
         return MAP(to_sqlalchemy(t.key.type), to_sqlalchemy(t.value.type),
