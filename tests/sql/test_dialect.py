@@ -323,3 +323,12 @@ def test_column_constraints_and_primary_key() -> None:
 def test_quote_name_reads_back(name: str, quoted: str) -> None:
     assert quote_name(name) == quoted
     assert one(f"CREATE TABLE {quoted}.{quoted} ({quoted} INT)").this.name == name
+
+
+def test_messages_are_clean() -> None:
+    with pytest.raises(SQLSyntaxError) as info:
+        one("SELECT * FROM information_schema.tables WHERE")
+    assert "incomplete WHERE: an expression is missing" in str(info.value)
+    assert "<class" not in str(info.value) and "<Token" not in str(info.value)
+    with pytest.raises(InvalidDefinitionError, match="column 'amount': unknown type 'MONEY'"):
+        one("CREATE TABLE t (id INT, amount MONEY)")

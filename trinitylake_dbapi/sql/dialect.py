@@ -36,6 +36,7 @@ from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import Token, TokenType
 
 from trinitylake_dbapi.errors import NotSupportedError, SQLSyntaxError
+from trinitylake_dbapi.format.types import canonical_kind
 
 __all__ = [
     "TrinityLake",
@@ -347,6 +348,10 @@ class TrinityLake(Spark):
         def raise_error(self, message: str, token: Token | None = None) -> None:
             """Raise at once (never collect), with the token's *start* position."""
             message = _SQLGLOT_TOKEN_REPR.sub("", message)
+            missing = _SQLGLOT_MISSING.fullmatch(message)
+            if missing:
+                what = "an expression" if missing.group(1) == "this" else missing.group(1)
+                message = f"incomplete {missing.group(2).upper()}: {what} is missing"
             if token:
                 raise _syntax_error(self.sql, message, token.start, token.end)
             if self._curr:
@@ -524,6 +529,9 @@ class TrinityLake(Spark):
             name = self._tl_name("column")
             column = self._parse_column_def(name)
             if not isinstance(column, exp.ColumnDef) or column.args.get("kind") is None:
+                tok = self._curr
+                if tok and tok.token_type == TokenType.VAR:  # a word, but not a type
+                    canonical_kind(tok.text, column=name.this)  # raises "unknown type ..."
                 self.raise_error("Expected a column type", self._curr or start)
             for constraint in column.args.get("constraints") or []:
                 kind = constraint.args.get("kind") if isinstance(constraint, exp.ColumnConstraint) else constraint
@@ -886,6 +894,7 @@ def _shorten(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+_SQLGLOT_MISSING = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
 _SQLGLOT_TOKEN_REPR = re.compile(r"\s*(but got|, got)?\s*<Token [^>]*>")
 
 
@@ -899,7 +908,11 @@ def _syntax_error(
     else:
         text = sql[start : end + 1]
         near = repr(_shorten(text))
-    context = _shorten(sql[max(0, start - 30) : start] + sql[start : end + 31], 80)
+    begin = max(0, start - 30)
+    if begin > 0:  # start the excerpt at a word boundary
+        space = sql.find(" ", begin, start)
+        begin = space + 1 if space >= 0 else begin
+    context = ("..." if begin > 0 else "") + _shorten(sql[begin : end + 31], 80)
     return SQLSyntaxError(
         f"syntax error at line {line}, column {col} near {near}: {message} (in: {context})",
         line=line,
