@@ -185,6 +185,7 @@ def test_syntax_error_positions(sql: str, line: int, column: int, text: str) -> 
         ("CREATE TABLE t (a INT, UNIQUE (a))", "UNIQUE"),
         ("ALTER TABLE t ALTER COLUMN a TYPE BIGINT", "TYPE"),
         ("ALTER TABLE t ADD CONSTRAINT c PRIMARY KEY (a)", "ADD CONSTRAINT"),
+        ("ALTER TABLE t ADD PRIMARY KEY (a)", "ADD PRIMARY KEY"),
         ("CREATE NAMESPACE n LOCATION 's3://x'", "LOCATION"),
         ("ROLLBACK TO SAVEPOINT s", "SAVEPOINT"),
         ("EXPLAIN SELECT 1", "EXPLAIN"),

@@ -28,7 +28,6 @@ from __future__ import annotations
 import re
 import typing as t
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError, TokenError
@@ -254,6 +253,8 @@ _UNSUPPORTED_TABLE_CLAUSES = {
     "SORTED": "SORTED BY",
     "LIKE": "CREATE TABLE LIKE",
 }
+# ALTER TABLE ADD <word> that is not a column.
+_UNSUPPORTED_ADD = ("CONSTRAINT", "PRIMARY", "PARTITION", "FOREIGN", "UNIQUE", "CHECK", "INDEX")
 # Column constraints that exist in other engines but not in the format.
 _ALLOWED_CONSTRAINTS = (
     exp.NotNullColumnConstraint,
@@ -370,10 +371,11 @@ class TrinityLake(Spark):
             if what is None:
                 taken = []
                 for i in range(words):
-                    tok = self._tokens[self._index + i] if self._index + i < len(self._tokens) else None
-                    if tok is None or tok.token_type in self.TEXT_MATCH_EXCLUDED_TOKENS or not _WORD.fullmatch(tok.text):
+                    index = self._index + i
+                    word = self._tl_word(self._tokens[index]) if index < len(self._tokens) else None
+                    if word is None:
                         break
-                    taken.append(tok.text.upper())
+                    taken.append(word)
                 what = " ".join(taken) or start.text
             line, col = _line_col(self.sql, start.start)
             raise NotSupportedError(
@@ -382,6 +384,18 @@ class TrinityLake(Spark):
             )
 
         # -- small pieces ---------------------------------------------------------
+
+        def _tl_word(self, tok: Token | None = None) -> str | None:
+            """The upper-case text of a token that is a plain word (a keyword or an
+            unquoted name), else None."""
+            tok = self._curr if tok is None else tok
+            if not tok or tok.token_type in self.TEXT_MATCH_EXCLUDED_TOKENS:
+                return None
+            return tok.text.upper() if _PHRASE.fullmatch(tok.text) else None
+
+        def _tl_first_word(self) -> str:
+            """The first word of the current token ("" if it is not a word)."""
+            return (self._tl_word() or "").split(" ")[0]
 
         def _tl_expect(self, *words: str) -> None:
             if not self._match_text_seq(*words):
@@ -393,8 +407,8 @@ class TrinityLake(Spark):
             tok = self._curr
             if tok and (
                 tok.token_type == TokenType.IDENTIFIER
-                or (tok.token_type in self.ID_VAR_TOKENS and tok.token_type not in (TokenType.STRING,))
                 or tok.token_type == TokenType.VAR
+                or (tok.token_type in self.ID_VAR_TOKENS and tok.token_type != TokenType.STRING)
             ):
                 self._advance()
                 ident = exp.Identifier(this=tok.text, quoted=tok.token_type == TokenType.IDENTIFIER)
@@ -446,7 +460,7 @@ class TrinityLake(Spark):
             elif tok and tok.token_type == TokenType.NUMBER:
                 self._advance()
                 value = exp.Literal.number(tok.text)
-            elif tok and tok.token_type == TokenType.DASH and self._next and self._next.token_type == TokenType.NUMBER:
+            elif self._match_pair(TokenType.DASH, TokenType.NUMBER, advance=False):
                 self._advance(2)
                 value = exp.Neg(this=exp.Literal.number(self._prev.text))
             elif self._match(TokenType.TRUE):
@@ -534,14 +548,14 @@ class TrinityLake(Spark):
                     canonical_kind(tok.text, column=name.this)  # raises "unknown type ..."
                 self.raise_error("Expected a column type", self._curr or start)
             for constraint in column.args.get("constraints") or []:
-                kind = constraint.args.get("kind") if isinstance(constraint, exp.ColumnConstraint) else constraint
+                kind = constraint
+                if isinstance(constraint, exp.ColumnConstraint):
+                    kind = constraint.args.get("kind")
                 if not isinstance(kind, _ALLOWED_CONSTRAINTS):
                     raise NotSupportedError(
                         f"column {name.this!r}: constraint {constraint.sql(dialect=TrinityLake)!r} "
                         "is not supported; a column takes NOT NULL, COMMENT and PRIMARY KEY"
                     )
-                if isinstance(kind, exp.NotNullColumnConstraint) and kind.args.get("allow_null"):
-                    continue
             return t.cast(exp.ColumnDef, column)
 
         # -- statements -----------------------------------------------------------
@@ -631,8 +645,8 @@ class TrinityLake(Spark):
                     properties = self._tl_properties()
                 elif self._match_text_seq("LOCATION"):
                     location = self._tl_string("a location")
-                elif word in _UNSUPPORTED_TABLE_CLAUSES and self._curr.token_type not in self.TEXT_MATCH_EXCLUDED_TOKENS:
-                    self._tl_unsupported(0, _UNSUPPORTED_TABLE_CLAUSES[word])
+                elif self._tl_first_word() in _UNSUPPORTED_TABLE_CLAUSES:
+                    self._tl_unsupported(0, _UNSUPPORTED_TABLE_CLAUSES[self._tl_first_word()])
                 else:
                     self.raise_error("Expected USING, COMMENT, TBLPROPERTIES or LOCATION")
             if external and location is None:
@@ -677,8 +691,8 @@ class TrinityLake(Spark):
                         columns.append(self._tl_column_def())
                     self._tl_expect(")")
                 else:
-                    if self._curr and self._curr.text.upper() in ("CONSTRAINT", "PRIMARY", "PARTITION", "FOREIGN", "UNIQUE", "CHECK", "INDEX"):
-                        self._tl_unsupported(0, f"ALTER TABLE ADD {self._curr.text.upper()}")
+                    if self._tl_first_word() in _UNSUPPORTED_ADD:
+                        self._tl_unsupported(0, f"ALTER TABLE ADD {self._tl_word()}")
                     columns = [self._tl_column_def()]
                     while self._match(TokenType.COMMA):
                         columns.append(self._tl_column_def())
@@ -710,10 +724,10 @@ class TrinityLake(Spark):
                 if self._match(TokenType.COMMENT):
                     comment = self._tl_string_or_null("a comment")
                     return AlterColumn(this=table, column=column, comment=comment)
-                if self._curr and self._curr.text.upper() in ("TYPE", "SET", "DROP", "FIRST", "AFTER", "POSITION"):
+                if self._tl_word() in ("TYPE", "SET", "DROP", "FIRST", "AFTER", "POSITION"):
                     self._tl_unsupported(0, f"ALTER COLUMN ... {self._curr.text.upper()}")
                 self.raise_error("Expected SET NOT NULL, DROP NOT NULL or COMMENT")
-            if self._curr and self._curr.token_type not in self.TEXT_MATCH_EXCLUDED_TOKENS and _WORD.fullmatch(self._curr.text):
+            if self._tl_word() is not None:
                 self._tl_unsupported(0, f"ALTER TABLE ... {self._curr.text.upper()}")
             self.raise_error(
                 "Expected ADD, DROP, RENAME, SET TBLPROPERTIES, UNSET TBLPROPERTIES or ALTER COLUMN"
@@ -781,8 +795,8 @@ class TrinityLake(Spark):
                 return Begin()
             start = self._curr
             words = []
-            while self._curr and self._curr.token_type not in self.TEXT_MATCH_EXCLUDED_TOKENS and _WORD.fullmatch(self._curr.text):
-                words.append(self._curr.text.upper())
+            while self._tl_word() is not None:
+                words.append(self._tl_word())
                 self._advance()
             level = " ".join(words)
             if not level:
@@ -850,7 +864,7 @@ class TrinityLake(Spark):
                 kind, column = "COLUMN", parts[-1]
                 this = exp.Table(this=parts[-2], db=parts[0] if len(parts) == 3 else None)
             else:
-                self._tl_unsupported(0, f"COMMENT ON {self._curr.text.upper()}" if self._curr else "COMMENT ON")
+                self._tl_unsupported(0, f"COMMENT ON {self._tl_word() or ''}".strip())
             self._tl_expect("IS")
             comment = self._tl_string_or_null("a comment")
             return CommentOn(kind=kind, this=this, column=column, comment=comment)
@@ -874,6 +888,7 @@ class TrinityLake(Spark):
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PHRASE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?: [A-Za-z_][A-Za-z0-9_]*)*")
 
 
 # ---------------------------------------------------------------------------
@@ -926,7 +941,7 @@ def _token_error(sql: str, error: TokenError) -> SQLSyntaxError:
     m = re.search(r"Missing (.) from \d+:(\d+)", cause)
     if m:
         offset = int(m.group(2))
-        what = {"'": "string", "`": "quoted identifier", '"': "quoted identifier"}.get(m.group(1), "text")
+        what = "string" if m.group(1) == "'" else "quoted identifier"
         return _syntax_error(sql, f"unterminated {what}", offset, len(sql) - 1)
     opened = sql.rfind("/*")
     if opened >= 0 and sql.find("*/", opened) < 0:
@@ -956,7 +971,9 @@ def parse(sql: str) -> list[exp.Expr]:
     NotSupportedError naming a statement outside TrinityLake SQL.
     """
     if not isinstance(sql, str):
-        raise SQLSyntaxError(f"SQL must be a str, not {type(sql).__name__}", line=0, column=0, text="")
+        raise SQLSyntaxError(
+            f"SQL must be a str, not {type(sql).__name__}", line=0, column=0, text=""
+        )
     tokens = tokenize(sql)
     parser = _DIALECT.parser()
     try:
