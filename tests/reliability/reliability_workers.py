@@ -213,3 +213,80 @@ def writer(location: str, storage_options: dict | None, worker: int, ops: int, s
 def to_op(item: Any) -> Op:
     """A JSON-decoded operation back to a tuple (lists inside become tuples)."""
     return tuple(tuple(x) if isinstance(x, list) else x for x in item)
+
+
+# --- crashes ---------------------------------------------------------------------------------
+
+#: The os calls through which local Storage changes the disk.
+MUTATING_OS_CALLS = ("open", "write", "fsync", "link", "replace", "unlink", "makedirs")
+
+
+def crashing_writer(location: str, kill_at_call: int, ops: int, seed: int, log_path: str) -> None:
+    """``writer``, SIGKILLed by itself just before its ``kill_at_call``-th mutating os
+    call (counted from opening the lakehouse): no finally block, no flush, nothing."""
+    import signal
+
+    calls = 0
+
+    def wrap(name: str) -> None:
+        original = getattr(os, name)
+
+        def crashing(*args: Any, **kwargs: Any) -> Any:
+            nonlocal calls
+            calls += 1
+            if calls == kill_at_call:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return original(*args, **kwargs)
+
+        setattr(os, name, crashing)
+
+    for name in MUTATING_OS_CALLS:
+        wrap(name)
+    writer(location, None, 0, ops, seed, log_path=log_path)
+
+
+def holds(txn: Any, op: Op) -> bool:
+    """Does the state seen by ``txn`` (the version an operation committed as) show the
+    operation's effect?"""
+    kind = op[0]
+
+    def table(ns: str, t: str) -> Any:
+        return txn.describe_table(ns, t) if txn.table_exists(ns, t) else None
+
+    if kind == "create_namespace":
+        return txn.namespace_exists(op[1])
+    if kind == "drop_namespace":
+        return not txn.namespace_exists(op[1])
+    if kind == "create_table":
+        info = table(op[1], op[2])
+        return info is not None and [c.name for c in info.columns] == list(op[3])
+    if kind == "create_tables":
+        return all(txn.table_exists(op[1], t) for t in op[2])
+    if kind == "drop_table":
+        return not txn.namespace_exists(op[1]) or not txn.table_exists(op[1], op[2])
+    if kind == "add_column":
+        info = table(op[1], op[2])
+        return info is not None and op[3] in [c.name for c in info.columns]
+    if kind == "rename_table":
+        return txn.table_exists(op[3], op[4]) and not txn.table_exists(op[1], op[2])
+    if kind == "set_property":
+        info = table(op[1], op[2])
+        return info is not None and info.properties.get(op[3]) == op[4]
+    if kind == "count_tables":
+        return txn.describe_namespace(op[1]).properties.get("tables") == str(op[2])
+    raise ValueError(op)  # pragma: no cover
+
+
+def read_log(path: str) -> list[tuple[int, Op]]:
+    """Acknowledged commits of a log; a torn last line (killed mid-write) is ignored."""
+    out = []
+    if not os.path.exists(path):
+        return out
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            try:
+                version, op = json.loads(line)
+            except ValueError:
+                continue
+            out.append((version, to_op(op)))
+    return out
