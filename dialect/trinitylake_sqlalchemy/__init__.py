@@ -1,1 +1,9 @@
-"""SQLAlchemy dialect ``trinitylake`` over the trinitylake_dbapi PEP 249 driver."""
+"""SQLAlchemy dialect ``trinitylake`` over the trinitylake_dbapi PEP 249 driver.
+
+``create_engine("trinitylake:////abs/path?create=true")`` (see :mod:`.base` for URLs);
+the dialect types for nested columns are exported here.
+"""
+
+from .types import FIXED, MAP, STRUCT, TIME, TIMESTAMP, StructField
+
+__all__ = ["FIXED", "MAP", "STRUCT", "TIME", "TIMESTAMP", "StructField"]

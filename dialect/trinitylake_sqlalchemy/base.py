@@ -71,7 +71,6 @@ class TrinityLakeDialect(default.DefaultDialect):
 
     supports_statement_cache = True
     default_paramstyle = "qmark"
-    positional = True
 
     # Names of namespaces and tables are limited to 100 bytes by default (SPEC 5).
     max_identifier_length = 100

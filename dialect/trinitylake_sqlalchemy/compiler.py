@@ -178,8 +178,6 @@ class TrinityLakeTypeCompiler(compiler.GenericTypeCompiler):
     def visit_STRUCT(self, type_: STRUCT, **kw: Any) -> str:
         return "STRUCT<" + ", ".join(self._field(f, **kw) for f in type_.fields) + ">"
 
-    def visit_uuid(self, type_: Any, **kw: Any) -> str:
-        return "CHAR(32)" if not type_.as_uuid or not type_.native_uuid else "CHAR(36)"
 
 
 def _string_literal(text: str) -> str:
