@@ -578,7 +578,9 @@ class Storage:
             probe = f"{RESERVED_PREFIX}probe-{uuid.uuid4().hex}"
             full = self._full(probe)
             try:
-                first = self._put_if_absent(full, b"1")
+                # _create_conditional: a first PUT that landed but whose reply was lost
+                # is retried into a 412 for our own object, which is support, not refusal.
+                first = self._create_conditional(probe, b"1")
                 second = self._put_if_absent(full, b"2") if first else True
             finally:
                 try:
