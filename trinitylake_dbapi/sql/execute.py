@@ -8,7 +8,8 @@ one or a few calls on :class:`~trinitylake_dbapi.catalog.Catalog` or
 classes naming the object) pass through unchanged.
 
 Names: an unqualified table name is in the session's current namespace (``USE``), or in
-``default`` when none was chosen. Timestamps (``FOR SYSTEM_TIME AS OF``, ``EXPIRE
+``default`` when none was chosen; ``SHOW TABLES`` without ``IN`` lists the current namespace,
+or every namespace before any ``USE``. Timestamps (``FOR SYSTEM_TIME AS OF``, ``EXPIRE
 VERSIONS OLDER THAN``) are ISO strings, ``TIMESTAMP '...'`` literals, datetime/date
 parameters or numbers of milliseconds since the epoch; one without a zone is UTC.
 """
