@@ -657,7 +657,13 @@ class LakehouseCatalog:
         plan = plan_expiration(self.lakehouse, retain_last, older_than_millis, now_millis(), grace)
         if not dry_run:
             plan.execute(self.lakehouse)
+            self.lakehouse.forget_versions(plan.versions)
         return ExpireResult(plan.versions, plan.files)
+
+    def snapshots(self) -> dict[str, int]:
+        """Exported snapshots of the latest version: name -> version."""
+        exported = self.lakehouse.snapshot().settings.exported_snapshots
+        return {name: paths.parse_root_node_path(root) for name, root in sorted(exported.items())}
 
     def close(self) -> None:
         self._definitions.clear()

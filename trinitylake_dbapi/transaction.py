@@ -38,7 +38,7 @@ import enum
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from .errors import (
     CommitFailedError,
@@ -289,6 +289,11 @@ class Lakehouse:
         if len(self._snapshots) > 256:
             self._snapshots.pop(next(iter(self._snapshots)))
         return snapshot
+
+    def forget_versions(self, versions: Iterable[int]) -> None:
+        """Drop cached snapshots of versions that were just expired (deleted)."""
+        for version in versions:
+            self._snapshots.pop(version, None)
 
     def snapshot_named(self, name: str) -> Snapshot:
         """An exported snapshot by name (SPEC 7)."""

@@ -446,8 +446,6 @@ def test_expire_versions(memory_lake: Lake) -> None:
     conn.close()
 
 
-@pytest.mark.xfail(strict=True, reason="catalog: the connection that expired versions keeps "
-                   "them in its snapshot cache (transaction.Lakehouse._snapshots)")
 def test_expired_versions_vanish_for_the_expiring_connection(memory_lake: Lake) -> None:
     conn = memory_lake.connect(autocommit=True, lakehouse_options={"minimum_versions_to_keep": 1})
     cur = conn.cursor()
