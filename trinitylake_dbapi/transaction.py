@@ -144,6 +144,9 @@ class Lakehouse:
         self.store: NodeStore | None = None
         self._defs: dict[str, LakehouseDef] = {}
         self._snapshots: dict[int, Snapshot] = {}
+        #: The newest version this process has seen exist: version discovery starts
+        #: there instead of at the hint (one read fewer per transaction).
+        self._known_latest: int | None = None
 
     # -- opening ------------------------------------------------------------------
 
@@ -221,11 +224,14 @@ class Lakehouse:
         The hint is a starting point only: missing, unparsable, stale or ahead of
         reality, the answer is the same.
         """
+        known = self._known_latest
+        if at_least is None and known is not None and self._root_exists(known):
+            return self._note_latest(self._probe_forward(known))
         start = at_least if at_least is not None else self._read_hint()
         if start is not None and self._root_exists(start):
-            return self._probe_forward(start)
+            return self._note_latest(self._probe_forward(start))
         if self._root_exists(0):
-            return self._probe_forward(0)
+            return self._note_latest(self._probe_forward(0))
         # The hint points past the end or below expired versions: list the roots.
         versions = [
             v
@@ -234,7 +240,11 @@ class Lakehouse:
         ]
         if not versions:
             return None
-        return self._probe_forward(max(versions))
+        return self._note_latest(self._probe_forward(max(versions)))
+
+    def _note_latest(self, version: int) -> int:
+        self._known_latest = version
+        return version
 
     def latest_version(self) -> int:
         latest = self._find_latest()
@@ -271,7 +281,11 @@ class Lakehouse:
             raise ObjectNotFoundError(
                 f"version {version} does not exist in {self.storage.root_uri!r}"
             ) from None
-        probe = decode_node_file(data, path)
+        return self._snapshot_of(version, decode_node_file(data, path))
+
+    def _snapshot_of(self, version: int, probe: NodeFile) -> Snapshot:
+        """Cache and return the snapshot of root ``version``, given its decoded file."""
+        path = paths.root_node_path(version)
         def_path = probe.system.get(keyfmt.LAKEHOUSE_DEF)
         if def_path is None:
             raise CorruptFileError(path, "root node without a lakehouse_def system row")
@@ -506,6 +520,9 @@ class Transaction:
         root = _root_file(update.root, def_path, base.version, now)
         if _create_root(storage, version, encode_node_file(root)):  # C2
             self.lakehouse._write_hint(version)  # C3
+            # The next transaction starts from this root: keep it instead of reading it back.
+            self.lakehouse._snapshot_of(version, root)
+            self.lakehouse._note_latest(version)
             return True
         # C4: lost the race. Our node files and definition are unreferenced: tidy up.
         leftovers = list(update.files) + ([new_def_path] if new_def_path else [])
