@@ -20,15 +20,23 @@ Rules (SPEC 7):
      hint names the latest version, so it never points into a hole.
   E6 Only files named by the format are considered; anything else under the root (an
      external table's data, a user's file) is never touched.
+
+Full snapshot export (SPEC 7) copies exactly the files E3 counts as reachable from one
+root, the root last (``export_snapshot_files``). ``spark.maintenance`` runs both on
+Spark with the same pieces: ``existing_versions``, ``classify_versions``,
+``check_export_target``, ``export_order``/``finish_export``.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable, Sequence
 
+from .errors import InvalidLocationError, ObjectExistsError
 from .format import paths
+from .format.definitions import LakehouseSettings
+from .storage import Storage
 from .tree import Tree
 from .transaction import Lakehouse
 
@@ -95,6 +103,58 @@ def reachable_files(lakehouse: Lakehouse, versions: Iterable[int], seen: set[str
     return reached
 
 
+def existing_versions(listing: Iterable[str], latest: int) -> list[int]:
+    """Versions whose root file is in ``listing``, up to ``latest``, newest first."""
+    return sorted(
+        (v for v in (paths.parse_root_node_path(p) for p in listing) if v is not None and v <= latest),
+        reverse=True,
+    )
+
+
+def _always_kept(settings: LakehouseSettings, retain_last: int | None) -> tuple[int, set[int | None]]:
+    """E2: how many newest versions are kept, and the exported snapshots' versions."""
+    keep_newest = max(settings.minimum_versions_to_keep, retain_last or 0)
+    exported = {paths.parse_root_node_path(p) for p in settings.exported_snapshots.values()}
+    return keep_newest, exported
+
+
+def versions_needing_age(existing: Sequence[int], settings: LakehouseSettings, retain_last: int | None) -> list[int]:
+    """The versions of ``existing`` (newest first) whose creation time decides whether
+    they expire: all but the newest kept ones and the exported snapshots (E2)."""
+    keep_newest, exported = _always_kept(settings, retain_last)
+    return [v for rank, v in enumerate(existing) if rank >= keep_newest and v not in exported]
+
+
+def classify_versions(
+    existing: Sequence[int],
+    settings: LakehouseSettings,
+    retain_last: int | None,
+    older_than_millis: int | None,
+    now_millis: int,
+    created_at_millis: Callable[[int], int],
+) -> tuple[list[int], list[int]]:
+    """(kept, expired) for ``existing`` versions, newest first (E1, E2).
+
+    ``settings`` are the latest version's; ``created_at_millis(v)`` is asked only for
+    the versions :func:`versions_needing_age` names. Pure: local and Spark expiration
+    both decide here.
+    """
+    keep_newest, exported = _always_kept(settings, retain_last)
+    kept: list[int] = []
+    expired: list[int] = []
+    for rank, version in enumerate(existing):
+        if rank < keep_newest or version in exported:
+            kept.append(version)
+            continue
+        created = created_at_millis(version)
+        if older_than_millis is not None:
+            old = created < older_than_millis
+        else:
+            old = now_millis - created > settings.max_version_age_millis(version)
+        (expired if old else kept).append(version)
+    return kept, expired
+
+
 def plan_expiration(
     lakehouse: Lakehouse,
     retain_last: int | None,
@@ -105,25 +165,15 @@ def plan_expiration(
     """Decide which versions expire and which files go (E1-E6)."""
     listing = [p for p in lakehouse.storage.list("") if is_format_file(p)]
     latest = lakehouse.snapshot()
-    settings = latest.settings
-    existing = sorted(
-        (v for v in (paths.parse_root_node_path(p) for p in listing) if v is not None and v <= latest.version),
-        reverse=True,
+    existing = existing_versions(listing, latest.version)
+    kept, expired = classify_versions(
+        existing,
+        latest.settings,
+        retain_last,
+        older_than_millis,
+        now_millis,
+        lambda version: lakehouse.snapshot(version).created_at_millis,
     )
-    keep_newest = max(settings.minimum_versions_to_keep, retain_last or 0)
-    exported = {paths.parse_root_node_path(p) for p in settings.exported_snapshots.values()}
-    kept: list[int] = []
-    expired: list[int] = []
-    for rank, version in enumerate(existing):
-        if rank < keep_newest or version in exported:
-            kept.append(version)
-            continue
-        created = lakehouse.snapshot(version).created_at_millis
-        if older_than_millis is not None:
-            old = created < older_than_millis
-        else:
-            old = now_millis - created > settings.max_version_age_millis(version)
-        (expired if old else kept).append(version)
 
     seen: set[str] = set()
     keep_files = reachable_files(lakehouse, kept, seen)
@@ -142,3 +192,51 @@ def plan_expiration(
     roots = [paths.root_node_path(v) for v in expired]
     rest = sorted(set(doomed) - set(roots))
     return ExpirationPlan(latest.version, sorted(kept), expired, roots + rest)
+
+
+# ---------------------------------------------------------------------------
+# Full snapshot export (SPEC 7)
+# ---------------------------------------------------------------------------
+
+
+def check_export_target(source: Storage, target: Storage) -> None:
+    """Refuse an export target that overlaps the source root or already holds a lakehouse."""
+    a, b = source.root_uri, target.root_uri
+    if a.startswith(b) or b.startswith(a):
+        raise InvalidLocationError(
+            f"export target {b!r} overlaps the lakehouse {a!r}; export to a separate location"
+        )
+    if Lakehouse(target)._find_latest() is not None:
+        raise ObjectExistsError(f"export target {b!r} already holds a lakehouse")
+
+
+def export_order(files: Iterable[str], version: int) -> list[str]:
+    """Files of a full export in copy order: everything else sorted, the root last, so
+    the target becomes a lakehouse only once all the files it needs are there."""
+    root = paths.root_node_path(version)
+    return sorted(f for f in set(files) if f != root) + [root]
+
+
+def finish_export(source: Storage, target: Storage, version: int) -> None:
+    """Last step of a full export: create the root file (exclusively) and the hint."""
+    root = paths.root_node_path(version)
+    if not target.create_exclusive(root, source.read(root)):
+        raise ObjectExistsError(f"export target {target.root_uri!r} already holds version {version}")
+    target.write(paths.LATEST_HINT_PATH, paths.encode_hint(version))
+
+
+def export_snapshot_files(lakehouse: Lakehouse, target: Storage, version: int) -> list[str]:
+    """Full export: copy every file root ``version`` reaches (E3's reachability: the root,
+    its lakehouse definition, nodes and object definitions) to ``target``, byte for
+    byte under the same relative paths, root last, then write the target's hint. The
+    target then opens as a lakehouse whose latest version is ``version``.
+
+    Recording a name for the snapshot is the catalog's job (``export_snapshot``).
+    Returns the copied files in copy order.
+    """
+    check_export_target(lakehouse.storage, target)
+    files = export_order(reachable_files(lakehouse, [version]), version)
+    for path in files[:-1]:
+        target.write(path, lakehouse.storage.read(path))
+    finish_export(lakehouse.storage, target, version)
+    return files
