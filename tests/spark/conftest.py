@@ -1,0 +1,55 @@
+"""The Spark test session: one local[2] SparkSession for every test in tests/spark.
+
+Set up as NOTES.md (PySpark) says: loopback address, this interpreter for the driver
+and the workers, no UI, two shuffle partitions, a small fast JVM. The package and the
+tests folder go on PYTHONPATH before the JVM starts, so Python workers import both.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pyspark = pytest.importorskip("pyspark", reason="the spark extra (pyspark) is not installed")
+
+_TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_REPO = os.path.dirname(_TESTS)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    for extra in (os.path.join(_TESTS, "spark"), _TESTS, _REPO):
+        if extra not in path:
+            path.insert(0, extra)
+    os.environ["PYTHONPATH"] = os.pathsep.join(path)
+
+    from pyspark.sql import SparkSession
+
+    from trinitylake_dbapi.spark import register
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("trinitylake-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.timeType.enabled", "true")
+        .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
+        .config("spark.executor.extraJavaOptions", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    register(session)
+    try:
+        yield session
+    finally:
+        session.stop()

@@ -1,0 +1,44 @@
+"""PySpark integration: schema mapping, the ``trinitylake`` data source, distributed maintenance.
+
+Needs the ``spark`` extra (``pip install 'trinitylake-dbapi[spark]'``).
+
+* :func:`table_schema`, :func:`to_spark_type`, :func:`from_spark_type` (and the field
+  and schema variants): SPEC 5 types <-> Spark types, see :mod:`.schema`.
+* :func:`register` makes ``spark.read.format("trinitylake")`` available, see
+  :mod:`.datasource`.
+* :func:`expire_versions`, :func:`export_snapshot`, :func:`verify`: maintenance that
+  runs on the executors, see :mod:`.maintenance`.
+"""
+
+from .datasource import TrinityLakeDataSource, register
+from .maintenance import SparkExpireResult, SparkExportResult, expire_versions, export_snapshot
+from .schema import (
+    from_spark_field,
+    from_spark_schema,
+    from_spark_type,
+    table_schema,
+    to_spark_field,
+    to_spark_schema,
+    to_spark_type,
+)
+from .verification import SparkVerifyReport, verify
+
+__all__ = [
+    "table_schema",
+    "to_spark_type",
+    "from_spark_type",
+    "to_spark_field",
+    "from_spark_field",
+    "to_spark_schema",
+    "from_spark_schema",
+    "TrinityLakeDataSource",
+    "register",
+    "expire_versions",
+    "export_snapshot",
+    "verify",
+
+    "SparkExpireResult",
+    "SparkExportResult",
+    "SparkVerifyReport",
+
+]

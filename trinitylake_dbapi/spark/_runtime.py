@@ -1,0 +1,247 @@
+"""Plumbing shared by the data source and the maintenance jobs.
+
+Executors never receive a Storage or a catalog object: tasks carry a :class:`Location`
+(root URI + storage options, picklable) and open what they need through the per-process
+caches here. Spark reuses its Python workers, so one worker opens a lakehouse once and
+keeps its decoded, immutable node files across tasks.
+
+Memory filesystems (``memory://``) live inside one process and cannot be shared with
+Spark's Python workers; use a local path or an object store.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, TypeVar
+
+from ..catalog import LakehouseCatalog
+from ..errors import InvalidLocationError, StorageError
+from ..storage import RESERVED_PREFIX, Storage
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+#: Concurrent storage calls per task (reads, copies, deletes, stats): object stores
+#: answer in tens of milliseconds, so one task keeps several requests in flight.
+IO_THREADS = 8
+#: Read cache of a worker's Storage (immutable files only).
+_WORKER_CACHE_BYTES = 64 * 2**20
+
+#: The 256 directories of the first two levels of SPEC 2's optimized paths
+#: (``bbbb/bbbb``): every node and object definition file lives under one of them, so
+#: listing is split by them without listing anything first.
+PREFIX_DIRECTORIES: tuple[str, ...] = tuple(
+    f"{format(a, '04b')}/{format(b, '04b')}" for a in range(16) for b in range(16)
+)
+
+
+@dataclass(frozen=True, eq=False)
+class Location:
+    """A lakehouse root as tasks carry it: root URI and storage options."""
+
+    uri: str
+    options: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def of(cls, uri: str, storage_options: dict | None = None) -> "Location":
+        if not isinstance(uri, str):
+            raise InvalidLocationError(f"location {uri!r} is not a string")
+        if uri.startswith("memory://"):
+            raise InvalidLocationError(
+                f"location {uri!r}: a memory filesystem lives in one process and Spark's "
+                "Python workers cannot see it; use a local path or an object store"
+            )
+        storage = Storage(uri, dict(storage_options or {}) or None)  # validates the URI
+        return cls(storage.root_uri, tuple(sorted((storage_options or {}).items())))
+
+    @property
+    def storage_options(self) -> dict | None:
+        return dict(self.options) or None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """A hashable identity (option values may be unhashable, e.g. dicts)."""
+        return self.uri, repr(self.options)
+
+
+_LOCK = threading.Lock()
+_STORAGES: dict[tuple[str, str], Storage] = {}
+_CATALOGS: dict[tuple[str, str], LakehouseCatalog] = {}
+
+
+def storage(location: Location) -> Storage:
+    """This process's Storage for ``location`` (cached)."""
+    with _LOCK:
+        found = _STORAGES.get(location.key)
+        if found is None:
+            found = Storage(location.uri, location.storage_options, cache_bytes=_WORKER_CACHE_BYTES)
+            _STORAGES[location.key] = found
+        return found
+
+
+def catalog(location: Location) -> LakehouseCatalog:
+    """This process's LakehouseCatalog for ``location`` (cached; versions are immutable,
+    so a cached snapshot of version v stays right)."""
+    with _LOCK:
+        found = _CATALOGS.get(location.key)
+    if found is None:
+        found = LakehouseCatalog(location.uri, storage=storage(location))
+        with _LOCK:
+            found = _CATALOGS.setdefault(location.key, found)
+    return found
+
+
+def list_top_level(store: Storage) -> list[str]:
+    """Names of the files directly under the root (roots, lakehouse definitions, hint),
+    without descending into the optimized-path directories.
+
+    Storage.list is recursive (it would return every file of the lakehouse), so this
+    asks the filesystem for one directory level. Reserved ``.tl-`` files are left out.
+    """
+    try:
+        if store.fs is None:  # local disk: Storage uses os directly
+            base = store.root_uri[len("file://"):].rstrip("/") or "/"
+            try:
+                with os.scandir(base) as entries:
+                    names = [e.name for e in entries if e.is_file(follow_symlinks=False)]
+            except FileNotFoundError:
+                names = []
+        else:
+            base = store.fs._strip_protocol(store.root_uri).rstrip("/")
+            try:
+                entries = store.fs.ls(base, detail=True, refresh=True)
+            except TypeError:  # filesystems without the refresh keyword
+                entries = store.fs.ls(base, detail=True)
+            except FileNotFoundError:
+                entries = []
+            names = [
+                e["name"].rstrip("/").rpartition("/")[2] for e in entries if e.get("type") == "file"
+            ]
+    except Exception as e:  # noqa: BLE001 - translated like Storage does
+        raise StorageError(f"list of {store.root_uri!r} failed: {type(e).__name__}: {e}") from e
+    return sorted(n for n in names if not n.startswith(RESERVED_PREFIX))
+
+
+def chunks(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
+    iterator = iter(items)
+    while True:
+        chunk = list(itertools.islice(iterator, size))
+        if not chunk:
+            return
+        yield chunk
+
+
+def thread_map(fn: Callable[[_T], _R], items: Iterable[_T], threads: int = IO_THREADS) -> Iterator[_R]:
+    """``map(fn, items)`` with up to ``threads`` calls in flight, in order, reading
+    ``items`` lazily in bounded chunks (a task never holds its whole partition)."""
+    if threads <= 1:
+        yield from map(fn, items)
+        return
+    with ThreadPoolExecutor(threads) as pool:
+        for chunk in chunks(items, threads * 32):
+            yield from pool.map(fn, chunk)
+
+
+def version_ranges(versions: Iterable[int]) -> list[tuple[int, int]]:
+    """Sorted versions compressed to inclusive ranges: [1,2,3,7] -> [(1,3),(7,7)]."""
+    out: list[tuple[int, int]] = []
+    for v in sorted(set(versions)):
+        if out and out[-1][1] == v - 1:
+            out[-1] = (out[-1][0], v)
+        else:
+            out.append((v, v))
+    return out
+
+
+def split_ranges(ranges: list[tuple[int, int]], pieces: int) -> list[tuple[int, int]]:
+    """The same versions as ``ranges`` in at least ``pieces`` ranges where possible, so
+    a long contiguous history is spread over several tasks."""
+    total = sum(b - a + 1 for a, b in ranges)
+    if total == 0:
+        return []
+    size = max(1, -(-total // max(1, pieces)))
+    out = []
+    for a, b in ranges:
+        while a <= b:
+            end = min(b, a + size - 1)
+            out.append((a, end))
+            a = end + 1
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Progress
+# ---------------------------------------------------------------------------
+
+ProgressArg = "bool | Callable[[str], None] | None"
+
+
+@dataclass
+class Progress:
+    """Names every Spark job of one operation and reports each step.
+
+    All jobs run in one job group (``trinitylake-<operation>-<id>``, so
+    ``sparkContext.cancelJobGroup`` stops them) and carry a job description
+    "trinitylake <operation> [step] <what>" that the Spark UI and the status tracker
+    show. ``report``: a callable gets each description; True prints a progress line to
+    stderr; None does that only on a local master with stderr on a terminal.
+    """
+
+    spark: Any
+    operation: str
+    report: Any = None
+    steps: int = 0
+    started: float = field(default_factory=time.monotonic)
+    group: str = ""
+    _saved: dict = field(default_factory=dict)
+
+    def __enter__(self) -> "Progress":
+        self.group = f"trinitylake-{self.operation}-{uuid.uuid4().hex[:8]}"
+        sc = self._context()
+        if sc is not None:
+            for key in ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel"):
+                self._saved[key] = sc.getLocalProperty(key)
+            sc.setJobGroup(self.group, f"trinitylake {self.operation}")
+        if self.report is None:
+            master = sc.master if sc is not None else ""
+            self.report = bool(master.startswith("local") and sys.stderr.isatty())
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        sc = self._context()
+        if sc is not None:
+            for key, value in self._saved.items():
+                sc.setLocalProperty(key, value)
+        if self.report is True and self.steps:
+            sys.stderr.write(
+                f"\rtrinitylake {self.operation}: {'failed' if exc[0] else 'done'} after "
+                f"{self.steps} steps, {time.monotonic() - self.started:.1f} s\n"
+            )
+            sys.stderr.flush()
+
+    def _context(self) -> Any:
+        try:
+            return self.spark.sparkContext
+        except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
+            return None
+
+    def step(self, what: str) -> None:
+        self.steps += 1
+        description = f"trinitylake {self.operation} [{self.steps}] {what}"
+        sc = self._context()
+        if sc is not None:
+            sc.setJobDescription(description)
+        if callable(self.report):
+            self.report(description)
+        elif self.report:
+            elapsed = time.monotonic() - self.started
+            bar = "#" * min(self.steps, 30)
+            sys.stderr.write(f"\r[{bar:<30}] {elapsed:6.1f} s  {description[:100]:<100}")
+            sys.stderr.flush()

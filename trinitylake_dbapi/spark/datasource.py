@@ -1,0 +1,326 @@
+"""The ``trinitylake`` Spark data source: the catalog of a lakehouse as a DataFrame.
+
+    from trinitylake_dbapi.spark import register
+    register(spark)
+    tables = (spark.read.format("trinitylake")
+              .option("location", "s3://bucket/lake")
+              .option("version", 42)            # optional: a version or snapshot name
+              .load())
+
+Options:
+
+``location`` (required)
+    The lakehouse root URI or local path.
+``object``
+    ``tables`` (default), ``namespaces``, ``columns`` or ``versions``.
+``version``
+    A version number or an exported snapshot name; default the latest version when the
+    query is planned. Every partition reads that one version, so the result is a
+    consistent snapshot even while writers commit. For ``versions``: the history from
+    that version back.
+``namespace``
+    Only the tables (or columns) of this namespace (``tables``, ``columns``).
+``storage.<name>``, ``storage_options``
+    Storage options for fsspec: one per option (string values), or all of them as a
+    JSON object.
+
+Rows (the order of SHOW TABLES / SHOW NAMESPACES: by namespace, then table):
+
+``tables``      namespace, table_name, table_type, table_format, location, comment,
+                columns (array of struct id, name, type, nullable, comment; ``type`` in
+                canonical text, e.g. ``decimal(10,2)``), primary_key, properties
+``namespaces``  namespace, comment, properties
+``columns``     namespace, table_name, ordinal_position (1-based), column_name,
+                column_id, data_type, nullable, comment
+``versions``    version, created_at, previous_version, rollback_from_version, changes
+                (as ``LakehouseCatalog.versions()``, newest first)
+
+Where the work happens. Planning (one Python process next to the driver) reads only
+node files: the root of the chosen version and, for more parallelism, its children, and
+cuts the key range of the objects at their keys; each partition is a key range of that
+one version. Executors scan their range (merge-on-read from the root, as every reader
+does) and read the definition files, several at a time. For ``versions``, planning
+lists the root directory and partitions the history by version ranges; executors read
+the root files.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from pyspark.sql import types as T
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+from ..errors import ObjectNotFoundError, ProgrammingError
+from ..format import keys as keyfmt
+from ..format import paths
+from ..format.types import type_to_sql
+from ..catalog import LakehouseCatalog
+from . import _runtime as rt
+
+__all__ = ["TrinityLakeDataSource", "register", "SCHEMAS", "OBJECTS"]
+
+_COLUMN_STRUCT = T.StructType(
+    [
+        T.StructField("id", T.LongType(), False),
+        T.StructField("name", T.StringType(), False),
+        T.StructField("type", T.StringType(), False),
+        T.StructField("nullable", T.BooleanType(), False),
+        T.StructField("comment", T.StringType(), True),
+    ]
+)
+_PROPERTIES = T.MapType(T.StringType(), T.StringType(), False)
+
+SCHEMAS: dict[str, T.StructType] = {
+    "tables": T.StructType(
+        [
+            T.StructField("namespace", T.StringType(), False),
+            T.StructField("table_name", T.StringType(), False),
+            T.StructField("table_type", T.StringType(), False),
+            T.StructField("table_format", T.StringType(), True),
+            T.StructField("location", T.StringType(), True),
+            T.StructField("comment", T.StringType(), True),
+            T.StructField("columns", T.ArrayType(_COLUMN_STRUCT, False), False),
+            T.StructField("primary_key", T.ArrayType(T.StringType(), False), False),
+            T.StructField("properties", _PROPERTIES, False),
+        ]
+    ),
+    "namespaces": T.StructType(
+        [
+            T.StructField("namespace", T.StringType(), False),
+            T.StructField("comment", T.StringType(), True),
+            T.StructField("properties", _PROPERTIES, False),
+        ]
+    ),
+    "columns": T.StructType(
+        [
+            T.StructField("namespace", T.StringType(), False),
+            T.StructField("table_name", T.StringType(), False),
+            T.StructField("ordinal_position", T.IntegerType(), False),
+            T.StructField("column_name", T.StringType(), False),
+            T.StructField("column_id", T.LongType(), False),
+            T.StructField("data_type", T.StringType(), False),
+            T.StructField("nullable", T.BooleanType(), False),
+            T.StructField("comment", T.StringType(), True),
+        ]
+    ),
+    "versions": T.StructType(
+        [
+            T.StructField("version", T.LongType(), False),
+            T.StructField("created_at", T.TimestampType(), False),
+            T.StructField("previous_version", T.LongType(), True),
+            T.StructField("rollback_from_version", T.LongType(), True),
+            T.StructField("changes", T.ArrayType(T.StringType(), False), False),
+        ]
+    ),
+}
+OBJECTS = tuple(SCHEMAS)
+
+#: Planning stops cutting key ranges once it has this many partitions.
+_TARGET_PARTITIONS = 64
+#: Definition files fetched concurrently per partition.
+_PREFETCH = 256
+
+
+def register(spark: Any) -> None:
+    """Make ``spark.read.format("trinitylake")`` available in this session."""
+    spark.dataSource.register(TrinityLakeDataSource)
+
+
+@dataclass(frozen=True)
+class _Options:
+    location: rt.Location
+    object: str
+    version: int | str | None
+    namespace: str | None
+
+    @classmethod
+    def parse(cls, options: Any) -> "_Options":
+        opts = {str(k).lower(): v for k, v in dict(options).items()}
+        location = opts.get("location") or opts.get("path")
+        if not location:
+            raise ProgrammingError(
+                'the trinitylake data source needs .option("location", <lakehouse root URI>)'
+            )
+        kind = str(opts.get("object", "tables")).strip().lower()
+        if kind not in SCHEMAS:
+            raise ProgrammingError(
+                f"unknown object {kind!r} for the trinitylake data source; use one of {', '.join(OBJECTS)}"
+            )
+        storage_options: dict[str, Any] = {}
+        if opts.get("storage_options"):
+            try:
+                storage_options.update(json.loads(opts["storage_options"]))
+            except (TypeError, ValueError) as e:
+                raise ProgrammingError(f"option storage_options is not a JSON object: {e}") from None
+        for key, value in opts.items():
+            if key.startswith("storage."):
+                storage_options[key[len("storage."):]] = value
+        version: int | str | None = opts.get("version")
+        if isinstance(version, str):
+            text = version.strip()
+            version = int(text) if text.isdigit() else (text or None)
+        namespace = opts.get("namespace") or None
+        if namespace is not None and kind not in ("tables", "columns"):
+            raise ProgrammingError(f"option namespace applies to tables and columns, not {kind}")
+        return cls(rt.Location.of(str(location), storage_options), kind, version, namespace)
+
+
+class TrinityLakeDataSource(DataSource):
+    """``spark.read.format("trinitylake")``: see the module docstring."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "trinitylake"
+
+    def schema(self) -> T.StructType:
+        return SCHEMAS[_Options.parse(self.options).object]
+
+    def reader(self, schema: T.StructType) -> "DataSourceReader":
+        return _Reader(_Options.parse(self.options))
+
+
+class _KeyRange(InputPartition):
+    def __init__(self, version: int, low: str, high: str) -> None:
+        super().__init__((version, low, high))
+        self.version, self.low, self.high = version, low, high
+
+
+class _VersionRange(InputPartition):
+    def __init__(self, low: int, high: int, chain_low: int) -> None:
+        super().__init__((low, high, chain_low))
+        self.low, self.high, self.chain_low = low, high, chain_low
+
+
+class _Reader(DataSourceReader):
+    def __init__(self, options: _Options) -> None:
+        self.options = options
+
+    # -- planning: node files only --------------------------------------------------------
+
+    def partitions(self) -> list[InputPartition]:
+        opts = self.options
+        catalog = LakehouseCatalog(opts.location.uri, storage_options=opts.location.storage_options)
+        try:
+            if opts.object == "versions":
+                return self._version_partitions(catalog)
+            version = catalog.resolve_version(opts.version) if opts.version is not None else catalog.latest_version()
+            snapshot = catalog.lakehouse.snapshot(version)
+            codec = keyfmt.KeyCodec(
+                snapshot.settings.namespace_name_max_size_bytes, snapshot.settings.table_name_max_size_bytes
+            )
+            if opts.object == "namespaces":
+                low, high = codec.namespaces_range()
+            else:
+                if opts.namespace is not None:
+                    txn = catalog.begin(version=version)
+                    if not txn.namespace_exists(opts.namespace):
+                        raise ObjectNotFoundError(f"namespace {opts.namespace!r} does not exist")
+                low, high = codec.tables_range(opts.namespace)
+            cuts = _cut_points(snapshot.tree, low, high)
+            bounds = [low, *cuts, high]
+            return [_KeyRange(version, a, b) for a, b in zip(bounds, bounds[1:])]
+        finally:
+            catalog.close()
+
+    def _version_partitions(self, catalog: LakehouseCatalog) -> list[InputPartition]:
+        opts = self.options
+        start = catalog.resolve_version(opts.version) if opts.version is not None else catalog.latest_version()
+        present = {
+            v for v in (paths.parse_root_node_path(p) for p in rt.list_top_level(catalog.storage)) if v is not None
+        }
+        present.add(start)
+        low = start
+        while low - 1 in present:
+            low -= 1
+        ranges = rt.split_ranges([(low, start)], _TARGET_PARTITIONS)
+        return [_VersionRange(a, b, low) for a, b in reversed(ranges)]  # newest first
+
+    # -- reading: executors -----------------------------------------------------------------
+
+    def read(self, partition: InputPartition) -> Iterator[tuple]:
+        catalog = rt.catalog(self.options.location)
+        if isinstance(partition, _VersionRange):
+            yield from _version_rows(catalog, partition)
+            return
+        assert isinstance(partition, _KeyRange)
+        snapshot = catalog.lakehouse.snapshot(partition.version)
+        codec = keyfmt.KeyCodec(
+            snapshot.settings.namespace_name_max_size_bytes, snapshot.settings.table_name_max_size_bytes
+        )
+        items = snapshot.tree.scan(partition.low, partition.high)
+        txn = catalog.begin(version=partition.version)
+        store = catalog.storage
+        kind = self.options.object
+        for chunk in rt.chunks(items, _PREFETCH):
+            list(rt.thread_map(store.read_immutable, [value for _, value in chunk]))  # warm the cache
+            for key, _ in chunk:
+                decoded = codec.decode(key)
+                if kind == "namespaces":
+                    info = txn.describe_namespace(decoded.namespace)
+                    yield (info.name, info.comment, dict(info.properties))
+                    continue
+                assert decoded.table is not None
+                table = txn.describe_table(decoded.namespace, decoded.table)
+                if kind == "tables":
+                    yield (
+                        table.namespace,
+                        table.name,
+                        table.table_type,
+                        table.table_format or None,
+                        table.location,
+                        table.comment,
+                        [(c.id, c.name, type_to_sql(c.type), c.nullable, c.comment) for c in table.columns],
+                        list(table.primary_key),
+                        dict(table.properties),
+                    )
+                else:
+                    for position, c in enumerate(table.columns, start=1):
+                        yield (
+                            table.namespace, table.name, position, c.name, c.id,
+                            type_to_sql(c.type), c.nullable, c.comment,
+                        )  # fmt: skip
+
+
+def _cut_points(tree: Any, low: str, high: str) -> list[str]:
+    """Keys strictly inside (low, high) from the top levels of the tree, at most about
+    _TARGET_PARTITIONS of them: partition boundaries that follow node subtrees."""
+    cuts: set[str] = set()
+    level = [tree.root]
+    while level and len(cuts) < _TARGET_PARTITIONS:
+        below = []
+        for node in level:
+            for index, key in enumerate(node.keys):
+                if low < key < high:
+                    cuts.add(key)
+            if node.children:
+                for index, child in enumerate(node.children):
+                    child_low = node.keys[index - 1] if index > 0 else None
+                    child_high = node.keys[index] if index < len(node.keys) else None
+                    if (child_high is None or child_high > low) and (child_low is None or child_low < high):
+                        below.append(child)
+        if len(cuts) + len(below) > 4 * _TARGET_PARTITIONS:
+            break
+        level = [tree.store.load(child) for child in below]
+    ordered = sorted(cuts)
+    if len(ordered) > _TARGET_PARTITIONS:
+        step = len(ordered) / _TARGET_PARTITIONS
+        ordered = [ordered[int(i * step)] for i in range(1, _TARGET_PARTITIONS)]
+    return ordered
+
+
+def _version_rows(catalog: LakehouseCatalog, partition: _VersionRange) -> Iterator[tuple]:
+    lakehouse = catalog.lakehouse
+    for version in range(partition.high, partition.low - 1, -1):
+        snapshot = lakehouse.snapshot(version)
+        previous = lakehouse.snapshot(version - 1) if version - 1 >= partition.chain_low else None
+        yield (
+            snapshot.version,
+            _dt.datetime.fromtimestamp(snapshot.created_at_millis / 1000, tz=_dt.timezone.utc),
+            snapshot.previous_version,
+            snapshot.rollback_from_version,
+            list(catalog._changes(snapshot, previous)),
+        )

@@ -1,0 +1,532 @@
+"""Distributed maintenance on Spark: version expiration, full snapshot export, verify.
+
+Each operation computes exactly what the local code computes
+(:mod:`trinitylake_dbapi.maintenance`: the same rules E1-E6, the same version
+classification function, the same reachability), with the work split so that no list
+of file paths ever has to fit in the driver:
+
+* The driver opens the lakehouse (latest version, settings), lists the root directory
+  one level deep (root node files, lakehouse definitions) and plans: which versions are
+  kept and which expire (``maintenance.classify_versions``) - version numbers, not
+  paths.
+* Executors list the lakehouse by the 256 directories ``bbbb/bbbb`` of SPEC 2's
+  optimized paths (node and object definition files all live under them), read root
+  files by version ranges, and walk the trees level by level: each level's node files
+  are a DataFrame, hash-partitioned by path, deduplicated against every node already
+  expanded, read by executors (several reads in flight per task) and expanded into
+  children and definition paths.
+* Set operations (reachable from kept versions, reachable only from expired ones,
+  listed but unreachable) are DataFrame joins; every intermediate result is a local
+  checkpoint, so nothing is listed or read twice.
+* Executors copy and delete files. Expired roots are deleted first, oldest first, by
+  the driver (E5: a crash part-way leaves a shorter history, never a kept version with
+  a missing file), then executors delete the rest.
+
+Every Spark job is named (job group ``trinitylake-<operation>-<id>``, description
+"trinitylake <operation> [step] <what>"), and a progress line is printed on a local
+master when stderr is a terminal (``progress=``).
+
+A failure to read a file the walk needs (missing, corrupt) stops the operation before
+anything is deleted or recorded, with the same error the local code raises.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from .. import maintenance as local
+from ..catalog import LakehouseCatalog
+from ..errors import (
+    CorruptFileError,
+    Error,
+    InvalidNameError,
+    MissingFileError,
+    ObjectExistsError,
+    ObjectNotFoundError,
+    ProgrammingError,
+    StorageError,
+)
+from ..format import keys as keyfmt
+from ..format import paths
+from ..format.nodefile import NodeFile, decode_node_file
+from ..storage import Storage
+from ..transaction import Lakehouse, now_millis
+from . import _runtime as rt
+
+__all__ = [
+    "expire_versions",
+    "export_snapshot",
+    "SparkExpireResult",
+    "SparkExportResult",
+]
+
+_PATH = T.StructType([T.StructField("path", T.StringType(), False)])
+_REACH = T.StructType(
+    [
+        T.StructField("path", T.StringType(), False),
+        T.StructField("kind", T.StringType(), False),  # root | lakehouse_def | node | definition | error
+        T.StructField("detail", T.StringType(), True),
+    ]
+)
+_DOOMED = T.StructType(
+    [T.StructField("path", T.StringType(), False), T.StructField("expired", T.BooleanType(), False)]
+)
+_CREATED = T.StructType(
+    [T.StructField("version", T.LongType(), False), T.StructField("created_at_millis", T.LongType(), False)]
+)
+_DELETE_BATCH = 1000
+
+
+# ---------------------------------------------------------------------------
+# Errors raised on executors, re-raised on the driver
+# ---------------------------------------------------------------------------
+
+
+def _error_row(path: str, error: Exception) -> tuple[str, str, str]:
+    reason = getattr(error, "reason", None)
+    return (path, "error", "\x1f".join([type(error).__name__, getattr(error, "path", path), reason or str(error)]))
+
+
+def _raise_remote(detail: str) -> None:
+    name, path, reason = (detail.split("\x1f", 2) + ["", ""])[:3]
+    if name == "MissingFileError":
+        raise MissingFileError(path, reason)
+    if name == "CorruptFileError":
+        raise CorruptFileError(path, reason)
+    if name == "ObjectNotFoundError":
+        raise ObjectNotFoundError(reason)
+    raise StorageError(f"{name}: {reason}")
+
+
+def _check_errors(frame: DataFrame) -> None:
+    found = frame.filter(F.col("kind") == "error").limit(1).collect()
+    if found:
+        _raise_remote(found[0]["detail"])
+
+
+# ---------------------------------------------------------------------------
+# Executor functions (module level: pickled by reference, importable by workers)
+# ---------------------------------------------------------------------------
+
+
+def _refs(node: NodeFile) -> list[tuple[str, str, None]]:
+    """What one node points at, as ``maintenance.tree_files`` counts it: children, the
+    values of its key table, and the values of its buffered messages."""
+    rows: list[tuple[str, str, None]] = [(child, "node", None) for child in node.children]
+    rows += [(value, "definition", None) for value in node.values]
+    rows += [(m.value, "definition", None) for m in node.buffer if m.value is not None]
+    return rows
+
+
+def _expand_roots(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]], Iterator[tuple]]:
+    def run(ranges: Iterable[tuple[int, int]]) -> Iterator[tuple]:
+        lakehouse = rt.catalog(location).lakehouse
+
+        def one(version: int) -> list[tuple]:
+            path = paths.root_node_path(version)
+            try:
+                snapshot = lakehouse.snapshot(version)  # the local code path: def, order
+            except Error as e:
+                return [_error_row(path, e)]
+            return [(path, "root", None), (snapshot.lakehouse_def_path, "lakehouse_def", None),
+                    *_refs(snapshot.root)]
+
+        for low, high in ranges:
+            for rows in rt.thread_map(one, range(low, high + 1)):
+                yield from rows
+
+    return run
+
+
+def _expand_nodes(location: rt.Location, order: int) -> Callable[[Iterable[Any]], Iterator[tuple]]:
+    def run(rows: Iterable[Any]) -> Iterator[tuple]:
+        store = rt.storage(location)
+
+        def one(path: str) -> list[tuple]:
+            try:
+                node = decode_node_file(store.read(path), path, order)
+            except Error as e:
+                return [_error_row(path, e)]
+            return _refs(node)
+
+        for out in rt.thread_map(one, (row[0] for row in rows)):
+            yield from out
+
+    return run
+
+
+def _list_prefixes(location: rt.Location) -> Callable[[Iterable[str]], Iterator[tuple[str]]]:
+    def run(prefixes: Iterable[str]) -> Iterator[tuple[str]]:
+        store = rt.storage(location)
+        for listed in rt.thread_map(store.list, prefixes):
+            for path in listed:
+                if local.is_format_file(path):
+                    yield (path,)
+
+    return run
+
+
+def _read_created(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]], Iterator[tuple[int, int]]]:
+    def run(ranges: Iterable[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+        lakehouse = rt.catalog(location).lakehouse
+
+        def one(version: int) -> tuple[int, int]:
+            return version, lakehouse.snapshot(version).created_at_millis
+
+        for low, high in ranges:
+            yield from rt.thread_map(one, range(low, high + 1))
+
+    return run
+
+
+def _doomed(location: rt.Location, now: int, grace: int) -> Callable[[Iterable[Any]], Iterator[tuple[str, bool]]]:
+    """E3/E4 for files no kept root reaches: reached only by expired versions, or an
+    orphan older than the grace period."""
+
+    def run(rows: Iterable[Any]) -> Iterator[tuple[str, bool]]:
+        store = rt.storage(location)
+
+        def one(row: Any) -> tuple[str, bool] | None:
+            path, expired = row[0], bool(row[1])
+            if expired:
+                return path, True
+            modified = store.modified_millis(path)
+            if modified is not None and now - modified >= grace:
+                return path, False
+            return None
+
+        for out in rt.thread_map(one, rows):
+            if out is not None:
+                yield out
+
+    return run
+
+
+def _delete_files(location: rt.Location) -> Callable[[Iterable[Any]], None]:
+    def run(rows: Iterable[Any]) -> None:
+        store = rt.storage(location)
+        todo = (row[0] for row in rows if not (row[1] and paths.parse_root_node_path(row[0]) is not None))
+        list(rt.thread_map(store.delete_many, rt.chunks(todo, _DELETE_BATCH), threads=4))
+
+    return run
+
+
+def _copy_files(source: rt.Location, target: rt.Location) -> Callable[[Iterable[Any]], None]:
+    def run(rows: Iterable[Any]) -> None:
+        src, dst = rt.storage(source), rt.storage(target)
+
+        def one(path: str) -> None:
+            dst.write(path, src.read(path))
+
+        for _ in rt.thread_map(one, (row[0] for row in rows)):
+            pass
+
+    return run
+
+
+# ---------------------------------------------------------------------------
+# Driver-side building blocks
+# ---------------------------------------------------------------------------
+
+
+class _Job:
+    """One maintenance operation: the Spark session, the lakehouse, progress."""
+
+    def __init__(self, spark: SparkSession, location: rt.Location, progress: Progress) -> None:
+        self.spark = spark
+        self.sc = spark.sparkContext
+        self.location = location
+        self.progress = progress
+        self.parallelism = max(2, self.sc.defaultParallelism)
+
+    def frame(self, rdd: Any, schema: T.StructType) -> DataFrame:
+        return self.spark.createDataFrame(rdd, schema)
+
+    def empty(self, schema: T.StructType) -> DataFrame:
+        return self.spark.createDataFrame([], schema)
+
+    def version_rdd(self, versions: Iterable[int]) -> Any:
+        ranges = rt.split_ranges(rt.version_ranges(versions), self.parallelism * 2)
+        return self.sc.parallelize(ranges, max(1, min(len(ranges), self.parallelism * 4)))
+
+    def listing(self, top_level: list[str]) -> DataFrame:
+        """Every format file (``maintenance.is_format_file``) under the root, as a
+        DataFrame: the root directory's own files (listed by the driver) plus the
+        optimized-path directories, listed by executors."""
+        self.progress.step(f"listing {len(rt.PREFIX_DIRECTORIES)} path-prefix directories")
+        prefixes = self.sc.parallelize(
+            rt.PREFIX_DIRECTORIES, min(len(rt.PREFIX_DIRECTORIES), self.parallelism * 4)
+        )
+        listed = self.frame(prefixes.mapPartitions(_list_prefixes(self.location)), _PATH)
+        top = self.spark.createDataFrame([(p,) for p in top_level if local.is_format_file(p)], _PATH)
+        return listed.union(top).localCheckpoint(eager=True)
+
+    def reach(
+        self, versions: list[int], order: int, seen: DataFrame | None = None, label: str = ""
+    ) -> tuple[DataFrame, DataFrame]:
+        """(files, nodes): every file the roots of ``versions`` reach (one ``path``
+        column, like ``maintenance.reachable_files``) and every node expanded on the
+        way, skipping subtrees whose node is in ``seen`` (a ``path`` DataFrame)."""
+        self.progress.step(f"reading {len(versions)} root file(s){label}")
+        emitted = self.frame(self.version_rdd(versions).mapPartitions(_expand_roots(self.location)), _REACH)
+        emitted = emitted.localCheckpoint(eager=True)
+        parts = [emitted]
+        visited = seen if seen is not None else self.empty(_PATH)
+        depth = 1
+        while True:
+            frontier = (
+                emitted.filter(F.col("kind") == "node").select("path").distinct()
+                .join(visited, "path", "left_anti").localCheckpoint(eager=True)
+            )
+            count = frontier.count()
+            if count == 0:
+                break
+            self.progress.step(f"reading {count} node file(s) at depth {depth}{label}")
+            emitted = self.frame(frontier.rdd.mapPartitions(_expand_nodes(self.location, order)), _REACH)
+            emitted = emitted.localCheckpoint(eager=True)
+            parts.append(emitted)
+            visited = visited.union(frontier)
+            depth += 1
+        everything = parts[0]
+        for part in parts[1:]:
+            everything = everything.union(part)
+        _check_errors(everything)  # a missing or corrupt file: stop, as the local walk does
+        files = everything.select("path").distinct().localCheckpoint(eager=True)
+        return files, visited
+
+
+Progress = rt.Progress
+
+
+def _millis(value: Any, what: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ProgrammingError(f"{what} must be a datetime or milliseconds since the epoch, not {value!r}")
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None:
+            value = value.astimezone()  # naive: local time, like datetime.timestamp()
+        return int(value.timestamp() * 1000)
+    if isinstance(value, int):
+        return value
+    raise ProgrammingError(f"{what} must be a datetime or milliseconds since the epoch, not {value!r}")
+
+
+def _open(location: str, storage_options: dict | None) -> tuple[rt.Location, Storage, Lakehouse]:
+    loc = rt.Location.of(location, storage_options)
+    storage = Storage(loc.uri, loc.storage_options)
+    return loc, storage, Lakehouse.open(storage)
+
+
+# ---------------------------------------------------------------------------
+# Version expiration
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class SparkExpireResult:
+    """What :func:`expire_versions` deleted (or, in a dry run, would delete).
+
+    ``versions`` and ``kept`` are the local ExpireResult's lists (expired oldest first;
+    kept ascending). ``files`` is a DataFrame with one ``path`` column: every file
+    deleted, expired roots included, held in a local checkpoint (it stays readable
+    after the files are gone). :meth:`file_list` collects it in the local order.
+    """
+
+    versions: list[int]
+    kept: list[int]
+    latest: int
+    files: DataFrame
+    file_count: int
+    dry_run: bool
+
+    def file_list(self) -> list[str]:
+        """The files on the driver, in ``ExpireResult.files`` order: expired roots
+        oldest first, then the rest sorted. Only for lakehouses whose garbage fits in
+        the driver's memory (tests, small lakehouses)."""
+        roots = [paths.root_node_path(v) for v in self.versions]
+        rest = sorted({row["path"] for row in self.files.collect()} - set(roots))
+        return roots + rest
+
+
+def expire_versions(
+    spark: SparkSession,
+    location: str,
+    retain_last: int | None = None,
+    older_than: Any = None,
+    dry_run: bool = False,
+    *,
+    orphan_grace_millis: int | None = None,
+    storage_options: dict | None = None,
+    progress: Any = None,
+) -> SparkExpireResult:
+    """Expire old versions and delete every file no kept version reaches, on Spark.
+
+    The same decision as ``LakehouseCatalog.expire_versions`` (rules E1-E6 of
+    :mod:`trinitylake_dbapi.maintenance`): a version expires when it is older than
+    ``older_than`` (a datetime, or milliseconds since the epoch; default: its maximum
+    age from the lakehouse definition), unless it is among the newest
+    ``max(retain_last, minimum_versions_to_keep)`` or an exported snapshot. Orphans
+    younger than ``orphan_grace_millis`` (default one hour) are left alone. A dry run
+    computes the same result and deletes nothing.
+
+    ``progress``: a callable receiving each step's description, True to print progress
+    to stderr, False for silence; by default progress is printed on a local master when
+    stderr is a terminal.
+    """
+    older_than_millis = _millis(older_than, "older_than")
+    grace = local.DEFAULT_ORPHAN_GRACE_MILLIS if orphan_grace_millis is None else orphan_grace_millis
+    if retain_last is not None and (isinstance(retain_last, bool) or not isinstance(retain_last, int) or retain_last < 0):
+        raise ProgrammingError(f"retain_last must be a non-negative integer, not {retain_last!r}")
+    now = now_millis()
+    loc, storage, lakehouse = _open(location, storage_options)
+    with Progress(spark, "expire_versions", progress) as progress_:
+        job = _Job(spark, loc, progress_)
+        progress_.step("listing the root directory and planning")
+        top_level = rt.list_top_level(storage)
+        latest = lakehouse.snapshot()
+        settings = latest.settings
+        existing = local.existing_versions(top_level, latest.version)
+        need_age = local.versions_needing_age(existing, settings, retain_last)
+        created: dict[int, int] = {}
+        if need_age:
+            progress_.step(f"reading the creation time of {len(need_age)} version(s)")
+            rows = job.version_rdd(need_age).mapPartitions(_read_created(loc)).collect()
+            created = dict(rows)
+        kept, expired = local.classify_versions(
+            existing, settings, retain_last, older_than_millis, now, created.__getitem__
+        )
+        order = settings.order
+        keep_files, kept_nodes = job.reach(kept, order, label=" of kept versions")
+        if expired:
+            reached, _ = job.reach(expired, order, seen=kept_nodes, label=" of expired versions")
+            expired_files = reached.join(keep_files, "path", "left_anti")
+        else:
+            expired_files = job.empty(_PATH)
+        listing = job.listing(top_level)
+        progress_.step("finding unreachable files")
+        candidates = listing.join(keep_files, "path", "left_anti").join(
+            expired_files.withColumn("expired", F.lit(True)), "path", "left"
+        ).select("path", F.coalesce(F.col("expired"), F.lit(False)).alias("expired"))
+        doomed = job.frame(candidates.rdd.mapPartitions(_doomed(loc, now, grace)), _DOOMED)
+        doomed = doomed.localCheckpoint(eager=True)
+        count = doomed.count()
+        expired.sort()
+        if not dry_run:
+            progress_.step(f"deleting {len(expired)} expired root file(s), oldest first")
+            for chunk in rt.chunks(expired, _DELETE_BATCH):
+                storage.delete_many([paths.root_node_path(v) for v in chunk])  # E5
+            progress_.step(f"deleting {count - len(expired)} unreachable file(s)")
+            doomed.rdd.foreachPartition(_delete_files(loc))
+            lakehouse._write_hint(max(latest.version, lakehouse.latest_version()))
+    return SparkExpireResult(
+        versions=expired,
+        kept=sorted(kept),
+        latest=latest.version,
+        files=doomed.select("path"),
+        file_count=count,
+        dry_run=dry_run,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Snapshot export
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class SparkExportResult:
+    """What :func:`export_snapshot` did.
+
+    ``version``: the exported version; ``name`` and ``recorded_in_version``: the name
+    recorded in the source's lakehouse definition and the source version that records
+    it (None without a name); ``target``: the target root URI (None for a minimal
+    export without a target); ``files``: a DataFrame (``path``) of the files copied;
+    ``file_count``: how many.
+    """
+
+    version: int
+    name: str | None
+    recorded_in_version: int | None
+    target: str | None
+    files: DataFrame
+    file_count: int
+
+
+def export_snapshot(
+    spark: SparkSession,
+    location: str,
+    target: str | None,
+    name: str | None = None,
+    version: int | str | None = None,
+    full: bool = True,
+    *,
+    storage_options: dict | None = None,
+    target_storage_options: dict | None = None,
+    progress: Any = None,
+) -> SparkExportResult:
+    """Export a version of the lakehouse (SPEC 7), copying on Spark executors.
+
+    ``version``: a version number, an exported snapshot name, or None for the latest.
+    Full export (default): every file the version's root reaches is copied byte for
+    byte to the ``target`` root (which must not hold a lakehouse and must not overlap
+    the source), the root file last and then the hint, so the target opens as a
+    lakehouse whose latest version is ``version`` - the same files as the local
+    ``maintenance.export_snapshot_files``. Minimal export (``full=False``): only the
+    root file is copied (when a target is given); the name is what pins the version.
+    With ``name``, the name is recorded in the source's lakehouse definition (a new
+    source version) after the copy succeeded.
+    """
+    if name is not None and (not isinstance(name, str) or not name):
+        raise InvalidNameError("a snapshot name must be a non-empty string")
+    if not full and name is None:
+        raise ProgrammingError("a minimal export (full=False) needs a name to record")
+    if full and target is None:
+        raise ProgrammingError("a full export needs a target location")
+    loc, storage, _ = _open(location, storage_options)
+    catalog = LakehouseCatalog(loc.uri, storage=storage)
+    lakehouse = catalog.lakehouse
+    snapshot = lakehouse.snapshot(catalog.resolve_version(version) if version is not None else None)
+    if name is not None and name in lakehouse.snapshot().settings.exported_snapshots:
+        raise ObjectExistsError(f"an exported snapshot named {name!r} already exists")
+    target_loc: rt.Location | None = None
+    target_storage: Storage | None = None
+    if target is not None:
+        target_loc = rt.Location.of(target, target_storage_options)
+        target_storage = Storage(target_loc.uri, target_loc.storage_options)
+        local.check_export_target(storage, target_storage)
+    with Progress(spark, "export_snapshot", progress) as progress_:
+        job = _Job(spark, loc, progress_)
+        root = paths.root_node_path(snapshot.version)
+        if full:
+            assert target_loc is not None and target_storage is not None
+            files, _ = job.reach([snapshot.version], snapshot.settings.order)
+            count = files.count()
+            progress_.step(f"copying {count - 1} file(s) to {target_loc.uri}")
+            files.filter(F.col("path") != root).rdd.foreachPartition(_copy_files(loc, target_loc))
+            progress_.step("copying the root file and writing the hint")
+            local.finish_export(storage, target_storage, snapshot.version)
+        else:
+            files = spark.createDataFrame([(root,)] if target_storage is not None else [], _PATH)
+            count = 1 if target_storage is not None else 0
+            if target_storage is not None:
+                progress_.step("copying the root file")
+                target_storage.write(root, storage.read(root))
+        recorded = None
+        if name is not None:
+            progress_.step(f"recording snapshot name {name!r}")
+            recorded = catalog.export_snapshot(name, snapshot.version)
+    return SparkExportResult(
+        version=snapshot.version,
+        name=name,
+        recorded_in_version=recorded,
+        target=target_loc.uri if target_loc is not None else None,
+        files=files,
+        file_count=count,
+    )
