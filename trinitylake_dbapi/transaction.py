@@ -583,8 +583,15 @@ def _create_root(storage: Storage, version: int, data: bytes) -> bool:
     except StorageError as failure:
         try:
             existing = storage.read(path)
-        except StorageError:
-            raise failure from None
+        except MissingFileError:
+            raise failure from None  # it did not land: not committed
+        except StorageError as unreadable:
+            raise StorageError(
+                f"commit of version {version}: the outcome is unknown: creating the root "
+                f"file {storage.uri(path)!r} failed ({failure}) and reading it back failed "
+                f"too ({unreadable}); reopen the lakehouse to see whether version {version} "
+                "exists before retrying"
+            ) from failure
         if existing == data:
             return True
         return False  # another writer's root: we lost the race (C4)

@@ -51,6 +51,146 @@ def s3_storage(root: str, server: Any, *, attempts: int = 5, s3fs_retries: int =
     return Storage(root, filesystem=fs)
 
 
+def workload(root: str, server: Any) -> dict:
+    """Create, commit, race (replayed and refused), read, time travel and expire."""
+    first = LakehouseCatalog(root, create=True, storage=s3_storage(root, server),
+                             lakehouse_options=SMALL_TREE)
+    second = LakehouseCatalog(root, storage=s3_storage(root, server))
+    txn = first.begin()
+    txn.create_namespace("ns")
+    txn.commit()
+    for batch in range(3):
+        txn = first.begin()
+        for i in range(4):
+            txn.create_table("ns", f"t{batch}{i}", columns("id"))
+        txn.commit()
+    a, b = first.begin(), second.begin()
+    a.create_table("ns", "a", columns("id"))
+    b.create_table("ns", "b", columns("id"))
+    a.commit()
+    b.commit()  # lost the race, replayed on a's version
+    a, b = first.begin(), second.begin()
+    a.add_columns("ns", "a", columns("x"))
+    b.drop_table("ns", "a")
+    a.commit()
+    with pytest.raises(SerializationError):
+        b.commit()
+    assert first.begin(version=2).list_tables("ns")[:1] == [("ns", "t00")]
+    first.expire_versions(retain_last=3, older_than_millis=int(time.time() * 1000) + 1000,
+                          orphan_grace_millis=10**9)
+    return state(second.begin())
+
+
+EXPECTED = {"ns": {**{f"t{b}{i}": ["id"] for b in range(3) for i in range(4)},
+                   "a": ["id", "x"], "b": ["id"]}}
+
+MIXED = [
+    Fault("InternalError", "before"),
+    Fault("InternalError", "after"),
+    Fault("SlowDown", "before"),
+    Fault("SlowDown", "after"),
+    Fault("ConditionalRequestConflict", "before"),  # only on conditional PUTs, as S3
+]
+TIMEOUTS = [
+    Fault("InternalError", "before", READ_TIMEOUT_S + 0.3),  # the request is lost
+    Fault("InternalError", "after", READ_TIMEOUT_S + 0.3),  # the reply is lost
+]
+
+
+def round_robin(choices: list[Fault], limit: int) -> Any:
+    """Every other request fails, with the next fault kind in turn; a conditional PUT
+    (a root's exclusive create) gets a 409 conflict, if that is a choice."""
+    state = {"n": 0, "failed": 0, "next": 0}
+    conflicts = [f for f in choices if f.code == "ConditionalRequestConflict"]
+    others = [f for f in choices if f.code != "ConditionalRequestConflict"]
+
+    def rule(request: Any) -> Fault | None:
+        state["n"] += 1
+        if state["n"] % 2 == 0 or state["failed"] >= limit:
+            return None
+        state["failed"] += 1
+        if conflicts and request.method == "PUT" and request.conditional:
+            return conflicts[0]
+        state["next"] += 1
+        return others[state["next"] % len(others)]
+
+    return rule
+
+
+@pytest.mark.parametrize("kinds, limit", [(MIXED, 30), (TIMEOUTS, 4)], ids=["errors", "timeouts"])
+def test_transient_faults_are_retried_invisibly(kinds: list[Fault], limit: int,
+                                                s3_server: Any) -> None:
+    bucket = s3_server.create_bucket()
+    root = f"s3://{bucket}/lake"
+    with faults(in_bucket(bucket, round_robin(kinds, limit))) as plan:
+        final = workload(root, s3_server)
+    assert final == EXPECTED
+    assert sum(plan.injected.values()) == limit, plan.injected
+    report = verify(root, storage_options=s3_server.storage_options, all_versions=True)
+    assert report.ok, report.text()
+    print(f"\n{sum(plan.injected.values())} faults in {plan.requests} requests, all "
+          f"retried: {dict(plan.injected)}")
+
+
+def _commit_one(root: str, server: Any, name: str) -> None:
+    catalog = LakehouseCatalog(root, storage=s3_storage(root, server, attempts=2, s3fs_retries=1))
+    txn = catalog.begin()
+    txn.create_table("ns", name, columns("id"))
+    txn.add_columns("ns", "t0", columns(name))
+    txn.commit()
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_persistent_fault_from_every_request_of_a_commit(when: str, s3_server: Any) -> None:
+    bucket = s3_server.create_bucket()
+    root = f"s3://{bucket}/lake"
+    checker = LakehouseCatalog(root, create=True, storage_options=s3_server.storage_options,
+                               lakehouse_options=SMALL_TREE)
+    txn = checker.begin()
+    txn.create_namespace("ns")
+    for i in range(12):
+        txn.create_table("ns", f"t{i}", columns("id"))
+    txn.commit()
+    outcomes = {"old": 0, "new": 0, "unknown": 0}
+    k = 0
+    while True:
+        k += 1
+        old = checker.latest_version()
+        error: Error | None = None
+        with faults(in_bucket(bucket, from_request(k, Fault("InternalError", when)))) as plan:
+            try:
+                _commit_one(root, s3_server, f"c{k}")
+            except Error as e:
+                error = e
+            requests = plan.requests
+        latest = checker.latest_version()  # roots are immutable: same version, same state
+        assert latest in (old, old + 1), (k, old, latest)
+        if error is not None:
+            assert isinstance(error, StorageError), repr(error)
+            assert "s3://" in str(error) and " failed" in str(error), str(error)
+        if latest == old:
+            assert error is not None, k  # never "success" without the new version
+            outcomes["old"] += 1
+        elif error is None:
+            outcomes["new"] += 1
+        else:  # committed, but the reply was lost and could not be checked
+            assert when == "after", (k, str(error))
+            assert "outcome is unknown" in str(error), str(error)
+            outcomes["unknown"] += 1
+        done = error is None and requests < k
+        if done or k % 4 == 0:
+            report = verify(checker.storage)
+            assert report.ok, report.text()
+        if done:
+            break
+        assert k < 200
+    assert state(checker.begin())["ns"]["t0"][0] == "id"
+    print(f"\npersistent faults ({when}) from each of {k - 1} requests: {outcomes}")
+    assert outcomes["old"] > 0 and outcomes["new"] > 0
+    if when == "after":
+        assert outcomes["unknown"] > 0
+
+
 def test_the_conditional_put_probe_survives_a_lost_reply(s3_server: Any) -> None:
     """The one-time probe of If-None-Match support: its first PUT lands but the reply is
     lost; botocore retries and gets 412 for the probe's own object. That is support,
@@ -65,3 +205,29 @@ def test_the_conditional_put_probe_survives_a_lost_reply(s3_server: Any) -> None
     assert sum(plan.injected.values()) == 1
     assert storage.read("x") == b"data"
     assert storage.list() == ["x"]  # the probe object is gone
+
+
+def test_a_lost_reply_to_the_commit_point_is_reported_as_unknown(s3_server: Any) -> None:
+    """The root's conditional PUT lands, then the store stops answering: the caller
+    cannot know whether the commit happened, and must not be told it failed (a retry
+    would apply the change twice)."""
+    bucket = s3_server.create_bucket()
+    root = f"s3://{bucket}/lake"
+    checker = LakehouseCatalog(root, create=True, storage_options=s3_server.storage_options,
+                               lakehouse_options=SMALL_TREE)
+    txn = checker.begin()
+    txn.create_namespace("ns")
+    txn.create_table("ns", "t0", columns("id"))
+    txn.commit()
+    tripped = {"yes": False}
+
+    def rule(request: Any) -> Fault | None:
+        if request.method == "PUT" and request.conditional and "/lake/_" in request.path:
+            tripped["yes"] = True
+        return Fault("InternalError", "after") if tripped["yes"] else None
+
+    with faults(in_bucket(bucket, rule)):
+        with pytest.raises(StorageError, match="outcome is unknown") as raised:
+            _commit_one(root, s3_server, "c")
+    assert "version 2" in str(raised.value)
+    assert checker.latest_version() == 2  # it did commit
