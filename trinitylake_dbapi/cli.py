@@ -4,7 +4,7 @@ Usage::
 
     trinitylake LOCATION [--create] [-c SQL | -f FILE] [--at VERSION] [--no-autocommit]
                          [--storage-option KEY=VALUE ...]
-    trinitylake SUBCOMMAND ...        (see SUBCOMMANDS; e.g. a future ``verify``)
+    trinitylake verify LOCATION [--all-versions]   (see trinitylake_dbapi.verify)
 
 With ``-c`` or ``-f`` (``-`` is standard input) the statements run in order and the
 shell stops at the first error with exit status 1. Without them it reads statements
@@ -284,6 +284,15 @@ def _shell(argv: Sequence[str]) -> int:
             print(_one_line(e), file=err)
             status = 1
     return status
+
+
+def _verify(argv: Sequence[str]) -> int:
+    from trinitylake_dbapi.verify import main as verify_main
+
+    return verify_main(argv)
+
+
+SUBCOMMANDS["verify"] = _verify
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -890,3 +890,49 @@ def _describe(key: keyfmt.ObjectKey) -> str:
     if key.kind == "namespace":
         return repr(key.namespace)
     return f"{key.namespace!r}.{key.table!r}"
+
+
+# ---------------------------------------------------------------------------
+# ``trinitylake verify``
+# ---------------------------------------------------------------------------
+
+
+def main(argv: Iterable[str]) -> int:
+    """``trinitylake verify LOCATION [--all-versions] [--storage-option KEY=VALUE ...]``.
+
+    Prints every problem, then a summary line. Exit status: 0 when the lakehouse is
+    valid (warnings such as orphan files allowed), 1 on a violation, 2 when it could
+    not be verified (a bad location, a storage failure).
+    """
+    import argparse
+    import json
+    import sys
+
+    def option(text: str) -> tuple[str, Any]:
+        key, sep, value = text.partition("=")
+        if not sep or not key:
+            raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+        try:
+            return key, json.loads(value)
+        except ValueError:
+            return key, value
+
+    parser = argparse.ArgumentParser(
+        prog="trinitylake verify",
+        description="Check every SPEC rule on every file of a lakehouse and list orphan "
+        "files. Exit status 0: valid; 1: violations; 2: could not verify.",
+    )
+    parser.add_argument("location", help="the lakehouse location")
+    parser.add_argument("--all-versions", action="store_true",
+                        help="parse every version's definitions and check K3 per version")
+    parser.add_argument("--storage-option", metavar="KEY=VALUE", type=option,
+                        action="append", default=[], help="fsspec storage option (repeatable)")
+    args = parser.parse_args(list(argv))
+    try:
+        report = verify(args.location, all_versions=args.all_versions,
+                        storage_options=dict(args.storage_option) or None)
+    except Error as e:
+        print(f"ERROR: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
+    print(report.text())
+    return 0 if report.ok else 1
