@@ -521,8 +521,11 @@ class Transaction:
         if _create_root(storage, version, encode_node_file(root)):  # C2
             self.lakehouse._write_hint(version)  # C3
             # The next transaction starts from this root: keep it instead of reading it back.
-            self.lakehouse._snapshot_of(version, root)
             self.lakehouse._note_latest(version)
+            try:
+                self.lakehouse._snapshot_of(version, root)
+            except (StorageError, CorruptFileError):
+                pass  # only a cache: committed all the same, the root is read when needed
             return True
         # C4: lost the race. Our node files and definition are unreferenced: tidy up.
         leftovers = list(update.files) + ([new_def_path] if new_def_path else [])
