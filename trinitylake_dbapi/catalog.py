@@ -621,6 +621,9 @@ class LakehouseCatalog:
             raise InvalidNameError("a snapshot name must be a non-empty string")
         target = self.lakehouse.snapshot(version)
         root_path = paths.root_node_path(target.version)
+        if version is not None and not self.storage.exists(root_path):
+            # cached before another connection expired it: never name a deleted root
+            raise ObjectNotFoundError(f"version {version} does not exist any more (expired)")
         txn = self.lakehouse.begin()
 
         def record(definition: LakehouseDef) -> LakehouseDef:

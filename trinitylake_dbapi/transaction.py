@@ -609,6 +609,10 @@ def rollback_to(lakehouse: Lakehouse, target: int) -> int:
     discarding that commit too.
     """
     goal = lakehouse.snapshot(target)
+    if not lakehouse.storage.exists(paths.root_node_path(target)):
+        # A snapshot cached before another connection expired the version: its files
+        # may be gone, and a rollback to it would commit a version that points at them.
+        raise ObjectNotFoundError(f"version {target} does not exist any more (expired)")
     latest = lakehouse.snapshot()
     if target == latest.version:
         raise ObjectExistsError(f"version {target} is already the latest version")
