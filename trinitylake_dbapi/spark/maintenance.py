@@ -72,8 +72,10 @@ _REACH = T.StructType(
         T.StructField("path", T.StringType(), False),
         T.StructField("kind", T.StringType(), False),  # root | lakehouse_def | node | definition | error
         T.StructField("detail", T.StringType(), True),
+        T.StructField("group", T.IntegerType(), False),  # which set of roots reached it
     ]
 )
+_NODES = T.StructType([T.StructField("path", T.StringType(), False), T.StructField("group", T.IntegerType(), False)])
 _DOOMED = T.StructType(
     [T.StructField("path", T.StringType(), False), T.StructField("expired", T.BooleanType(), False)]
 )
@@ -91,6 +93,10 @@ _DELETE_BATCH = 1000
 def _error_row(path: str, error: Exception) -> tuple[str, str, str]:
     reason = getattr(error, "reason", None)
     return (path, "error", "\x1f".join([type(error).__name__, getattr(error, "path", path), reason or str(error)]))
+
+
+def _in_group(rows: list[tuple], group: int) -> list[tuple]:
+    return [(*row, group) for row in rows]
 
 
 def _raise_remote(detail: str) -> None:
@@ -124,8 +130,8 @@ def _refs(node: NodeFile) -> list[tuple[str, str, None]]:
     return rows
 
 
-def _expand_roots(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]], Iterator[tuple]]:
-    def run(ranges: Iterable[tuple[int, int]]) -> Iterator[tuple]:
+def _expand_roots(location: rt.Location) -> Callable[[Iterable[tuple[int, int, int]]], Iterator[tuple]]:
+    def run(ranges: Iterable[tuple[int, int, int]]) -> Iterator[tuple]:
         lakehouse = rt.catalog(location).lakehouse
 
         def one(version: int) -> list[tuple]:
@@ -137,25 +143,27 @@ def _expand_roots(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]]
             return [(path, "root", None), (snapshot.lakehouse_def_path, "lakehouse_def", None),
                     *_refs(snapshot.root)]
 
-        for low, high in ranges:
+        for low, high, group in ranges:
             for rows in rt.thread_map(one, range(low, high + 1)):
-                yield from rows
+                yield from _in_group(rows, group)
 
     return run
 
 
-def _expand_nodes(location: rt.Location, order: int) -> Callable[[Iterable[Any]], Iterator[tuple]]:
+def _expand_nodes(location: rt.Location, order: int, counter: Any) -> Callable[[Iterable[Any]], Iterator[tuple]]:
     def run(rows: Iterable[Any]) -> Iterator[tuple]:
         store = rt.storage(location)
 
-        def one(path: str) -> list[tuple]:
+        def one(row: Any) -> list[tuple]:
+            counter.add(1)
+            path, group = row[0], row[1]
             try:
                 node = decode_node_file(store.read(path), path, order)
             except Error as e:
-                return [_error_row(path, e)]
-            return _refs(node)
+                return _in_group([_error_row(path, e)], group)
+            return _in_group(_refs(node), group)
 
-        for out in rt.thread_map(one, (row[0] for row in rows)):
+        for out in rt.thread_map(one, rows):
             yield from out
 
     return run
@@ -179,7 +187,7 @@ def _read_created(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]]
         def one(version: int) -> tuple[int, int]:
             return version, lakehouse.snapshot(version).created_at_millis
 
-        for low, high in ranges:
+        for low, high, *_ in ranges:
             yield from rt.thread_map(one, range(low, high + 1))
 
     return run
@@ -244,6 +252,7 @@ class _Job:
         self.location = location
         self.progress = progress
         self.parallelism = max(2, self.sc.defaultParallelism)
+        self.nodes_read = 0
 
     def frame(self, rdd: Any, schema: T.StructType) -> DataFrame:
         return self.spark.createDataFrame(rdd, schema)
@@ -251,8 +260,17 @@ class _Job:
     def empty(self, schema: T.StructType) -> DataFrame:
         return self.spark.createDataFrame([], schema)
 
-    def version_rdd(self, versions: Iterable[int]) -> Any:
-        ranges = rt.split_ranges(rt.version_ranges(versions), self.parallelism * 2)
+    def version_rdd(self, versions: Iterable[int], group: int = 0) -> Any:
+        return self.groups_rdd([versions], groups=[group])
+
+    def groups_rdd(self, version_sets: list[Iterable[int]], groups: list[int] | None = None) -> Any:
+        """(low, high, group) version ranges, spread over tasks."""
+        groups = list(range(len(version_sets))) if groups is None else groups
+        ranges = [
+            (low, high, group)
+            for versions, group in zip(version_sets, groups)
+            for low, high in rt.split_ranges(rt.version_ranges(versions), self.parallelism * 2)
+        ]
         return self.sc.parallelize(ranges, max(1, min(len(ranges), self.parallelism * 4)))
 
     def listing(self, top_level: list[str]) -> DataFrame:
@@ -267,39 +285,50 @@ class _Job:
         top = self.spark.createDataFrame([(p,) for p in top_level if local.is_format_file(p)], _PATH)
         return listed.union(top).localCheckpoint(eager=True)
 
-    def reach(
-        self, versions: list[int], order: int, seen: DataFrame | None = None, label: str = ""
-    ) -> tuple[DataFrame, DataFrame]:
-        """(files, nodes): every file the roots of ``versions`` reach (one ``path``
-        column, like ``maintenance.reachable_files``) and every node expanded on the
-        way, skipping subtrees whose node is in ``seen`` (a ``path`` DataFrame)."""
-        self.progress.step(f"reading {len(versions)} root file(s){label}")
-        emitted = self.frame(self.version_rdd(versions).mapPartitions(_expand_roots(self.location)), _REACH)
+    def reach(self, version_sets: list[list[int]], order: int, label: str = "") -> DataFrame:
+        """Every file the roots of each set of versions reach (as
+        ``maintenance.reachable_files``), as a DataFrame (``path``, ``group``): group i
+        holds what the roots of ``version_sets[i]`` reach.
+
+        The sets are walked together, level by level, one job per level. A node that an
+        earlier set reaches (already, or at this level) is not expanded again for a
+        later set: like the local code's ``seen``, this skips work whose files the
+        earlier set holds anyway, so "reached by a later set and not by an earlier one"
+        is exact.
+        """
+        total = sum(len(v) for v in version_sets)
+        self.progress.step(f"reading {total} root file(s){label}")
+        emitted = self.frame(self.groups_rdd(version_sets).mapPartitions(_expand_roots(self.location)), _REACH)
         emitted = emitted.localCheckpoint(eager=True)
         parts = [emitted]
-        visited = seen if seen is not None else self.empty(_PATH)
+        visited = self.empty(_NODES)
         depth = 1
         while True:
+            # This level's children, less every node expanded before for its set or an
+            # earlier one; the reading job's accumulator says whether there were any.
+            children = emitted.filter(F.col("kind") == "node").groupBy("path").agg(F.min("group").alias("group"))
+            done = visited.groupBy("path").agg(F.min("group").alias("done"))
             frontier = (
-                emitted.filter(F.col("kind") == "node").select("path").distinct()
-                .join(visited, "path", "left_anti").localCheckpoint(eager=True)
+                children.join(done, "path", "left")
+                .filter(F.col("done").isNull() | (F.col("group") < F.col("done")))
+                .select("path", "group")
+                .localCheckpoint(eager=True)
             )
-            count = frontier.count()
-            if count == 0:
-                break
-            self.progress.step(f"reading {count} node file(s) at depth {depth}{label}")
-            emitted = self.frame(frontier.rdd.mapPartitions(_expand_nodes(self.location, order)), _REACH)
+            read = self.sc.accumulator(0)
+            self.progress.step(f"reading the node files at depth {depth}{label}")
+            emitted = self.frame(frontier.rdd.mapPartitions(_expand_nodes(self.location, order, read)), _REACH)
             emitted = emitted.localCheckpoint(eager=True)
+            if read.value == 0:
+                break
+            self.nodes_read += read.value
             parts.append(emitted)
-            visited = visited.union(frontier)
+            visited = visited.union(frontier).localCheckpoint(eager=True)
             depth += 1
         everything = parts[0]
         for part in parts[1:]:
             everything = everything.union(part)
         _check_errors(everything)  # a missing or corrupt file: stop, as the local walk does
-        files = everything.select("path").distinct().localCheckpoint(eager=True)
-        return files, visited
-
+        return everything.select("path", "group").distinct().localCheckpoint(eager=True)
 
 Progress = rt.Progress
 
@@ -403,12 +432,9 @@ def expire_versions(
             existing, settings, retain_last, older_than_millis, now, created.__getitem__
         )
         order = settings.order
-        keep_files, kept_nodes = job.reach(kept, order, label=" of kept versions")
-        if expired:
-            reached, _ = job.reach(expired, order, seen=kept_nodes, label=" of expired versions")
-            expired_files = reached.join(keep_files, "path", "left_anti")
-        else:
-            expired_files = job.empty(_PATH)
+        reached = job.reach([kept, expired], order, label=" of kept (0) and expired (1) versions")
+        keep_files = reached.filter(F.col("group") == 0).select("path")
+        expired_files = reached.filter(F.col("group") == 1).select("path").join(keep_files, "path", "left_anti")
         listing = job.listing(top_level)
         progress_.step("finding unreachable files")
         candidates = listing.join(keep_files, "path", "left_anti").join(
@@ -506,7 +532,7 @@ def export_snapshot(
         root = paths.root_node_path(snapshot.version)
         if full:
             assert target_loc is not None and target_storage is not None
-            files, _ = job.reach([snapshot.version], snapshot.settings.order)
+            files = job.reach([[snapshot.version]], snapshot.settings.order).select("path")
             count = files.count()
             progress_.step(f"copying {count - 1} file(s) to {target_loc.uri}")
             files.filter(F.col("path") != root).rdd.foreachPartition(_copy_files(loc, target_loc))

@@ -368,7 +368,7 @@ def _check_roots(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]],
             try:
                 root = decode_node_file(data, path)
             except CorruptFileError as e:
-                return [*out, _problem(path, R_LAYOUT, e.reason), ("root", path, json.dumps([version, None, None, None, False]), None, None)]
+                return [*out, _problem(path, R_LAYOUT, e.reason), ("root", path, json.dumps([version, None, None, None, False, None]), None, None)]
             system = root.system
             for key in (keyfmt.PREVIOUS_ROOT, keyfmt.ROLLBACK_FROM_ROOT):
                 if key in system:
@@ -390,7 +390,8 @@ def _check_roots(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]],
             created = system.get(keyfmt.CREATED_AT_MILLIS)
             created_at = int(created) if created is not None and created.isascii() and created.isdigit() else None
             out.append(("root", path, json.dumps([version, created_at, system.get(keyfmt.PREVIOUS_ROOT),
-                                                  system.get(keyfmt.ROLLBACK_FROM_ROOT), True]), None, None))
+                                                  system.get(keyfmt.ROLLBACK_FROM_ROOT), True, def_path]),
+                        None, None))
             out += node_rows(path, root, found, is_root=True, version=version)
             levels = height(root, found.order)
             out += context_rows(path, root, found, None, None, None if levels is None else levels - 1, 0)
@@ -403,7 +404,7 @@ def _check_roots(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]],
     return run
 
 
-def _check_nodes(location: rt.Location) -> Callable[[Iterable[Any]], Iterator[tuple]]:
+def _check_nodes(location: rt.Location, counter: Any) -> Callable[[Iterable[Any]], Iterator[tuple]]:
     """Rows arrive sorted by path: each node is read once for all its contexts."""
 
     def run(rows: Iterable[Any]) -> Iterator[tuple]:
@@ -422,6 +423,7 @@ def _check_nodes(location: rt.Location) -> Callable[[Iterable[Any]], Iterator[tu
 
         def one(group: tuple[str, list[list[Any]]]) -> list[tuple]:
             path, contexts = group
+            counter.add(1)
             out: list[tuple] = [("reached", path, None, None, None)]
             try:
                 data = store.read(path)
@@ -525,7 +527,7 @@ def _chain_problems(infos: dict[int, list[Any]]) -> list[Problem]:
     versions = sorted(infos)
     present = set(versions)
     for version in versions:
-        _, created_at, previous, rollback_from, ok = infos[version]
+        _, created_at, previous, rollback_from, ok = infos[version][:5]
         if not ok:
             continue
         path = paths.root_node_path(version)
@@ -630,12 +632,12 @@ def verify(
         while True:
             pending = (emitted.filter(F.col("kind") == "child").select("path", "a").distinct()
                        .join(seen, ["path", "a"], "left_anti").localCheckpoint(eager=True))
-            count = pending.count()
-            if count == 0:
-                break
-            progress_.step(f"checking the node files of {count} tree place(s) at depth {depth}")
+            progress_.step(f"checking the node files at depth {depth}")
             ordered = pending.repartition(parallelism * 2, "path").sortWithinPartitions("path", "a")
-            emitted = frame(ordered.rdd.mapPartitions(_check_nodes(loc)))
+            read = sc.accumulator(0)
+            emitted = frame(ordered.rdd.mapPartitions(_check_nodes(loc, read)))
+            if read.value == 0:
+                break
             parts.append(emitted)
             seen = seen.union(pending)
             depth += 1
@@ -668,6 +670,7 @@ def verify(
             problems.append(Problem(row["path"], row["a"], row["b"], row["c"]))
         infos = {json.loads(r["a"])[0]: json.loads(r["a"]) for r in results.filter(F.col("kind") == "root").collect()}
         problems += _chain_problems(infos)
+        report.definitions_read += len({info[5] for info in infos.values() if len(info) > 5 and info[5]})
         for path in report.orphans:
             problems.append(Problem(path, R_ORPHAN, "no root reaches this file (left by a lost commit race or a "
                                     "crashed writer; expiration removes it)", WARNING))
