@@ -8,11 +8,14 @@ PY="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
-stamp=".venv/.installed-$(cat pyproject.toml | sha1sum | cut -c1-12)-${TL_EXTRAS// /_}"
+# One stamp per set of extras, named after pyproject.toml's hash: quickstart and test
+# keep their own, so running one never makes the other reinstall.
+extras_tag="${TL_EXTRAS//[ ,]/_}"
+stamp=".venv/.installed-${extras_tag}-$(sha1sum < pyproject.toml | cut -c1-12)"
 if [ ! -f "$stamp" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
     .venv/bin/python -m pip install --quiet -e ".[${TL_EXTRAS}]"
-    rm -f .venv/.installed-*
+    rm -f ".venv/.installed-${extras_tag}-"*
     touch "$stamp"
 fi
 export PATH="$ROOT/.venv/bin:$PATH"

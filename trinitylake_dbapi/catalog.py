@@ -593,6 +593,9 @@ class LakehouseCatalog:
                 changes.append(f"table {decoded.namespace}.{decoded.table}")
         if previous is not None and previous.lakehouse_def_path != snapshot.lakehouse_def_path:
             changes.append("lakehouse definition")
+        if snapshot.rollback_from_version is not None:
+            # The format records where a rollback came from, not its target.
+            changes.append(f"rollback of version {snapshot.rollback_from_version}")
         return tuple(changes)
 
     def versions(self) -> list[VersionInfo]:

@@ -59,7 +59,9 @@ def _cell(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dt.datetime):
-        return value.isoformat(sep=" ")
+        # Fixed width: isoformat drops a zero fraction, which would jitter the columns.
+        millis_only = value.microsecond % 1000 == 0
+        return value.isoformat(sep=" ", timespec="milliseconds" if millis_only else "microseconds")
     if isinstance(value, (bytes, bytearray)):
         return "0x" + bytes(value).hex()
     return str(value)
@@ -122,6 +124,8 @@ class Shell:
                 names = [d[0] for d in self.cur.description]
                 print(format_table(names, self.cur.fetchall()), file=self.out)
             return True
+        except BrokenPipeError:
+            raise  # the reader went away (`| head`): main() exits quietly
         except errors.Error as e:
             print(_one_line(e), file=self.err)
         except Exception as e:  # noqa: BLE001 - the shell never shows a traceback
@@ -305,6 +309,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # Standard output was closed early (`trinitylake lake -c ... | head`): stop
+        # quietly, and keep Python from complaining when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -182,3 +182,29 @@ def test_interactive_shell(tmp_path: Any) -> None:
     finally:
         child.close()
     assert child.exitstatus == 0
+
+
+def test_a_closed_pipe_ends_the_shell_quietly(tmp_path: Any) -> None:
+    import subprocess
+
+    lake = str(tmp_path / "lake")
+    statements = ";".join(f"CREATE NAMESPACE n{i}" for i in range(200))
+    assert main([lake, "--create", "-c", statements]) == 0
+    trinitylake = os.path.join(os.path.dirname(sys.executable), "trinitylake")
+    run = subprocess.run(
+        f"{trinitylake} {lake} -c 'SHOW VERSIONS' | head -2",
+        shell=True, capture_output=True, text=True, timeout=120,
+    )
+    assert run.stdout.count("\n") == 2
+    assert run.stderr == ""
+
+
+def test_timestamps_print_with_a_fixed_width() -> None:
+    import datetime as dt
+
+    from trinitylake_dbapi.cli import _cell
+
+    whole = dt.datetime(2026, 1, 2, 3, 4, 5)
+    millis = dt.datetime(2026, 1, 2, 3, 4, 5, 120_000)
+    assert _cell(whole) == "2026-01-02 03:04:05.000"
+    assert len(_cell(whole)) == len(_cell(millis))

@@ -153,6 +153,7 @@ def test_rollback_makes_a_new_version_equal_to_the_old_one(lake: LakehouseCatalo
     assert state(lake.begin()) == target_state
     info = lake.versions()[0]
     assert info.version == new and info.rollback_from_version == latest and info.previous_version == latest
+    assert info.changes == (f"rollback of version {latest}",)
     # A transaction that began before the rollback conflicts with it.
     stale = lake.begin(version=None)
     stale.create_table("ns", "z", columns("id"))

@@ -329,7 +329,7 @@ def test_qualify_root_uri_accepts(uri: str, qualified: str) -> None:
         ("s3://b//x", "'//'"),
         ("file:////", "'//'"),
         ("/a/../b", "'..'"),
-        ("./lake", "'.'"),
+        ("./", "'.'"),
         ("a/./b", "'.'"),
         ("s3://", "no location"),
         ("memory://..", "relative path component"),
@@ -350,3 +350,13 @@ def test_root_uri_message() -> None:
     expected = r"root URI 's3://b/x/\.\./y' is not qualified: '\.\.'"
     with pytest.raises(InvalidLocationError, match=expected):
         qualify_root_uri("s3://b/x/../y")
+
+
+def test_a_leading_dot_slash_on_a_local_path_is_the_same_place() -> None:
+    from trinitylake_dbapi.format.paths import qualify_root_uri
+
+    assert qualify_root_uri("./mylake") == "mylake/"
+    assert qualify_root_uri("././mylake/") == "mylake/"
+    for refused in ("./", "a/./b", ".//x", "s3://b/./x", "file:///./x"):
+        with pytest.raises(InvalidLocationError):
+            qualify_root_uri(refused)

@@ -637,3 +637,10 @@ def test_bad_input_writes_no_file(lake: Lake, autocommit: bool) -> None:
     conn.commit()  # nothing to publish: the failures left no writes behind
     conn.close()
     assert lake.files() == before
+
+
+def test_table_level_foreign_key_is_not_supported_and_says_so(memory_lake: Lake) -> None:
+    cur = memory_lake.connect(autocommit=True).cursor()
+    q(cur, "CREATE NAMESPACE ns")
+    with pytest.raises(errors.NotSupportedError, match="FOREIGN KEY"):
+        q(cur, "CREATE TABLE ns.d (a INT, FOREIGN KEY (a) REFERENCES ns.x(a))")

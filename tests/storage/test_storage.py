@@ -209,7 +209,7 @@ def test_unqualified_root_uris_are_refused(root: str) -> None:
 
 @pytest.mark.parametrize(
     "root",
-    ["s3://b/x/./y", "s3://b//x", "memory://m/../n", "x/../y", "./lake", "lake//x",
+    ["s3://b/x/./y", "s3://b//x", "memory://m/../n", "x/../y", "lake//x",
      "file:///a/b/..", "", "file://relative/x", "s3://", "s3:///x"],
 )
 def test_more_unqualified_root_uris_are_refused(root: str) -> None:
@@ -419,3 +419,8 @@ def test_s3_missing_bucket_and_server_errors_are_translated(
         with pytest.raises(StorageError) as info:
             call()
         assert "s3://bucket/lake/" in str(info.value)
+
+
+def test_a_dot_slash_local_root_resolves_like_the_bare_name(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    assert Storage("./lake").root_uri == Storage("lake").root_uri == f"file://{tmp_path}/lake/"

@@ -208,11 +208,17 @@ def _unqualified(uri: str, why: str) -> InvalidLocationError:
     return InvalidLocationError(f"root URI {uri!r} is not qualified: {why}")
 
 
+def path_has_dot_prefix(path: str) -> bool:
+    """True for a relative local path written with a leading "./" before more text."""
+    return path.startswith("./") and len(path) > 2 and path[2] != "/"
+
+
 def qualify_root_uri(uri: str) -> str:
     """Check that a root URI is qualified (SPEC 2) and return it ending with "/".
 
     Accepted forms: "scheme://netloc/path" (e.g. "s3://bucket/lake", "memory://lake",
-    "file:///tmp/x") and plain local paths, absolute or relative ("/tmp/x", "lake").
+    "file:///tmp/x") and plain local paths, absolute or relative ("/tmp/x", "lake"; a
+    leading "./" is dropped, so "./lake" is "lake").
     The path part must already be POSIX-normal (``posixpath.normpath`` would leave it
     unchanged, ignoring one trailing "/"), so "s3://b/x/../y", "file:///a/./b" and
     "/a//b" are refused: two spellings of one lakehouse must not exist. Only the text
@@ -242,6 +248,10 @@ def qualify_root_uri(uri: str) -> str:
             raise _unqualified(
                 uri, "it looks like a URI without '//' after the scheme (use 'scheme://...')"
             )
+        # "./lake" is how a shell names a directory here; it is the same place as "lake".
+        # Only this one leading form is forgiven: "a/./b" and "./" alone still refuse.
+        while path_has_dot_prefix(uri):
+            uri = uri[2:]
         path = uri
 
     if path:

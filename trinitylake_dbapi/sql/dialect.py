@@ -623,7 +623,7 @@ class TrinityLake(Spark):
                     while self._match(TokenType.COMMA):
                         primary_key.append(self._tl_name("column"))
                     self._tl_expect(")")
-                elif self._curr.text.upper() in ("FOREIGN", "UNIQUE", "CHECK", "INDEX", "KEY"):
+                elif self._tl_first_word() in ("FOREIGN", "UNIQUE", "CHECK", "INDEX", "KEY"):
                     self._tl_unsupported(2)
                 else:
                     columns.append(self._tl_column_def())
