@@ -21,6 +21,7 @@ import json
 import os
 import random
 import time
+from collections import Counter
 from typing import Any
 
 from trinitylake_dbapi.catalog import LakehouseCatalog
@@ -208,6 +209,28 @@ def writer(location: str, storage_options: dict | None, worker: int, ops: int, s
         if log is not None:
             log.close()
     return {"worker": worker, "acknowledged": acknowledged, "failures": failures}
+
+
+def check_linearizable(catalog: LakehouseCatalog, start: int,
+                       acknowledged: list[tuple[int, tuple]]) -> dict:
+    """The checks of the module docstring; returns the final model."""
+    latest = catalog.latest_version()
+    versions = [v for v, _ in acknowledged]
+    assert len(versions) == len(set(versions)), Counter(versions).most_common(3)
+    assert sorted(versions) == list(range(start + 1, latest + 1)), (start, latest, sorted(versions))
+    history = catalog.versions()
+    assert [h.version for h in history] == list(range(latest, -1, -1))
+    for info in history[:-1]:
+        assert info.previous_version == info.version - 1
+    model = observed(catalog.begin(version=start))
+    for version, op in sorted(acknowledged):
+        apply(model, op)
+        assert observed(catalog.begin(version=version)) == model, (version, op)
+    from trinitylake_dbapi.verify import verify
+
+    report = verify(catalog.storage, all_versions=True)
+    assert report.ok, report.text()
+    return model
 
 
 def to_op(item: Any) -> Op:

@@ -19,9 +19,8 @@ from typing import Any
 import pytest
 
 from reliability_helpers import SMALL_TREE
-from reliability_workers import apply, observed, writer
+from reliability_workers import check_linearizable, writer
 from trinitylake_dbapi.catalog import LakehouseCatalog
-from trinitylake_dbapi.verify import verify
 
 
 def run_writers(location: str, storage_options: dict | None, workers: int, ops: int,
@@ -32,26 +31,6 @@ def run_writers(location: str, storage_options: dict | None, workers: int, ops: 
             writer,
             [(location, storage_options, w, ops, seed * 1000 + w, *kwargs.values()) for w in range(workers)],
         )
-
-
-def check_linearizable(catalog: LakehouseCatalog, start: int,
-                       acknowledged: list[tuple[int, tuple]]) -> dict:
-    """The checks of the module docstring; returns the final model."""
-    latest = catalog.latest_version()
-    versions = [v for v, _ in acknowledged]
-    assert len(versions) == len(set(versions)), Counter(versions).most_common(3)
-    assert sorted(versions) == list(range(start + 1, latest + 1)), (start, latest, sorted(versions))
-    history = catalog.versions()
-    assert [h.version for h in history] == list(range(latest, -1, -1))
-    for info in history[:-1]:
-        assert info.previous_version == info.version - 1
-    model = observed(catalog.begin(version=start))
-    for version, op in sorted(acknowledged):
-        apply(model, op)
-        assert observed(catalog.begin(version=version)) == model, (version, op)
-    report = verify(catalog.storage, all_versions=True)
-    assert report.ok, report.text()
-    return model
 
 
 def _race(location: str, storage_options: dict | None, workers: int, ops: int, seed: int) -> None:
