@@ -180,8 +180,6 @@ def split_ranges(ranges: list[tuple[int, int]], pieces: int) -> list[tuple[int, 
 # Progress
 # ---------------------------------------------------------------------------
 
-ProgressArg = "bool | Callable[[str], None] | None"
-
 
 @dataclass
 class Progress:

@@ -1,4 +1,5 @@
-"""Distributed maintenance on Spark: version expiration, full snapshot export, verify.
+"""Distributed maintenance on Spark: version expiration and full snapshot export
+(``verify`` is in :mod:`.verification`).
 
 Each operation computes exactly what the local code computes
 (:mod:`trinitylake_dbapi.maintenance`: the same rules E1-E6, the same version
@@ -11,10 +12,11 @@ of file paths ever has to fit in the driver:
   paths.
 * Executors list the lakehouse by the 256 directories ``bbbb/bbbb`` of SPEC 2's
   optimized paths (node and object definition files all live under them), read root
-  files by version ranges, and walk the trees level by level: each level's node files
-  are a DataFrame, hash-partitioned by path, deduplicated against every node already
-  expanded, read by executors (several reads in flight per task) and expanded into
-  children and definition paths.
+  files by version ranges, and walk the trees level by level, kept and expired
+  versions together: each level's node files are a DataFrame, hash-partitioned by
+  path, deduplicated against every node already expanded, read by executors (several
+  reads in flight per task) and expanded into children and definition paths. One
+  Spark job per tree level.
 * Set operations (reachable from kept versions, reachable only from expired ones,
   listed but unreachable) are DataFrame joins; every intermediate result is a local
   checkpoint, so nothing is listed or read twice.
@@ -28,6 +30,10 @@ master when stderr is a terminal (``progress=``).
 
 A failure to read a file the walk needs (missing, corrupt) stops the operation before
 anything is deleted or recorded, with the same error the local code raises.
+
+Needs classic Spark (the jobs use ``sparkContext``; Spark Connect has none) and a
+location every executor can reach (a local path on one machine, or an object store;
+``memory://`` is refused).
 """
 
 from __future__ import annotations
@@ -52,7 +58,6 @@ from ..errors import (
     ProgrammingError,
     StorageError,
 )
-from ..format import keys as keyfmt
 from ..format import paths
 from ..format.nodefile import NodeFile, decode_node_file
 from ..storage import Storage
