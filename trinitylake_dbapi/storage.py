@@ -431,17 +431,29 @@ class Storage:
 
     # --- writes ---------------------------------------------------------------------
 
-    def write(self, path: str, data: bytes) -> None:
+    def write(self, path: str, data: bytes, *, new: bool = False, durable: bool = True) -> None:
         """Create or overwrite a file (parent directories are created as needed).
 
         On local disk the file is written to a temp file, fsynced and renamed over the
-        target, so readers see the old or the new content, never a mix.
+        target, so readers see the old or the new content, never a mix. Two cheaper
+        forms for callers that know more (other backends ignore both flags):
+
+        * ``new=True``: ``path`` is a fresh, unique name that nothing refers to yet (a
+          node or definition file before its commit). It is written in place and
+          fsynced, without a temp file and a rename.
+        * ``durable=False``: a best-effort file whose readers accept any content (the
+          latest-version hint). It is overwritten in place without fsync: a reader may
+          see a torn or stale value, and a crash may lose it.
         """
         check_relative_path(path)
         data = _as_bytes(data)
         self._count("writes", n_written=len(data))
         try:
-            if self._local:
+            if self._local and new:
+                self._write_local_new(path, data)
+            elif self._local and not durable:
+                self._write_local_in_place(path, data)
+            elif self._local:
                 self._write_local(path, data)
             else:
                 self.fs.pipe_file(self._full(path), data)
@@ -481,6 +493,47 @@ class Storage:
         except BaseException:
             _unlink_quietly(tmp)
             raise
+
+    def _open_local(self, full: str, flags: int) -> int:
+        """``os.open`` for writing, creating parent directories lazily."""
+        flags |= os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+        try:
+            return os.open(full, flags, 0o666)
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            return os.open(full, flags, 0o666)
+
+    def _write_local_new(self, path: str, data: bytes) -> None:
+        full = self._full(path)
+        try:
+            fd = self._open_local(full, os.O_EXCL)
+        except FileExistsError:
+            # A leftover of an earlier, failed attempt at this same write: replace it.
+            self._write_local(path, data)
+            return
+        try:
+            try:
+                self._write_fd(fd, data)
+            finally:
+                os.close(fd)
+        except BaseException:
+            _unlink_quietly(full)
+            raise
+
+    def _write_local_in_place(self, path: str, data: bytes) -> None:
+        fd = self._open_local(self._full(path), 0)
+        if os.fstat(fd).st_nlink != 1:
+            # Hard-linked (a copy made with links shares it): never edit it in place.
+            os.close(fd)
+            self._write_local(path, data)
+            return
+        try:
+            view, offset = memoryview(data), 0
+            while offset < len(data):
+                offset += os.pwrite(fd, view[offset:], offset)
+            os.ftruncate(fd, len(data))
+        finally:
+            os.close(fd)
 
     def create_exclusive(self, path: str, data: bytes) -> bool:
         """Create ``path`` only if it does not exist: True if this call created it.

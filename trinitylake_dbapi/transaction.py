@@ -191,7 +191,7 @@ class Lakehouse:
 
     def _write_hint(self, version: int) -> None:
         try:
-            self.storage.write(paths.LATEST_HINT_PATH, paths.encode_hint(version))
+            self.storage.write(paths.LATEST_HINT_PATH, paths.encode_hint(version), durable=False)
         except StorageError:
             pass  # C3 is best effort: readers never trust the hint alone
 
@@ -484,7 +484,7 @@ class Transaction:
         referenced = set(self.writes.values())
         for path, data in self.files.items():  # C1: the definition files still referenced
             if path in referenced:
-                storage.write(path, data)
+                storage.write(path, data, new=True)
         base = self.base
         messages = list(self.writes.items())
         for attempt in range(MAX_COMMIT_ATTEMPTS):
@@ -514,9 +514,9 @@ class Transaction:
             definition.CopyFrom(base.lakehouse_def)
             definition = self.lakehouse_def_update(definition)
             new_def_path = def_path = paths.new_lakehouse_def_path()
-            storage.write(def_path, encode(definition))
+            storage.write(def_path, encode(definition), new=True)
         for path, data in update.files.items():  # C1, node files
-            storage.write(path, data)
+            storage.write(path, data, new=True)
         root = _root_file(update.root, def_path, base.version, now)
         if _create_root(storage, version, encode_node_file(root)):  # C2
             self.lakehouse._write_hint(version)  # C3
@@ -623,7 +623,7 @@ def rollback_to(lakehouse: Lakehouse, target: int) -> int:
     # buffer capacity, which only the version that wrote them may do (tree T5).
     update = goal.tree.apply([], tag, now)
     for path, data in update.files.items():
-        lakehouse.storage.write(path, data)
+        lakehouse.storage.write(path, data, new=True)
     root = _root_file(update.root, latest.lakehouse_def_path, latest.version, now, rollback=True)
     if not _create_root(lakehouse.storage, version, encode_node_file(root)):
         raise SerializationError(
