@@ -67,6 +67,10 @@ from .tree import NodeStore, Tree, TreeConfig, empty_root
 MAX_COMMIT_ATTEMPTS = 64
 _BACKOFF_BASE_S = 0.002
 _BACKOFF_MAX_S = 0.25
+#: Buffers are flushed once they exceed this (SPEC 6 allows flushing before the
+#: capacity): a commit rewrites the root, so its size is the cost of every commit.
+#: Measured in docs/performance.md.
+FLUSH_THRESHOLD_BYTES: int | None = 16 * 1024
 
 
 def now_millis() -> int:
@@ -297,7 +301,7 @@ class Lakehouse:
             )
         if self.store is None:
             self.store = NodeStore(self.storage, settings.order)
-        config = TreeConfig(settings.order, settings.buffer_capacity_bytes)
+        config = TreeConfig(settings.order, settings.buffer_capacity_bytes, FLUSH_THRESHOLD_BYTES)
         snapshot = Snapshot(version, probe, Tree(self.store, probe, config), def_path, definition, settings)
         self._snapshots[version] = snapshot
         if len(self._snapshots) > 256:
@@ -391,6 +395,7 @@ class Transaction:
         self.read_only = read_only
         self.writes: dict[str, str | None] = {}
         self.files: dict[str, bytes] = {}
+        self._unwritten: dict[str, bytes] = {}  # C1 files not written yet
         self.reads = _ReadSet()
         self.guards = _ReadSet()
         self.lakehouse_def_update: Callable[[LakehouseDef], LakehouseDef] | None = None
@@ -480,11 +485,10 @@ class Transaction:
             self.closed = True
             return self.version
         self._check_writable()
-        storage = self.lakehouse.storage
         referenced = set(self.writes.values())
-        for path, data in self.files.items():  # C1: the definition files still referenced
-            if path in referenced:
-                storage.write(path, data, new=True)
+        # C1: the definition files still referenced, written by the first attempt once
+        # the tree has been read, so that a corrupt tree gets no file at all
+        self._unwritten = {p: d for p, d in self.files.items() if p in referenced}
         base = self.base
         messages = list(self.writes.items())
         for attempt in range(MAX_COMMIT_ATTEMPTS):
@@ -507,6 +511,9 @@ class Transaction:
         storage = self.lakehouse.storage
         now = max(now_millis(), base.created_at_millis)
         update = base.tree.apply(messages, str(version), now)
+        for path, data in self._unwritten.items():  # C1, definition files
+            storage.write(path, data, new=True)
+        self._unwritten = {}
         def_path = base.lakehouse_def_path
         new_def_path = None
         if self.lakehouse_def_update is not None:

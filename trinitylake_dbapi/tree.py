@@ -85,12 +85,26 @@ class TreeConfig:
 
     order: int
     buffer_capacity_bytes: int
+    #: Flush a buffer once it holds more than this many bytes (at most the capacity;
+    #: None means the capacity). SPEC 6 lets a writer flush before a buffer is full, and
+    #: every commit rewrites the root while every flush rewrites a child: smaller
+    #: buffers make both cheaper. Readers and the checker only ever use the capacity.
+    flush_threshold_bytes: int | None = None
 
     def __post_init__(self) -> None:
         if self.order < 3:
             raise ValueError(f"tree order must be at least 3, not {self.order}")
         if self.buffer_capacity_bytes <= 0:
             raise ValueError("buffer capacity must be positive")
+        if self.flush_threshold_bytes is not None and self.flush_threshold_bytes <= 0:
+            raise ValueError("flush threshold must be positive")
+
+    @property
+    def flush_bytes(self) -> int:
+        """The buffer size above which a writer flushes (T5 holds a fortiori)."""
+        if self.flush_threshold_bytes is None:
+            return self.buffer_capacity_bytes
+        return min(self.flush_threshold_bytes, self.buffer_capacity_bytes)
 
     @property
     def max_keys(self) -> int:
@@ -337,9 +351,10 @@ class _Writer:
         return len(ref.keys) if isinstance(ref, _Draft) else len(self.store.load(ref).keys)
 
     def over_capacity(self, node: _Draft, skip_txn: str | None = None) -> bool:
-        """T5: does the buffer, less ``skip_txn``'s messages, exceed the capacity?"""
+        """Does the buffer, less ``skip_txn``'s messages, exceed the flush threshold (and
+        so possibly the capacity, T5)?"""
         size = sum(message_size(m) for m in node.buffer if skip_txn is None or m.txn != skip_txn)
-        return size > self.config.buffer_capacity_bytes
+        return size > self.config.flush_bytes
 
     # -- the root -------------------------------------------------------------
 
