@@ -237,3 +237,29 @@ def test_a_lakehouse_created_over_a_corrupt_one_is_refused(lake: str) -> None:
     with pytest.raises(DatabaseError):
         _run(lake, "CREATE NAMESPACE x", create=True, lakehouse_options=SMALL_TREE)
     assert fingerprint(lake) == before
+
+
+def test_a_commit_that_meets_a_corrupt_node_writes_nothing(lake: str) -> None:
+    """The corrupt node is met only by the flush inside the commit (the transaction
+    itself read nothing): the commit must fail before its first file is written, not
+    after writing its definition files (C1)."""
+    from trinitylake_dbapi.format.definitions import TableDef
+
+    catalog = LakehouseCatalog(lake)
+    txn = catalog.begin()  # a big commit: its own messages stay in the root (SPEC 6)...
+    for i in range(40):
+        txn.create_table("ns", f"big{i:02d}", columns("id"))
+    txn.commit()
+    snapshot = catalog.lakehouse.snapshot()
+    for child in snapshot.root.children:  # ...so the next commit must flush them
+        _not_arrow(lake, child)
+    before = fingerprint(lake)
+    txn = LakehouseCatalog(lake).lakehouse.begin()  # a fresh process's view: no cached node
+    codec = keyfmt.KeyCodec(20, 20)
+    path = paths.new_table_def_path("ns", "new")
+    txn.stage_file(path, encode(TableDef(name="new")))
+    txn.put(codec.table_key("ns", "new"), path)
+    with pytest.raises(DatabaseError) as raised:
+        txn.commit()
+    assert any(child in str(raised.value) for child in snapshot.root.children), str(raised.value)
+    assert fingerprint(lake) == before
