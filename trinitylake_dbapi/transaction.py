@@ -67,6 +67,10 @@ from .tree import NodeStore, Tree, TreeConfig, empty_root
 MAX_COMMIT_ATTEMPTS = 64
 _BACKOFF_BASE_S = 0.002
 _BACKOFF_MAX_S = 0.25
+#: Buffers are flushed once they exceed this (SPEC 6 allows flushing before the
+#: capacity): a commit rewrites the root, so its size is the cost of every commit.
+#: Measured in docs/performance.md.
+FLUSH_THRESHOLD_BYTES: int | None = 16 * 1024
 
 
 def now_millis() -> int:
@@ -297,7 +301,7 @@ class Lakehouse:
             )
         if self.store is None:
             self.store = NodeStore(self.storage, settings.order)
-        config = TreeConfig(settings.order, settings.buffer_capacity_bytes)
+        config = TreeConfig(settings.order, settings.buffer_capacity_bytes, FLUSH_THRESHOLD_BYTES)
         snapshot = Snapshot(version, probe, Tree(self.store, probe, config), def_path, definition, settings)
         self._snapshots[version] = snapshot
         if len(self._snapshots) > 256:
