@@ -20,7 +20,6 @@ from trinitylake_dbapi.format.definitions import (
     LakehouseDef,
     NamespaceDef,
     TableDef,
-    decode_lakehouse_def,
     encode,
 )
 from trinitylake_dbapi.format.nodefile import Message, NodeFile, decode_node_file, encode_node_file
