@@ -22,6 +22,9 @@ _REPO = os.path.dirname(_TESTS)
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
+    # The JVM and the Python workers it starts take these when the session starts; put
+    # the process environment back afterwards so other tests' subprocesses never see them.
+    saved = {k: os.environ.get(k) for k in ("SPARK_LOCAL_IP", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYTHONPATH")}
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
@@ -47,6 +50,11 @@ def spark() -> Iterator[Any]:
         .config("spark.executor.extraJavaOptions", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
         .getOrCreate()
     )
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
     session.sparkContext.setLogLevel("ERROR")
     register(session)
     try:

@@ -152,11 +152,12 @@ def test_planning_reads_node_files_only(lake, monkeypatch) -> None:  # type: ign
         return original(self, path)
 
     monkeypatch.setattr(Storage, "read", recording)
-    for name in ("tables", "columns", "namespaces", "versions"):
-        source = TrinityLakeDataSource({"location": lake["location"], "object": name})
+    for name, extra in (("tables", {}), ("columns", {"namespace": "beta"}), ("namespaces", {}),
+                        ("versions", {}), ("tables", {"namespace": "alpha", "version": "mid"})):
+        source = TrinityLakeDataSource({"location": lake["location"], "object": name, **extra})
         partitions = source.reader(source.schema()).partitions()
         assert partitions
-        if name == "tables":
+        if name == "tables" and not extra:
             assert len(partitions) > 1  # the key range is cut along the tree
     assert read_paths
     assert not [p for p in read_paths if p.endswith(".binpb") and not p.startswith("_lakehouse_def_")]

@@ -215,9 +215,9 @@ class _Reader(DataSourceReader):
             if opts.object == "namespaces":
                 low, high = codec.namespaces_range()
             else:
-                if opts.namespace is not None:
-                    txn = catalog.begin(version=version)
-                    if not txn.namespace_exists(opts.namespace):
+                if opts.namespace is not None:  # the key is enough: no definition is read here
+                    keyfmt.validate_name(opts.namespace, codec.namespace_max_bytes, "namespace")
+                    if snapshot.tree.get(codec.namespace_key(opts.namespace)) is None:
                         raise ObjectNotFoundError(f"namespace {opts.namespace!r} does not exist")
                 low, high = codec.tables_range(opts.namespace)
             cuts = _cut_points(snapshot.tree, low, high)

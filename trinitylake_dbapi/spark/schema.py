@@ -55,6 +55,9 @@ field nullable). ``to_spark_field`` then
 ``from_spark_field`` gives back every column unchanged (ids aside): name, type with all
 parameters, nullability and comments at every depth.
 
+Spark 4 reads and builds TimeType values, but writing them (e.g. to Parquet) needs
+``spark.sql.timeType.enabled=true``.
+
 Spark types with no TrinityLake counterpart (intervals, NullType, VariantType,
 geospatial, user-defined types) are refused with an InvalidDefinitionError naming the
 column.
