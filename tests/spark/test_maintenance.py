@@ -123,6 +123,7 @@ def test_spark_and_local_export_produce_the_same_files(spark, big) -> None:  # t
     result = export_snapshot(spark, source, spark_target, name="copy", version=version)
 
     assert result.version == version and result.file_count == len(copied)
+    print(f"\nexported version {version}: {len(copied)} files, local and Spark byte-identical")
     assert file_bytes(spark_target) == file_bytes(local_target)
     assert all_files(local_target) == set(copied) | {paths.LATEST_HINT_PATH}
     assert lake.lakehouse.snapshot().settings.exported_snapshots["copy"] == paths.root_node_path(version)
