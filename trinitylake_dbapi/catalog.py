@@ -90,6 +90,11 @@ class ExpireResult:
     files: list[str]
 
 
+#: A name's characters (SPEC 3): no byte 0x00-0x20 or 0x7F (in UTF-8 those bytes only
+#: ever encode those code points), and no lone surrogate.
+_NAME_CHARS = re.compile(r"[^\x00-\x20\x7f\ud800-\udfff]+")
+
+
 def like_to_regex(pattern: str) -> re.Pattern[str]:
     """SQL LIKE (``%`` any run, ``_`` one character, ``\\`` escapes) as a regex."""
     out = []
@@ -479,11 +484,33 @@ class Catalog:
         found = []
         regex = like_to_regex(pattern) if pattern is not None else None
         for key, _ in self._txn.scan(lo, hi):
-            decoded = self._codec.decode(key)
-            assert decoded.table is not None
-            if regex is None or regex.fullmatch(decoded.table):
-                found.append((decoded.namespace, decoded.table))
+            table = None if namespace is None else self._table_name_in(lo, key)
+            if table is None:
+                decoded = self._codec.decode(key)
+                assert decoded.table is not None
+                ns, table = decoded.namespace, decoded.table
+            else:
+                ns = namespace
+            if regex is None or regex.fullmatch(table):
+                found.append((ns, table))
         return found
+
+    def _table_name_in(self, prefix: str, key: str) -> str | None:
+        """The table name of ``key``, a key in the range of the namespace whose key prefix
+        is ``prefix``, when its table field is well formed (SPEC 3: a name of allowed
+        characters right-padded with spaces to exactly the table max size in bytes);
+        None for anything else, which the full decoder then reports precisely. The same
+        answer as ``KeyCodec.decode`` at a fraction of its cost (a listing's hot loop)."""
+        field = key[len(prefix):]
+        name = field.rstrip(" ")
+        if (
+            name
+            and key.startswith(prefix)
+            and _NAME_CHARS.fullmatch(name)
+            and len(field.encode("utf-8")) == self._codec.table_max_bytes
+        ):
+            return name
+        return None
 
     def describe_table(self, namespace: str, name: str) -> TableInfo:
         found = self._read_table(namespace, name)
@@ -491,7 +518,7 @@ class Catalog:
             self._require_table(namespace, name)
         assert found is not None
         path, definition = found
-        columns = tuple(from_proto_columns(definition.schema.columns))
+        columns = self._owner._table_columns(path, definition)
         by_id = {c.id: c.name for c in columns}
         return TableInfo(
             namespace=namespace,
@@ -525,6 +552,7 @@ class LakehouseCatalog:
         self.storage = storage if storage is not None else Storage(location, storage_options)
         self.lakehouse = Lakehouse.open(self.storage, create=create, options=lakehouse_options)
         self._definitions: dict[str, Any] = {}
+        self._columns: dict[str, tuple[ColumnSpec, ...]] = {}
 
     # -- definition files (immutable: cached by path) -----------------------------------
 
@@ -542,6 +570,16 @@ class LakehouseCatalog:
                 self._definitions.clear()
             self._definitions[path] = definition
         return definition
+
+    def _table_columns(self, path: str, definition: TableDef) -> tuple[ColumnSpec, ...]:
+        """The columns of the table definition file at ``path`` (immutable: cached)."""
+        columns = self._columns.get(path)
+        if columns is None:
+            columns = tuple(from_proto_columns(definition.schema.columns))
+            if len(self._columns) > 100_000:
+                self._columns.clear()
+            self._columns[path] = columns
+        return columns
 
     def _namespace_def(self, txn: Transaction, path: str) -> NamespaceDef:
         return self._definition(txn, path, decode_namespace_def)
@@ -673,3 +711,4 @@ class LakehouseCatalog:
 
     def close(self) -> None:
         self._definitions.clear()
+        self._columns.clear()
