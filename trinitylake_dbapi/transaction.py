@@ -511,9 +511,7 @@ class Transaction:
         storage = self.lakehouse.storage
         now = max(now_millis(), base.created_at_millis)
         update = base.tree.apply(messages, str(version), now)
-        for path, data in self._unwritten.items():  # C1, definition files
-            storage.write(path, data, new=True)
-        self._unwritten = {}
+        files = dict(self._unwritten)  # C1: definition files, then node files
         def_path = base.lakehouse_def_path
         new_def_path = None
         if self.lakehouse_def_update is not None:
@@ -521,9 +519,10 @@ class Transaction:
             definition.CopyFrom(base.lakehouse_def)
             definition = self.lakehouse_def_update(definition)
             new_def_path = def_path = paths.new_lakehouse_def_path()
-            storage.write(def_path, encode(definition), new=True)
-        for path, data in update.files.items():  # C1, node files
-            storage.write(path, data, new=True)
+            files[def_path] = encode(definition)
+        files.update(update.files)
+        storage.write_many(files, new=True)
+        self._unwritten = {}
         root = _root_file(update.root, def_path, base.version, now)
         if _create_root(storage, version, encode_node_file(root)):  # C2
             self.lakehouse._write_hint(version)  # C3
