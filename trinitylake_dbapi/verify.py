@@ -59,7 +59,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import mmh3
 
@@ -83,7 +83,14 @@ from .format.types import from_proto_columns
 from .storage import Storage
 from .tree import TreeConfig, buffer_size
 
-__all__ = ["Problem", "VerifyReport", "verify", "RULES"]
+__all__ = [
+    "Problem", "VerifyReport", "verify", "RULES",
+    # the per-file checks, shared with trinitylake_dbapi.spark.verification
+    "txn_tag", "describe", "optimized_problem", "pointer_problem", "name_problem",
+    "root_problems", "root_created_at", "lakehouse_def_problems", "node_problems",
+    "entry_problem", "tag_problems", "child_problem", "definition_problem",
+    "definition_use_problem", "discovery_problems", "RootInfo", "chain_problems",
+]
 
 ERROR = "error"
 WARNING = "warning"
@@ -207,8 +214,380 @@ def _storage_of(target: Any, storage_options: dict | None) -> Storage:
     )
 
 
-def _tag(txn: str | None) -> int | None:
+# ---------------------------------------------------------------------------
+# Per-file checks, shared with the Spark verifier (pure: no storage, no state;
+# the few that need a file's bytes take the read function as an argument)
+# ---------------------------------------------------------------------------
+
+
+def txn_tag(txn: str | None) -> int | None:
+    """A message's ``txn`` tag as a version number, or None when it is not decimal."""
     return int(txn) if txn is not None and txn.isascii() and txn.isdigit() else None
+
+
+def describe(key: keyfmt.ObjectKey) -> str:
+    """An object key as problems name it: ``'ns'`` or ``'ns'.'table'``."""
+    if key.kind == "namespace":
+        return repr(key.namespace)
+    return f"{key.namespace!r}.{key.table!r}"
+
+
+def optimized_problem(path: str, kind: str | None) -> str | None:
+    """Why ``path`` is not an optimised path (of ``kind``, if given), or None (SPEC 2)."""
+    m = _OPTIMIZED_RE.fullmatch(path)
+    if m is None:
+        return "not an optimised path ('bbbb/bbbb/bbbb/bbbbbbbb-<original>')"
+    rest = m.group(5)
+    bits = "".join(m.groups()[:4])
+    want = format(mmh3.hash(rest.encode("utf-8", "surrogatepass"), 0, signed=False), "032b")[:20]
+    if bits != want:
+        return (f"optimised prefix {bits} is not the first 20 bits of the MurmurHash3 "
+                f"of {rest!r} ({want})")
+    kinds = [kind] if kind else list(_ORIGINAL_RE)
+    if not any(_ORIGINAL_RE[k].fullmatch(rest) for k in kinds):
+        shape = {"node": "node-<uuid4>.arrow", "namespace": "namespace-<ns>-<uuid4>.binpb",
+                 "table": "table-<table>-<ns>-<uuid4>.binpb"}
+        return (f"original name {rest!r} is not "
+                + " or ".join(repr(shape[k]) for k in kinds))
+    return None
+
+
+def pointer_problem(pointer: Any, kind: str) -> str | None:
+    """Why a path stored in a file is not a valid pointer to a file of ``kind`` (SPEC 2):
+    ``root``, ``lakehouse_def``, ``node``, ``namespace`` or ``table``."""
+    if not isinstance(pointer, str):
+        return f"{pointer!r} is not a path"
+    try:
+        paths.check_relative_path(pointer)
+    except InvalidLocationError as e:
+        return str(e)
+    if kind == "root":
+        return None if paths.parse_root_node_path(pointer) is not None else \
+            f"{pointer!r} is not a root node file name"
+    if kind == "lakehouse_def":
+        return None if paths.is_lakehouse_def_path(pointer) else \
+            f"{pointer!r} is not a lakehouse definition file name"
+    problem = optimized_problem(pointer, kind)
+    return None if problem is None else f"{pointer!r}: {problem}"
+
+
+def name_problem(path: str) -> Problem | None:
+    """The SPEC 2 problem of a listed file's name, if any."""
+    if paths.parse_root_node_path(path) is not None:
+        return None
+    if path == paths.LATEST_HINT_PATH or paths.is_lakehouse_def_path(path):
+        return None
+    m = _OPTIMIZED_RE.fullmatch(path)
+    if m is not None and re.match(r"(node|namespace|table)-", m.group(5)):
+        why = optimized_problem(path, None)
+        return Problem(path, R_NAMES, why) if why else None
+    if "/" not in path and path.startswith("_") and path.endswith((".arrow", ".binpb")):
+        return Problem(path, R_NAMES, "looks like a root node or lakehouse definition "
+                       "file but its name does not follow SPEC 2; readers ignore it", WARNING)
+    return None
+
+
+def no_lakehouse_problem() -> Problem:
+    """The one problem of a location without any root node file."""
+    return Problem(paths.root_node_path(0), R_HISTORY,
+                   "no root node file: there is no lakehouse at this location")
+
+
+def orphan_problem(path: str) -> Problem:
+    return Problem(path, R_ORPHAN, "no root reaches this file (left by a lost commit race "
+                   "or a crashed writer; expiration removes it)", WARNING)
+
+
+def vanished_root_problem(path: str) -> Problem:
+    return Problem(path, R_MISSING, "root node file vanished during verification")
+
+
+def missing_node_problem(path: str, parent: str, index: int) -> Problem:
+    return Problem(path, R_MISSING, f"node file referenced by {parent} (child {index}) "
+                   "does not exist")
+
+
+def root_problems(path: str, system: dict[str, str]) -> tuple[list[Problem], str | None]:
+    """SPEC 2/3 checks of a root's own system rows (previous_root, rollback_from_root,
+    lakehouse_def); returns the problems and the lakehouse definition's path when it is
+    a valid pointer."""
+    out: list[Problem] = []
+    for key in (keyfmt.PREVIOUS_ROOT, keyfmt.ROLLBACK_FROM_ROOT):
+        if key in system:
+            why = pointer_problem(system[key], "root")
+            if why:
+                out.append(Problem(path, R_NAMES, f"system row {key}: {why}"))
+    def_path = system.get(keyfmt.LAKEHOUSE_DEF)
+    if def_path is None:
+        out.append(Problem(path, R_KEYS, "root node without a lakehouse_def system row"))
+        return out, None
+    why = pointer_problem(def_path, "lakehouse_def")
+    if why:
+        out.append(Problem(path, R_NAMES, f"system row lakehouse_def: {why}"))
+        return out, None
+    return out, def_path
+
+
+def root_created_at(system: dict[str, str]) -> int | None:
+    """A root's created_at_millis, or None when missing or not a number (T8)."""
+    created = system.get(keyfmt.CREATED_AT_MILLIS)
+    return int(created) if created is not None and created.isascii() and created.isdigit() else None
+
+
+def lakehouse_def_problems(
+    def_path: str, root_path: str, read: Callable[[str], bytes], exists: Callable[[str], bool],
+) -> tuple[LakehouseSettings | None, list[Problem], list[str]]:
+    """Read and check the lakehouse definition a root names (SPEC 5) and the roots its
+    exported snapshots point at; returns the settings (None when unusable), the
+    problems, and the roots the snapshots reach."""
+    out: list[Problem] = []
+    reached: list[str] = []
+    try:
+        settings = LakehouseSettings.from_proto(decode_lakehouse_def(read(def_path), def_path))
+    except MissingFileError:
+        out.append(Problem(def_path, R_MISSING, f"the lakehouse definition named by "
+                           f"{root_path} does not exist"))
+        return None, out, reached
+    except UnsupportedFormatError as e:
+        out.append(Problem(def_path, R_MAJOR, str(e)))
+        return None, out, reached
+    except CorruptFileError as e:
+        out.append(Problem(def_path, R_DEFINITION, e.reason))
+        return None, out, reached
+    for name, target in sorted(settings.exported_snapshots.items()):
+        why = pointer_problem(target, "root")
+        if why:
+            out.append(Problem(def_path, R_NAMES, f"exported snapshot {name!r}: {why}"))
+            continue
+        reached.append(target)
+        if not exists(target):
+            out.append(Problem(def_path, R_MISSING, f"exported snapshot {name!r} "
+                               f"points at root {target}, which does not exist"))
+    return settings, out, reached
+
+
+def node_problems(
+    path: str, node: NodeFile, config: TreeConfig, *, is_root: bool, version: int | None,
+) -> list[Problem]:
+    """The checks of one node on its own: SPEC 4 order, T1, T3, T8 and SPEC 3 system
+    rows, T5 (``version``: the root's own version, whose messages a root may hold
+    beyond the capacity)."""
+    out: list[Problem] = []
+    if node.order != config.order:
+        out.append(Problem(path, R_LAYOUT, f"node key table has {node.order} rows, the tree "
+                           f"order is {config.order}"))
+    k = len(node.keys)
+    if k > config.max_keys:
+        out.append(Problem(path, "T1", f"{k} keys exceed the maximum {config.max_keys}"))
+    if node.children and len(node.children) != k + 1:
+        out.append(Problem(path, "T1", f"{len(node.children)} children for {k} keys"))
+    if is_root:
+        if node.children and not node.keys:
+            out.append(Problem(path, "T3", "internal root without keys"))
+    elif k < config.min_keys:
+        out.append(Problem(path, "T3", f"{k} keys, fewer than ceil(N/2)-1 = {config.min_keys}"))
+
+    system = node.system
+    for name in (keyfmt.N_KEYS, keyfmt.CREATED_AT_MILLIS):
+        if name not in system:
+            out.append(Problem(path, "T8", f"missing system row {name!r}"))
+    created = system.get(keyfmt.CREATED_AT_MILLIS)
+    if created is not None and not (created.isascii() and created.isdigit()):
+        out.append(Problem(path, "T8", f"created_at_millis {created!r} is not a number"))
+    for name in system:
+        if name in _NODE_SYSTEM_KEYS or (is_root and name in _ROOT_SYSTEM_KEYS):
+            continue
+        if name in _ROOT_SYSTEM_KEYS:
+            out.append(Problem(path, R_KEYS, f"system row {name!r} belongs in a root node only"))
+        else:
+            out.append(Problem(path, R_KEYS, f"unknown system row {name!r}", WARNING))
+
+    if node.is_leaf and not is_root and node.buffer:
+        out.append(Problem(path, "T5", f"non-root leaf with {len(node.buffer)} buffered messages"))
+    own = str(version) if is_root else None
+    size = buffer_size([m for m in node.buffer if own is None or m.txn != own])
+    if size > config.buffer_capacity_bytes:
+        extra = " (not counting this version's own messages)" if is_root else ""
+        out.append(Problem(path, "T5", f"write buffer of {size} bytes{extra} exceeds the "
+                           f"capacity {config.buffer_capacity_bytes}"))
+    return out
+
+
+def entry_problem(
+    path: str, key: str, value: str | None, codec: keyfmt.KeyCodec,
+) -> tuple[keyfmt.ObjectKey | None, Problem | None]:
+    """A key of a node (SPEC 3) and its value, the path of the object's definition file
+    (SPEC 2; None for a delete message): the decoded key when both are valid, else the
+    problem."""
+    try:
+        decoded = codec.decode(key)
+    except ValueError as e:
+        return None, Problem(path, R_KEYS, str(e))
+    if value is not None:
+        why = pointer_problem(value, decoded.kind)
+        if why:
+            return None, Problem(path, R_NAMES, f"value of {decoded.kind} {describe(decoded)}: {why}")
+    return decoded, None
+
+
+def tag_problems(path: str, key: str, tag: int, version: int | None, last: int | None) -> list[Problem]:
+    """T6 for one buffered message: not newer than the ``version`` that reaches the
+    node (if known), not older than the ``last`` tag of an earlier message for the key
+    in the same buffer."""
+    out: list[Problem] = []
+    if version is not None and tag > version:
+        out.append(Problem(path, "T6", f"message for {key!r} has txn {tag}, newer "
+                           f"than version {version} that reaches this node"))
+    if last is not None and tag < last:
+        out.append(Problem(path, "T6", f"messages for {key!r} are not in the order "
+                           f"they were applied (txn {tag} after {last})"))
+    return out
+
+
+def child_problem(path: str, index: int, child: Any, listed: set[str]) -> Problem | None:
+    """SPEC 2 and T7 for child pointer ``index`` of a node: a node file path, not
+    referenced twice by the node (``listed``: the children seen so far, updated)."""
+    why = pointer_problem(child, "node")
+    if why:
+        return Problem(path, R_NAMES, f"child {index}: {why}")
+    if child in listed:
+        return Problem(path, "T7", f"child {child} is referenced twice by this node")
+    listed.add(child)
+    return None
+
+
+def missing_definition_problem(path: str, kind: str, described: str, referrer: str) -> Problem:
+    return Problem(path, R_MISSING, f"definition of {kind} {described} "
+                   f"(referenced by {referrer}) does not exist")
+
+
+def definition_problem(
+    path: str, kind: str, read: Callable[[str], bytes], referrer: str, described: str,
+) -> tuple[str | None, Problem | None]:
+    """Read and parse an object definition file (SPEC 5) of ``kind``: the object's name,
+    or the problem (``referrer`` and ``described``: the node and key that name it)."""
+    try:
+        data = read(path)
+    except MissingFileError:
+        return None, missing_definition_problem(path, kind, described, referrer)
+    try:
+        if kind == "namespace":
+            message: Any = decode_namespace_def(data, path)
+        else:
+            message = decode_table_def(data, path)
+            from_proto_columns(message.schema.columns)
+    except CorruptFileError as e:
+        return None, Problem(path, R_DEFINITION, e.reason)
+    except Error as e:  # columns that break SPEC 5 (types, parameters, ids)
+        return None, Problem(path, R_DEFINITION, f"invalid table definition: {e}")
+    return message.name, None
+
+
+def definition_use_problem(
+    path: str, found_kind: str, found_name: str, kind: str, name: str, referrer: str,
+    described: str,
+) -> Problem | None:
+    """SPEC 5: a definition of ``found_kind`` holding ``found_name`` is used by a key in
+    ``referrer`` for the ``kind`` object ``name``."""
+    if found_kind != kind:
+        return Problem(path, R_DEFINITION, f"is a {found_kind} definition but {referrer} "
+                       f"uses it for {kind} {described}")
+    if found_name != name:
+        return Problem(path, R_DEFINITION, f"holds {kind} name {found_name!r} but its key in "
+                       f"{referrer} is for {kind} {described}")
+    return None
+
+
+def discovery_problems(storage: Storage, latest: int) -> list[Problem]:
+    """SPEC 7 version discovery: the latest-version hint (warnings only: it is a hint),
+    and whether readers find ``latest``, the newest root listed."""
+    out: list[Problem] = []
+    hint_path = paths.LATEST_HINT_PATH
+    try:
+        data = storage.read(hint_path)
+    except MissingFileError:
+        out.append(Problem(hint_path, R_HISTORY, "the latest-version hint is missing; readers "
+                           "probe from version 0", WARNING))
+    else:
+        hint = paths.decode_hint(data)
+        if hint is None:
+            out.append(Problem(hint_path, R_HISTORY, f"the latest-version hint holds "
+                               f"{bytes(data[:40])!r}, not a version; readers probe from "
+                               "version 0", WARNING))
+        elif hint > latest:
+            out.append(Problem(hint_path, R_HISTORY, f"the hint says version {hint} but the "
+                               f"latest root is version {latest}", WARNING))
+    from .transaction import Lakehouse
+
+    found = Lakehouse(storage)._find_latest()
+    if found != latest:
+        out.append(Problem(paths.root_node_path(latest), R_HISTORY,
+                           f"readers find version {found} as the latest (hint, then probing "
+                           f"forward), but root version {latest} exists: a gap in the "
+                           "versions hides it"))
+    return out
+
+
+@dataclass
+class RootInfo:
+    """What the history checks need from one root."""
+
+    version: int
+    created_at: int | None
+    previous: str | None
+    rollback_from: str | None
+    ok: bool  # the root file decoded
+
+
+def chain_problems(versions: list[int], infos: dict[int, RootInfo]) -> list[Problem]:
+    """SPEC 7 history over every root listed (ascending): the previous_root chain,
+    rollback_from_root, created_at_millis order, and gaps (warnings)."""
+    out: list[Problem] = []
+    present = set(versions)
+    gaps: list[tuple[int, int]] = []
+    for version in versions:
+        info = infos.get(version)
+        if info is None or not info.ok:
+            continue  # unreadable: reported already
+        path = paths.root_node_path(version)
+        expected = paths.root_node_path(version - 1) if version > 0 else None
+        if version == 0:
+            if info.previous is not None:
+                out.append(Problem(path, R_HISTORY, f"version 0 has previous_root {info.previous}"))
+        elif info.previous is None:
+            out.append(Problem(path, R_HISTORY, f"version {version} has no previous_root "
+                               f"(expected {expected})"))
+        elif info.previous != expected:
+            out.append(Problem(path, R_HISTORY, f"previous_root is {info.previous}, expected "
+                               f"{expected} (version {version - 1})"))
+        if info.rollback_from is not None and info.rollback_from != expected:
+            out.append(Problem(path, R_HISTORY, f"rollback_from_root is {info.rollback_from}, "
+                               f"expected {expected} (version {version - 1})"))
+        if version > versions[0] and version - 1 not in present:
+            start = max(v for v in versions if v < version) + 1
+            gaps.append((start, version - 1))
+        before = infos.get(version - 1)
+        if (before is not None and before.created_at is not None
+                and info.created_at is not None and info.created_at < before.created_at):
+            out.append(Problem(path, R_HISTORY, f"created_at_millis {info.created_at} is before "
+                               f"version {version - 1}'s {before.created_at}"))
+    for start, end in gaps:
+        span = f"version {start}" if start == end else f"versions {start}..{end}"
+        out.append(Problem(paths.root_node_path(end + 1), R_HISTORY, f"{span} missing below "
+                           f"version {end + 1} (expired with per-version overrides, or lost)",
+                           WARNING))
+    return out
+
+
+def _merge(state: dict[str, str], node: NodeFile) -> None:
+    """Merge-on-read of one node over its children's merged ``state``: its key table,
+    then its buffered messages in the order they were applied."""
+    state.update(zip(node.keys, node.values))
+    for message in node.buffer:
+        if message.value is None:
+            state.pop(message.key, None)
+        else:
+            state[message.key] = message.value
 
 
 @dataclass(frozen=True)
@@ -233,15 +612,6 @@ class _Ctx:
     seen: set[str] = field(default_factory=set)
     state_complete: bool = True
     shared: bool = False  # reached a subtree checked with an earlier version
-
-
-@dataclass
-class _RootInfo:
-    version: int
-    created_at: int | None
-    previous: str | None
-    rollback_from: str | None
-    ok: bool
 
 
 class _Verifier:
@@ -270,6 +640,13 @@ class _Verifier:
         if n <= MAX_PER_FILE_AND_RULE:
             self.report.problems.append(Problem(path, rule, message, severity))
 
+    def add(self, problems: Iterable[Problem] | Problem | None) -> None:
+        """Report problems found by the per-file checks."""
+        if isinstance(problems, Problem):
+            problems = (problems,)
+        for p in problems or ():
+            self.problem(p.path, p.rule, p.message, p.severity)
+
     def _summarise_floods(self) -> None:
         for (path, rule), n in self._counts.items():
             if n > MAX_PER_FILE_AND_RULE:
@@ -289,15 +666,14 @@ class _Verifier:
         versions = self._check_names(listing)
         report.versions = versions
         if not versions:
-            self.problem(paths.root_node_path(0), R_HISTORY,
-                         "no root node file: there is no lakehouse at this location")
+            self.add(no_lakehouse_problem())
             return report
         latest = versions[-1]
         report.latest_version = latest
-        self._check_discovery(latest)
+        self.add(discovery_problems(self.storage, latest))
 
         order = sorted(versions) if self.all_versions else [latest] + sorted(versions[:-1], reverse=True)
-        infos: dict[int, _RootInfo] = {}
+        infos: dict[int, RootInfo] = {}
         state: dict[str, str] | None = None
         violations: set[str] = set()
         previous_checked: int | None = None
@@ -313,13 +689,13 @@ class _Verifier:
                 if state is not None:
                     violations = self._check_catalog(version, state, codec, violations)
                 previous_checked = version
-        self._check_chain(versions, infos)
+        self.add(chain_problems(versions, infos))
         self._check_orphans(listing)
         self._summarise_floods()
         return report
 
     @staticmethod
-    def _continues(infos: dict[int, _RootInfo], version: int, previous: int | None) -> bool:
+    def _continues(infos: dict[int, RootInfo], version: int, previous: int | None) -> bool:
         """True if ``version``'s state is its predecessor's plus its own changes."""
         before = infos.get(version - 1)
         return previous == version - 1 and before is not None and before.ok
@@ -332,131 +708,43 @@ class _Verifier:
             version = paths.parse_root_node_path(path)
             if version is not None:
                 versions.append(version)
-                continue
-            if path == paths.LATEST_HINT_PATH or paths.is_lakehouse_def_path(path):
-                continue
-            m = _OPTIMIZED_RE.fullmatch(path)
-            if m is not None and re.match(r"(node|namespace|table)-", m.group(5)):
-                problem = self._optimized_problem(path, None)
-                if problem:
-                    self.problem(path, R_NAMES, problem)
-                continue
-            if "/" not in path and path.startswith("_") and path.endswith((".arrow", ".binpb")):
-                self.problem(path, R_NAMES, "looks like a root node or lakehouse definition "
-                             "file but its name does not follow SPEC 2; readers ignore it",
-                             WARNING)
+            else:
+                self.add(name_problem(path))
         return sorted(versions)
-
-    @staticmethod
-    def _optimized_problem(path: str, kind: str | None) -> str | None:
-        """Why ``path`` is not an optimised path (of ``kind``, if given), or None."""
-        m = _OPTIMIZED_RE.fullmatch(path)
-        if m is None:
-            return "not an optimised path ('bbbb/bbbb/bbbb/bbbbbbbb-<original>')"
-        rest = m.group(5)
-        bits = "".join(m.groups()[:4])
-        want = format(mmh3.hash(rest.encode("utf-8", "surrogatepass"), 0, signed=False), "032b")[:20]
-        if bits != want:
-            return (f"optimised prefix {bits} is not the first 20 bits of the MurmurHash3 "
-                    f"of {rest!r} ({want})")
-        kinds = [kind] if kind else list(_ORIGINAL_RE)
-        if not any(_ORIGINAL_RE[k].fullmatch(rest) for k in kinds):
-            shape = {"node": "node-<uuid4>.arrow", "namespace": "namespace-<ns>-<uuid4>.binpb",
-                     "table": "table-<table>-<ns>-<uuid4>.binpb"}
-            return (f"original name {rest!r} is not "
-                    + " or ".join(repr(shape[k]) for k in kinds))
-        return None
-
-    def _pointer_problem(self, pointer: Any, kind: str) -> str | None:
-        """Why a path stored in a file is not a valid pointer to a file of ``kind``."""
-        if not isinstance(pointer, str):
-            return f"{pointer!r} is not a path"
-        try:
-            paths.check_relative_path(pointer)
-        except InvalidLocationError as e:
-            return str(e)
-        if kind == "root":
-            return None if paths.parse_root_node_path(pointer) is not None else \
-                f"{pointer!r} is not a root node file name"
-        if kind == "lakehouse_def":
-            return None if paths.is_lakehouse_def_path(pointer) else \
-                f"{pointer!r} is not a lakehouse definition file name"
-        problem = self._optimized_problem(pointer, kind)
-        return None if problem is None else f"{pointer!r}: {problem}"
-
-    # -- version discovery (SPEC 7) --------------------------------------------------------
-
-    def _check_discovery(self, latest: int) -> None:
-        hint_path = paths.LATEST_HINT_PATH
-        hint: int | None = None
-        try:
-            data = self.storage.read(hint_path)
-        except MissingFileError:
-            self.problem(hint_path, R_HISTORY, "the latest-version hint is missing; readers "
-                         "probe from version 0", WARNING)
-        else:
-            hint = paths.decode_hint(data)
-            if hint is None:
-                self.problem(hint_path, R_HISTORY, f"the latest-version hint holds "
-                             f"{bytes(data[:40])!r}, not a version; readers probe from "
-                             "version 0", WARNING)
-            elif hint > latest:
-                self.problem(hint_path, R_HISTORY, f"the hint says version {hint} but the "
-                             f"latest root is version {latest}", WARNING)
-        from .transaction import Lakehouse
-
-        found = Lakehouse(self.storage)._find_latest()
-        if found != latest:
-            self.problem(paths.root_node_path(latest), R_HISTORY,
-                         f"readers find version {found} as the latest (hint, then probing "
-                         f"forward), but root version {latest} exists: a gap in the "
-                         "versions hides it")
 
     # -- lakehouse definitions -------------------------------------------------------------
 
     def _settings(self, def_path: str, root_path: str) -> LakehouseSettings | None:
         if def_path in self._lakehouse_defs:
             return self._lakehouse_defs[def_path]
-        settings = None
-        try:
-            data = self.storage.read(def_path)
-            self.report.definitions_read += 1
-            settings = LakehouseSettings.from_proto(decode_lakehouse_def(data, def_path))
-        except MissingFileError:
-            self.problem(def_path, R_MISSING, f"the lakehouse definition named by "
-                         f"{root_path} does not exist")
-        except UnsupportedFormatError as e:
-            self.problem(def_path, R_MAJOR, str(e))
-        except CorruptFileError as e:
-            self.problem(def_path, R_DEFINITION, e.reason)
+        settings, problems, reached = lakehouse_def_problems(
+            def_path, root_path, self._read_definition, self._listing.__contains__)
+        self.add(problems)
+        self._reached.update(reached)
         self._lakehouse_defs[def_path] = settings
         if settings is not None:
             self._fallback_settings = self._fallback_settings or settings
-            for name, target in sorted(settings.exported_snapshots.items()):
-                why = self._pointer_problem(target, "root")
-                if why:
-                    self.problem(def_path, R_NAMES, f"exported snapshot {name!r}: {why}")
-                else:
-                    self._reached.add(target)
-                    if target not in self._listing:
-                        self.problem(def_path, R_MISSING, f"exported snapshot {name!r} "
-                                     f"points at root {target}, which does not exist")
         return settings
+
+    def _read_definition(self, path: str) -> bytes:
+        data = self.storage.read(path)
+        self.report.definitions_read += 1
+        return data
 
     # -- one version ---------------------------------------------------------------------------
 
     def _check_version(
         self, version: int, deep: bool, want_state: bool, state: dict[str, str] | None
-    ) -> tuple[_RootInfo, dict[str, str] | None, keyfmt.KeyCodec | None]:
+    ) -> tuple[RootInfo, dict[str, str] | None, keyfmt.KeyCodec | None]:
         """Check one root and walk its tree; returns the version's key -> value state
         when it is checked deeply and the state can be known."""
         root_path = paths.root_node_path(version)
         self._reached.add(root_path)
-        info = _RootInfo(version, None, None, None, ok=False)
+        info = RootInfo(version, None, None, None, ok=False)
         try:
             data = self.storage.read(root_path)
         except MissingFileError:  # deleted since the listing (expiration running?)
-            self.problem(root_path, R_MISSING, "root node file vanished during verification")
+            self.add(vanished_root_problem(root_path))
             return info, None, None
         self.report.roots_read += 1
         try:
@@ -468,26 +756,13 @@ class _Verifier:
         system = root.system
         info.previous = system.get(keyfmt.PREVIOUS_ROOT)
         info.rollback_from = system.get(keyfmt.ROLLBACK_FROM_ROOT)
-        created = system.get(keyfmt.CREATED_AT_MILLIS)
-        if created is not None and created.isascii() and created.isdigit():
-            info.created_at = int(created)
-        for key, kind in ((keyfmt.PREVIOUS_ROOT, "root"), (keyfmt.ROLLBACK_FROM_ROOT, "root")):
-            if key in system:
-                why = self._pointer_problem(system[key], kind)
-                if why:
-                    self.problem(root_path, R_NAMES, f"system row {key}: {why}")
-
+        info.created_at = root_created_at(system)
+        problems, def_path = root_problems(root_path, system)
+        self.add(problems)
         settings = None
-        def_path = system.get(keyfmt.LAKEHOUSE_DEF)
-        if def_path is None:
-            self.problem(root_path, R_KEYS, "root node without a lakehouse_def system row")
-        else:
-            why = self._pointer_problem(def_path, "lakehouse_def")
-            if why:
-                self.problem(root_path, R_NAMES, f"system row lakehouse_def: {why}")
-            else:
-                self._reached.add(def_path)
-                settings = self._settings(def_path, root_path)
+        if def_path is not None:
+            self._reached.add(def_path)
+            settings = self._settings(def_path, root_path)
         if settings is None:  # walk anyway (reachability), with the best settings known
             settings = self._fallback_settings or LakehouseSettings()
         config = TreeConfig(settings.order, max(1, settings.buffer_capacity_bytes))
@@ -522,32 +797,8 @@ class _Verifier:
         above: dict[str, int], depth: int,
     ) -> tuple[_Summary, dict[str, str] | None]:
         """Check a freshly read node and, recursively, its unseen children."""
-        config = ctx.config
-        rule_t3 = "T3"
-        if node.order != config.order:
-            self.problem(path, R_LAYOUT, f"node key table has {node.order} rows, the tree "
-                         f"order is {config.order}")
+        self.add(node_problems(path, node, ctx.config, is_root=is_root, version=ctx.version))
         k = len(node.keys)
-        if k > config.max_keys:
-            self.problem(path, "T1", f"{k} keys exceed the maximum {config.max_keys}")
-        if node.children and len(node.children) != k + 1:
-            self.problem(path, "T1", f"{len(node.children)} children for {k} keys")
-        if is_root:
-            if node.children and not node.keys:
-                self.problem(path, rule_t3, "internal root without keys")
-        elif k < config.min_keys:
-            self.problem(path, rule_t3, f"{k} keys, fewer than ceil(N/2)-1 = {config.min_keys}")
-        self._check_system(path, node, is_root)
-
-        # T5: buffers
-        if node.is_leaf and not is_root and node.buffer:
-            self.problem(path, "T5", f"non-root leaf with {len(node.buffer)} buffered messages")
-        own = str(ctx.version) if is_root else None
-        size = buffer_size([m for m in node.buffer if own is None or m.txn != own])
-        if size > config.buffer_capacity_bytes:
-            extra = " (not counting this version's own messages)" if is_root else ""
-            self.problem(path, "T5", f"write buffer of {size} bytes{extra} exceeds the "
-                         f"capacity {config.buffer_capacity_bytes}")
 
         # SPEC 3 keys, definition pointers; T6 tags
         for key, value in zip(node.keys, node.values):
@@ -555,23 +806,15 @@ class _Verifier:
         last_tag: dict[str, int] = {}
         oldest: dict[str, int] = {}
         for message in node.buffer:
-            if message.value is None:
-                self._check_key(path, message.key, ctx)
-            else:
-                self._check_entry(path, message.key, message.value, ctx)
-            tag = _tag(message.txn)
+            self._check_entry(path, message.key, message.value, ctx)
+            tag = txn_tag(message.txn)
             if tag is None:
                 if message.txn is not None and not self._tags_warned:
                     self._tags_warned = True
                     self.problem(path, "T6", f"txn tag {message.txn!r} is not a version "
                                  "number; recency is not checked for such tags", WARNING)
                 continue
-            if tag > ctx.version:
-                self.problem(path, "T6", f"message for {message.key!r} has txn {tag}, newer "
-                             f"than version {ctx.version} that reaches this node")
-            if tag < last_tag.get(message.key, -1):
-                self.problem(path, "T6", f"messages for {message.key!r} are not in the order "
-                             f"they were applied (txn {tag} after {last_tag[message.key]})")
+            self.add(tag_problems(path, message.key, tag, ctx.version, last_tag.get(message.key)))
             last_tag[message.key] = max(tag, last_tag.get(message.key, -1))
             oldest[message.key] = min(tag, oldest.get(message.key, tag))
             limit = above.get(message.key)
@@ -619,12 +862,7 @@ class _Verifier:
                              "leaves are not all at one depth")
             height = 1 + max(heights, default=0)
         if state is not None:
-            state.update(zip(node.keys, node.values))
-            for message in node.buffer:
-                if message.value is None:
-                    state.pop(message.key, None)
-                else:
-                    state[message.key] = message.value
+            _merge(state, node)
         return _Summary(height, lo, hi), state
 
     @staticmethod
@@ -645,15 +883,11 @@ class _Verifier:
         self, parent: str, index: int, child: str, ctx: _Ctx, listed: set[str],
         below: list[dict[str, int]], depth: int,
     ) -> tuple[_Summary | None, dict[str, str] | None]:
-        why = self._pointer_problem(child, "node")
-        if why:
-            self.problem(parent, R_NAMES, f"child {index}: {why}")
+        problem = child_problem(parent, index, child, listed)
+        if problem is not None:
+            self.add(problem)
             return None, None
         self._reached.add(child)
-        if child in listed:
-            self.problem(parent, "T7", f"child {child} is referenced twice by this node")
-            return None, None
-        listed.add(child)
         if child in self._in_progress:
             self.problem(parent, "T7", f"child {child} is an ancestor of this node (a cycle)")
             return None, None
@@ -672,8 +906,7 @@ class _Verifier:
         try:
             data = self.storage.read(child)
         except MissingFileError:
-            self.problem(child, R_MISSING, f"node file referenced by {parent} (child {index}) "
-                         "does not exist")
+            self.add(missing_node_problem(child, parent, index))
             return None, None
         self.report.nodes_read += 1
         try:
@@ -690,60 +923,26 @@ class _Verifier:
         self._nodes[child] = summary
         return summary, state
 
-    def _check_system(self, path: str, node: NodeFile, is_root: bool) -> None:
-        system = node.system
-        for name in (keyfmt.N_KEYS, keyfmt.CREATED_AT_MILLIS):
-            if name not in system:
-                self.problem(path, "T8", f"missing system row {name!r}")
-        created = system.get(keyfmt.CREATED_AT_MILLIS)
-        if created is not None and not (created.isascii() and created.isdigit()):
-            self.problem(path, "T8", f"created_at_millis {created!r} is not a number")
-        for name in system:
-            if name in _NODE_SYSTEM_KEYS or (is_root and name in _ROOT_SYSTEM_KEYS):
-                continue
-            if name in _ROOT_SYSTEM_KEYS:
-                self.problem(path, R_KEYS, f"system row {name!r} belongs in a root node only")
-            else:
-                self.problem(path, R_KEYS, f"unknown system row {name!r}", WARNING)
-
     # -- keys and definitions --------------------------------------------------------------
 
-    def _check_key(self, path: str, key: str, ctx: _Ctx) -> keyfmt.ObjectKey | None:
-        try:
-            return ctx.codec.decode(key)
-        except ValueError as e:
-            self.problem(path, R_KEYS, str(e))
-            return None
-
-    def _check_entry(self, path: str, key: str, value: str, ctx: _Ctx) -> None:
-        """A key with its value, the path of the object's definition file."""
-        decoded = self._check_key(path, key, ctx)
-        if decoded is None:
+    def _check_entry(self, path: str, key: str, value: str | None, ctx: _Ctx) -> None:
+        """A key with its value, the path of the object's definition file (None for a
+        delete message)."""
+        decoded, problem = entry_problem(path, key, value, ctx.codec)
+        self.add(problem)
+        if decoded is None or value is None:
             return
         kind = decoded.kind
-        why = self._pointer_problem(value, kind)
-        if why:
-            self.problem(path, R_NAMES, f"value of {kind} {_describe(decoded)}: {why}")
-            return
         self._reached.add(value)
         if not ctx.deep:
             if not self._file_exists(value) and value not in self._missing_reported:
                 self._missing_reported.add(value)
-                self.problem(value, R_MISSING, f"definition of {kind} {_describe(decoded)} "
-                             f"(referenced by {path}) does not exist")
+                self.add(missing_definition_problem(value, kind, describe(decoded), path))
             return
         found = self._definition(value, kind, path, decoded)
-        if found is None:
-            return
-        found_kind, name = found
-        if found_kind != kind:
-            self.problem(value, R_DEFINITION, f"is a {found_kind} definition but {path} "
-                         f"uses it for {kind} {_describe(decoded)}")
-            return
-        expected = decoded.namespace if kind == "namespace" else decoded.table
-        if name != expected:
-            self.problem(value, R_DEFINITION, f"holds {kind} name {name!r} but its key in "
-                         f"{path} is for {kind} {_describe(decoded)}")
+        if found is not None:
+            expected = decoded.namespace if kind == "namespace" else decoded.table
+            self.add(definition_use_problem(value, *found, kind, expected, path, describe(decoded)))
 
     def _file_exists(self, path: str) -> bool:
         if path in self._listing:
@@ -757,29 +956,13 @@ class _Verifier:
     ) -> tuple[str, str] | None:
         if path in self._definitions:
             return self._definitions[path]
-        self._definitions[path] = None
-        try:
-            data = self.storage.read(path)
-        except MissingFileError:
+        name, problem = definition_problem(path, kind, self._read_definition, referrer,
+                                           describe(decoded))
+        self.add(problem)
+        if problem is not None and problem.rule == R_MISSING:
             self._missing_reported.add(path)
-            self.problem(path, R_MISSING, f"definition of {kind} {_describe(decoded)} "
-                         f"(referenced by {referrer}) does not exist")
-            return None
-        self.report.definitions_read += 1
-        try:
-            if kind == "namespace":
-                message: Any = decode_namespace_def(data, path)
-            else:
-                message = decode_table_def(data, path)
-                from_proto_columns(message.schema.columns)
-        except CorruptFileError as e:
-            self.problem(path, R_DEFINITION, e.reason)
-            return None
-        except Error as e:  # columns that break SPEC 5 (types, parameters, ids)
-            self.problem(path, R_DEFINITION, f"invalid table definition: {e}")
-            return None
-        self._definitions[path] = (kind, message.name)
-        return kind, message.name
+        self._definitions[path] = None if name is None else (kind, name)
+        return self._definitions[path]
 
     # -- K3 --------------------------------------------------------------------------------------
 
@@ -806,7 +989,7 @@ class _Verifier:
                 bad.add(key)
                 if key not in before:
                     self.problem(paths.root_node_path(version), R_CATALOG,
-                                 f"version {version}: table {_describe(decoded)} (definition "
+                                 f"version {version}: table {describe(decoded)} (definition "
                                  f"{state[key]}) is in namespace {decoded.namespace!r}, which "
                                  "does not exist")
         return bad
@@ -827,52 +1010,10 @@ class _Verifier:
                 if sub is None:
                     return None
                 out.update(sub)
-            out.update(zip(node.keys, node.values))
-            for message in node.buffer:
-                if message.value is None:
-                    out.pop(message.key, None)
-                else:
-                    out[message.key] = message.value
+            _merge(out, node)
             return out
 
         return scan(root, 0)
-
-    # -- history (SPEC 7) ------------------------------------------------------------------------
-
-    def _check_chain(self, versions: list[int], infos: dict[int, _RootInfo]) -> None:
-        present = set(versions)
-        gaps: list[tuple[int, int]] = []
-        for version in versions:
-            info = infos.get(version)
-            if info is None or not info.ok:
-                continue  # unreadable: reported already
-            path = paths.root_node_path(version)
-            expected = paths.root_node_path(version - 1) if version > 0 else None
-            if version == 0:
-                if info.previous is not None:
-                    self.problem(path, R_HISTORY, f"version 0 has previous_root {info.previous}")
-            elif info.previous is None:
-                self.problem(path, R_HISTORY, f"version {version} has no previous_root "
-                             f"(expected {expected})")
-            elif info.previous != expected:
-                self.problem(path, R_HISTORY, f"previous_root is {info.previous}, expected "
-                             f"{expected} (version {version - 1})")
-            if info.rollback_from is not None and info.rollback_from != expected:
-                self.problem(path, R_HISTORY, f"rollback_from_root is {info.rollback_from}, "
-                             f"expected {expected} (version {version - 1})")
-            if version > versions[0] and version - 1 not in present:
-                start = max(v for v in versions if v < version) + 1
-                gaps.append((start, version - 1))
-            before = infos.get(version - 1)
-            if (before is not None and before.created_at is not None
-                    and info.created_at is not None and info.created_at < before.created_at):
-                self.problem(path, R_HISTORY, f"created_at_millis {info.created_at} is before "
-                             f"version {version - 1}'s {before.created_at}")
-        for start, end in gaps:
-            span = f"version {start}" if start == end else f"versions {start}..{end}"
-            self.problem(paths.root_node_path(end + 1), R_HISTORY, f"{span} missing below "
-                         f"version {end + 1} (expired with per-version overrides, or lost)",
-                         WARNING)
 
     # -- orphans ---------------------------------------------------------------------------------
 
@@ -882,14 +1023,7 @@ class _Verifier:
         for path in listing:
             if path not in self._reached and is_format_file(path):
                 self.report.orphans.append(path)
-                self.problem(path, R_ORPHAN, "no root reaches this file (left by a lost "
-                             "commit race or a crashed writer; expiration removes it)", WARNING)
-
-
-def _describe(key: keyfmt.ObjectKey) -> str:
-    if key.kind == "namespace":
-        return repr(key.namespace)
-    return f"{key.namespace!r}.{key.table!r}"
+                self.add(orphan_problem(path))
 
 
 # ---------------------------------------------------------------------------

@@ -35,7 +35,6 @@ Anything the local verifier reports as an error makes this report invalid too.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
@@ -44,33 +43,40 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from .. import maintenance as local
-from ..errors import CorruptFileError, Error, InvalidLocationError, MissingFileError, UnsupportedFormatError
+from ..errors import CorruptFileError, Error, MissingFileError
 from ..format import keys as keyfmt
 from ..format import paths
-from ..format.definitions import (
-    LakehouseSettings,
-    decode_lakehouse_def,
-    decode_namespace_def,
-    decode_table_def,
-)
+from ..format.definitions import LakehouseSettings
 from ..format.nodefile import NodeFile, decode_node_file
-from ..format.types import from_proto_columns
 from ..storage import Storage
-from ..transaction import Lakehouse
-from ..tree import TreeConfig, buffer_size
+from ..tree import TreeConfig
 from ..verify import (
     ERROR,
-    R_DEFINITION,
-    R_HISTORY,
-    R_KEYS,
+    MAX_DEPTH,
     R_LAYOUT,
-    R_MAJOR,
-    R_MISSING,
-    R_NAMES,
     R_ORPHAN,
     WARNING,
     Problem,
+    RootInfo,
     VerifyReport,
+    chain_problems,
+    child_problem,
+    definition_problem,
+    definition_use_problem,
+    describe,
+    discovery_problems,
+    entry_problem,
+    lakehouse_def_problems,
+    missing_node_problem,
+    name_problem,
+    no_lakehouse_problem,
+    node_problems,
+    orphan_problem,
+    root_created_at,
+    root_problems,
+    tag_problems,
+    txn_tag,
+    vanished_root_problem,
 )
 from . import _runtime as rt
 
@@ -80,7 +86,6 @@ SparkVerifyReport = VerifyReport
 
 #: Orphans listed one by one in the report; the rest are counted in one line.
 MAX_ORPHANS_REPORTED = 1000
-MAX_DEPTH = 64
 
 # One row type for everything the stages emit.
 #   kind: problem | child | definition | reached | root
@@ -94,70 +99,35 @@ _ROWS = T.StructType(
     ]
 )
 
-_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-_OPTIMIZED_RE = re.compile(r"([01]{4})/([01]{4})/([01]{4})/([01]{8})-(.+)", re.DOTALL)
-_ORIGINAL_RE = {
-    "node": re.compile(r"node-" + _UUID + r"\.arrow"),
-    "namespace": re.compile(r"namespace-.+-" + _UUID + r"\.binpb", re.DOTALL),
-    "table": re.compile(r"table-.+-.+-" + _UUID + r"\.binpb", re.DOTALL),
-}
-_ROOT_SYSTEM_KEYS = frozenset({keyfmt.LAKEHOUSE_DEF, keyfmt.PREVIOUS_ROOT, keyfmt.ROLLBACK_FROM_ROOT})
-_NODE_SYSTEM_KEYS = frozenset({keyfmt.CREATED_AT_MILLIS, keyfmt.N_KEYS})
+
+def _row(problem: Problem) -> tuple:
+    return ("problem", problem.path, problem.rule, problem.message, problem.severity)
 
 
 def _problem(path: str, rule: str, message: str, severity: str = ERROR) -> tuple:
-    return ("problem", path, rule, message, severity)
+    return _row(Problem(path, rule, message, severity))
+
+
+def _rows(problems: Iterable[Problem | None]) -> list[tuple]:
+    return [_row(p) for p in problems if p is not None]
+
+
+def _by_path(rows: Iterable[Any]) -> Iterator[tuple[str, list[Any]]]:
+    """(path, JSON) rows sorted by path, as (path, [decoded JSON, ...]) groups."""
+    current, group = None, []
+    for row in rows:
+        if row[0] != current:
+            if current is not None:
+                yield current, group
+            current, group = row[0], []
+        group.append(json.loads(row[1]))
+    if current is not None:
+        yield current, group
 
 
 # ---------------------------------------------------------------------------
-# Pure checks (no Spark, no storage)
+# Pure checks (no Spark, no storage): the per-file checks of ..verify, as rows
 # ---------------------------------------------------------------------------
-
-
-def optimized_problem(path: str, kind: str | None) -> str | None:
-    """Why ``path`` is not an optimized path (of ``kind``, if given), or None (SPEC 2)."""
-    m = _OPTIMIZED_RE.fullmatch(path)
-    if m is None:
-        return "not an optimised path ('bbbb/bbbb/bbbb/bbbbbbbb-<original>')"
-    rest = m.group(5)
-    if paths.optimize_path(rest) != path:
-        return f"optimised prefix {''.join(m.groups()[:4])} is not the first 20 bits of the MurmurHash3 of {rest!r}"
-    kinds = [kind] if kind else list(_ORIGINAL_RE)
-    if not any(_ORIGINAL_RE[k].fullmatch(rest) for k in kinds):
-        return f"original name {rest!r} is not a {' or '.join(kinds)} file name"
-    return None
-
-
-def pointer_problem(pointer: Any, kind: str) -> str | None:
-    """Why a path stored in a file is not a valid pointer to a file of ``kind``."""
-    if not isinstance(pointer, str):
-        return f"{pointer!r} is not a path"
-    try:
-        paths.check_relative_path(pointer)
-    except InvalidLocationError as e:
-        return str(e)
-    if kind == "root":
-        return None if paths.parse_root_node_path(pointer) is not None else f"{pointer!r} is not a root node file name"
-    if kind == "lakehouse_def":
-        return None if paths.is_lakehouse_def_path(pointer) else f"{pointer!r} is not a lakehouse definition file name"
-    problem = optimized_problem(pointer, kind)
-    return None if problem is None else f"{pointer!r}: {problem}"
-
-
-def name_problem(path: str) -> tuple | None:
-    """The SPEC 2 problem of a listed file name, if any."""
-    if paths.parse_root_node_path(path) is not None:
-        return None
-    if path == paths.LATEST_HINT_PATH or paths.is_lakehouse_def_path(path):
-        return None
-    m = _OPTIMIZED_RE.fullmatch(path)
-    if m is not None and re.match(r"(node|namespace|table)-", m.group(5)):
-        why = optimized_problem(path, None)
-        return _problem(path, R_NAMES, why) if why else None
-    if "/" not in path and path.startswith("_") and path.endswith((".arrow", ".binpb")):
-        return _problem(path, R_NAMES, "looks like a root node or lakehouse definition file but its name does "
-                        "not follow SPEC 2; readers ignore it", WARNING)
-    return None
 
 
 @dataclass(frozen=True)
@@ -179,83 +149,29 @@ class _Settings:
         return keyfmt.KeyCodec(self.namespace_max, self.table_max)
 
 
-def _describe(key: keyfmt.ObjectKey) -> str:
-    return repr(key.namespace) if key.kind == "namespace" else f"{key.namespace!r}.{key.table!r}"
-
-
 def node_rows(path: str, node: NodeFile, settings: _Settings, *, is_root: bool, version: int | None) -> list[tuple]:
     """The checks of one node on its own, and the definition files it references."""
-    out: list[tuple] = []
-    config = settings.config()
-    if node.order != settings.order:
-        out.append(_problem(path, R_LAYOUT, f"node key table has {node.order} rows, the tree order is {settings.order}"))
-    k = len(node.keys)
-    if k > config.max_keys:
-        out.append(_problem(path, "T1", f"{k} keys exceed the maximum {config.max_keys}"))
-    if node.children and len(node.children) != k + 1:
-        out.append(_problem(path, "T1", f"{len(node.children)} children for {k} keys"))
-    if any(a >= b for a, b in zip(node.keys, node.keys[1:])):
-        out.append(_problem(path, "T1", "keys not strictly ascending"))
-    if is_root:
-        if node.children and not node.keys:
-            out.append(_problem(path, "T3", "internal root without keys"))
-    elif k < config.min_keys:
-        out.append(_problem(path, "T3", f"{k} keys, fewer than ceil(N/2)-1 = {config.min_keys}"))
-    system = node.system
-    for name in (keyfmt.N_KEYS, keyfmt.CREATED_AT_MILLIS):
-        if name not in system:
-            out.append(_problem(path, "T8", f"missing system row {name!r}"))
-    created = system.get(keyfmt.CREATED_AT_MILLIS)
-    if created is not None and not (created.isascii() and created.isdigit()):
-        out.append(_problem(path, "T8", f"created_at_millis {created!r} is not a number"))
-    for name in system:
-        if name in _NODE_SYSTEM_KEYS or (is_root and name in _ROOT_SYSTEM_KEYS):
-            continue
-        if name in _ROOT_SYSTEM_KEYS:
-            out.append(_problem(path, R_KEYS, f"system row {name!r} belongs in a root node only"))
-        else:
-            out.append(_problem(path, R_KEYS, f"unknown system row {name!r}", WARNING))
-    if node.is_leaf and not is_root and node.buffer:
-        out.append(_problem(path, "T5", f"non-root leaf with {len(node.buffer)} buffered messages"))
-    own = str(version) if is_root else None
-    size = buffer_size([m for m in node.buffer if own is None or m.txn != own])
-    if size > config.buffer_capacity_bytes:
-        extra = " (not counting this version's own messages)" if is_root else ""
-        out.append(_problem(path, "T5", f"write buffer of {size} bytes{extra} exceeds the capacity "
-                            f"{config.buffer_capacity_bytes}"))
-
+    out = _rows(node_problems(path, node, settings.config(), is_root=is_root, version=version))
     codec = settings.codec()
 
     def entry(key: str, value: str | None) -> None:
-        try:
-            decoded = codec.decode(key)
-        except ValueError as e:
-            out.append(_problem(path, R_KEYS, str(e)))
-            return
-        if value is None:
-            return
-        why = pointer_problem(value, decoded.kind)
-        if why:
-            out.append(_problem(path, R_NAMES, f"value of {decoded.kind} {_describe(decoded)}: {why}"))
+        decoded, problem = entry_problem(path, key, value, codec)
+        if problem is not None:
+            out.append(_row(problem))
+        if decoded is None or value is None:
             return
         name = decoded.namespace if decoded.kind == "namespace" else decoded.table
-        out.append(("definition", value, json.dumps([decoded.kind, name, path, _describe(decoded)]), None, None))
+        out.append(("definition", value, json.dumps([decoded.kind, name, path, describe(decoded)]), None, None))
 
     for key, value in zip(node.keys, node.values):
         entry(key, value)
     last_tag: dict[str, int] = {}
     for message in node.buffer:
         entry(message.key, message.value)
-        txn = message.txn
-        tag = int(txn) if txn is not None and txn.isascii() and txn.isdigit() else None
+        tag = txn_tag(message.txn)
         if tag is None:
             continue
-        if is_root and version is not None and tag > version:
-            out.append(_problem(path, "T6", f"message for {message.key!r} has txn {tag}, newer than version "
-                                f"{version} that reaches this node"))
-        if tag < last_tag.get(message.key, -1):
-            out.append(_problem(path, "T6", f"messages for {message.key!r} are not in the order they were "
-                                f"applied (txn {tag} after {last_tag[message.key]})"))
+        out += _rows(tag_problems(path, message.key, tag, version if is_root else None, last_tag.get(message.key)))
         last_tag[message.key] = max(tag, last_tag.get(message.key, -1))
     return out
 
@@ -290,14 +206,10 @@ def context_rows(
     listed: set[str] = set()
     k = len(node.keys)
     for index, child in enumerate(node.children):
-        why = pointer_problem(child, "node")
-        if why:
-            out.append(_problem(path, R_NAMES, f"child {index}: {why}"))
+        problem = child_problem(path, index, child, listed)
+        if problem is not None:
+            out.append(_row(problem))
             continue
-        if child in listed:
-            out.append(_problem(path, "T7", f"child {child} is referenced twice by this node"))
-            continue
-        listed.add(child)
         child_low = node.keys[index - 1] if 0 < index <= k else low
         child_high = node.keys[index] if index < k else high
         context = [path, index, child_low, child_high, None if remaining is None else remaining - 1, depth + 1,
@@ -320,26 +232,9 @@ def _check_roots(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]],
         def lakehouse_def(def_path: str, root_path: str) -> tuple[LakehouseSettings | None, list[tuple]]:
             if def_path in defs:
                 return defs[def_path][0], []
-            out: list[tuple] = [("reached", def_path, None, None, None)]
-            settings = None
-            try:
-                settings = LakehouseSettings.from_proto(decode_lakehouse_def(store.read(def_path), def_path))
-            except MissingFileError:
-                out.append(_problem(def_path, R_MISSING, f"the lakehouse definition named by {root_path} does not exist"))
-            except UnsupportedFormatError as e:
-                out.append(_problem(def_path, R_MAJOR, str(e)))
-            except CorruptFileError as e:
-                out.append(_problem(def_path, R_DEFINITION, e.reason))
-            if settings is not None:
-                for name, target in sorted(settings.exported_snapshots.items()):
-                    why = pointer_problem(target, "root")
-                    if why:
-                        out.append(_problem(def_path, R_NAMES, f"exported snapshot {name!r}: {why}"))
-                    else:
-                        out.append(("reached", target, None, None, None))
-                        if not store.exists(target):
-                            out.append(_problem(def_path, R_MISSING, f"exported snapshot {name!r} points at root "
-                                                f"{target}, which does not exist"))
+            settings, problems, reached = lakehouse_def_problems(def_path, root_path, store.read, store.exists)
+            out: list[tuple] = [("reached", path, None, None, None) for path in (def_path, *reached)]
+            out += _rows(problems)
             defs[def_path] = (settings, out)
             return settings, out
 
@@ -364,32 +259,20 @@ def _check_roots(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]],
             try:
                 data = store.read(path)
             except MissingFileError:
-                return [*out, _problem(path, R_MISSING, "root node file vanished during verification")]
+                return [*out, _row(vanished_root_problem(path))]
             try:
                 root = decode_node_file(data, path)
             except CorruptFileError as e:
                 return [*out, _problem(path, R_LAYOUT, e.reason), ("root", path, json.dumps([version, None, None, None, False, None]), None, None)]
             system = root.system
-            for key in (keyfmt.PREVIOUS_ROOT, keyfmt.ROLLBACK_FROM_ROOT):
-                if key in system:
-                    why = pointer_problem(system[key], "root")
-                    if why:
-                        out.append(_problem(path, R_NAMES, f"system row {key}: {why}"))
+            problems, def_path = root_problems(path, system)
+            out += _rows(problems)
             settings = None
-            def_path = system.get(keyfmt.LAKEHOUSE_DEF)
-            if def_path is None:
-                out.append(_problem(path, R_KEYS, "root node without a lakehouse_def system row"))
-            else:
-                why = pointer_problem(def_path, "lakehouse_def")
-                if why:
-                    out.append(_problem(path, R_NAMES, f"system row lakehouse_def: {why}"))
-                else:
-                    settings, more = lakehouse_def(def_path, path)
-                    out += more
+            if def_path is not None:
+                settings, more = lakehouse_def(def_path, path)
+                out += more
             found = _Settings.of(settings or LakehouseSettings())
-            created = system.get(keyfmt.CREATED_AT_MILLIS)
-            created_at = int(created) if created is not None and created.isascii() and created.isdigit() else None
-            out.append(("root", path, json.dumps([version, created_at, system.get(keyfmt.PREVIOUS_ROOT),
+            out.append(("root", path, json.dumps([version, root_created_at(system), system.get(keyfmt.PREVIOUS_ROOT),
                                                   system.get(keyfmt.ROLLBACK_FROM_ROOT), True, def_path]),
                         None, None))
             out += node_rows(path, root, found, is_root=True, version=version)
@@ -410,17 +293,6 @@ def _check_nodes(location: rt.Location, counter: Any) -> Callable[[Iterable[Any]
     def run(rows: Iterable[Any]) -> Iterator[tuple]:
         store = rt.storage(location)
 
-        def groups() -> Iterator[tuple[str, list[list[Any]]]]:
-            current, contexts = None, []
-            for row in rows:
-                if row[0] != current:
-                    if current is not None:
-                        yield current, contexts
-                    current, contexts = row[0], []
-                contexts.append(json.loads(row[1]))
-            if current is not None:
-                yield current, contexts
-
         def one(group: tuple[str, list[list[Any]]]) -> list[tuple]:
             path, contexts = group
             counter.add(1)
@@ -428,8 +300,7 @@ def _check_nodes(location: rt.Location, counter: Any) -> Callable[[Iterable[Any]
             try:
                 data = store.read(path)
             except MissingFileError:
-                parent, index = contexts[0][0], contexts[0][1]
-                return [*out, _problem(path, R_MISSING, f"node file referenced by {parent} (child {index}) does not exist")]
+                return [*out, _row(missing_node_problem(path, contexts[0][0], contexts[0][1]))]
             try:
                 node = decode_node_file(data, path)
             except CorruptFileError as e:
@@ -443,7 +314,7 @@ def _check_nodes(location: rt.Location, counter: Any) -> Callable[[Iterable[Any]
                 out += context_rows(path, node, settings, low, high, remaining, depth)
             return out
 
-        for out in rt.thread_map(one, groups()):
+        for out in rt.thread_map(one, _by_path(rows)):
             yield from out
 
     return run
@@ -453,50 +324,25 @@ def _check_definitions(location: rt.Location) -> Callable[[Iterable[Any]], Itera
     def run(rows: Iterable[Any]) -> Iterator[tuple]:
         store = rt.storage(location)
 
-        def groups() -> Iterator[tuple[str, list[list[Any]]]]:
-            current, uses = None, []
-            for row in rows:
-                if row[0] != current:
-                    if current is not None:
-                        yield current, uses
-                    current, uses = row[0], []
-                uses.append(json.loads(row[1]))
-            if current is not None:
-                yield current, uses
-
         def one(group: tuple[str, list[list[Any]]]) -> list[tuple]:
             path, uses = group
             kind, _, referrer, described = uses[0]
             out: list[tuple] = [("reached", path, None, None, None)]
-            try:
-                data = store.read(path)
-            except MissingFileError:
-                return [*out, _problem(path, R_MISSING, f"definition of {kind} {described} (referenced by "
-                                       f"{referrer}) does not exist")]
-            try:
-                if kind == "namespace":
-                    message: Any = decode_namespace_def(data, path)
-                else:
-                    message = decode_table_def(data, path)
-                    from_proto_columns(message.schema.columns)
-            except CorruptFileError as e:
-                return [*out, _problem(path, R_DEFINITION, e.reason)]
-            except Error as e:
-                return [*out, _problem(path, R_DEFINITION, f"invalid table definition: {e}")]
+            found_name, problem = definition_problem(path, kind, store.read, referrer, described)
+            if problem is not None:
+                return [*out, _row(problem)]
             seen: set[tuple[str, str]] = set()
             for use_kind, name, use_referrer, use_described in uses:
                 if (use_kind, name) in seen:
                     continue
                 seen.add((use_kind, name))
-                if use_kind != kind:
-                    out.append(_problem(path, R_DEFINITION, f"is used as a {kind} and as a {use_kind} definition "
-                                        f"(by {referrer} and {use_referrer})"))
-                elif message.name != name:
-                    out.append(_problem(path, R_DEFINITION, f"holds {use_kind} name {message.name!r} but its key in "
-                                        f"{use_referrer} is for {use_kind} {use_described}"))
+                problem = definition_use_problem(path, kind, found_name, use_kind, name, use_referrer,
+                                                 use_described)
+                if problem is not None:
+                    out.append(_row(problem))
             return out
 
-        for out in rt.thread_map(one, groups()):
+        for out in rt.thread_map(one, _by_path(rows)):
             yield from out
 
     return run
@@ -509,7 +355,7 @@ def _check_names(location: rt.Location) -> Callable[[Iterable[str]], Iterator[tu
             for path in listed:
                 found = name_problem(path)
                 if found is not None:
-                    yield found
+                    yield _row(found)
                 if local.is_format_file(path):
                     yield ("listed", path, None, None, None)
 
@@ -519,64 +365,6 @@ def _check_names(location: rt.Location) -> Callable[[Iterable[str]], Iterator[tu
 # ---------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------
-
-
-def _chain_problems(infos: dict[int, list[Any]]) -> list[Problem]:
-    """SPEC 7 history checks from one small record per root (as the local verifier)."""
-    out: list[Problem] = []
-    versions = sorted(infos)
-    present = set(versions)
-    for version in versions:
-        _, created_at, previous, rollback_from, ok = infos[version][:5]
-        if not ok:
-            continue
-        path = paths.root_node_path(version)
-        expected = paths.root_node_path(version - 1) if version > 0 else None
-        if version == 0:
-            if previous is not None:
-                out.append(Problem(path, R_HISTORY, f"version 0 has previous_root {previous}"))
-        elif previous is None:
-            out.append(Problem(path, R_HISTORY, f"version {version} has no previous_root (expected {expected})"))
-        elif previous != expected:
-            out.append(Problem(path, R_HISTORY, f"previous_root is {previous}, expected {expected} "
-                               f"(version {version - 1})"))
-        if rollback_from is not None and rollback_from != expected:
-            out.append(Problem(path, R_HISTORY, f"rollback_from_root is {rollback_from}, expected {expected} "
-                               f"(version {version - 1})"))
-        if version > versions[0] and version - 1 not in present:
-            start = max(v for v in versions if v < version) + 1
-            span = f"version {start}" if start == version - 1 else f"versions {start}..{version - 1}"
-            out.append(Problem(path, R_HISTORY, f"{span} missing below version {version} (expired with "
-                               "per-version overrides, or lost)", WARNING))
-        before = infos.get(version - 1)
-        if before is not None and before[1] is not None and created_at is not None and created_at < before[1]:
-            out.append(Problem(path, R_HISTORY, f"created_at_millis {created_at} is before version "
-                               f"{version - 1}'s {before[1]}"))
-    return out
-
-
-def _discovery_problems(storage: Storage, latest: int) -> list[Problem]:
-    out: list[Problem] = []
-    hint_path = paths.LATEST_HINT_PATH
-    try:
-        data = storage.read(hint_path)
-    except MissingFileError:
-        out.append(Problem(hint_path, R_HISTORY, "the latest-version hint is missing; readers probe from "
-                           "version 0", WARNING))
-    else:
-        hint = paths.decode_hint(data)
-        if hint is None:
-            out.append(Problem(hint_path, R_HISTORY, f"the latest-version hint holds {bytes(data[:40])!r}, not a "
-                               "version; readers probe from version 0", WARNING))
-        elif hint > latest:
-            out.append(Problem(hint_path, R_HISTORY, f"the hint says version {hint} but the latest root is "
-                               f"version {latest}", WARNING))
-    found = Lakehouse(storage)._find_latest()
-    if found != latest:
-        out.append(Problem(paths.root_node_path(latest), R_HISTORY,
-                           f"readers find version {found} as the latest (hint, then probing forward), but root "
-                           f"version {latest} exists: a gap in the versions hides it"))
-    return out
 
 
 def verify(
@@ -608,17 +396,13 @@ def verify(
         top_level = rt.list_top_level(storage)
         problems: list[Problem] = []
         versions = sorted(v for v in (paths.parse_root_node_path(p) for p in top_level) if v is not None)
-        for path in top_level:
-            found = name_problem(path)
-            if found is not None:
-                problems.append(Problem(found[1], found[2], found[3], found[4]))
+        problems += [p for p in map(name_problem, top_level) if p is not None]
         report.versions = versions
         if not versions:
-            report.problems = [Problem(paths.root_node_path(0), R_HISTORY,
-                                       "no root node file: there is no lakehouse at this location")]
+            report.problems = [no_lakehouse_problem()]
             return report
         report.latest_version = versions[-1]
-        problems += _discovery_problems(storage, versions[-1])
+        problems += discovery_problems(storage, versions[-1])
 
         progress_.step(f"checking {len(versions)} root file(s)")
         ranges = rt.split_ranges(rt.version_ranges(versions), parallelism * 2)
@@ -669,11 +453,9 @@ def verify(
         for row in results.filter(F.col("kind") == "problem").distinct().collect():
             problems.append(Problem(row["path"], row["a"], row["b"], row["c"]))
         infos = {json.loads(r["a"])[0]: json.loads(r["a"]) for r in results.filter(F.col("kind") == "root").collect()}
-        problems += _chain_problems(infos)
+        problems += chain_problems(versions, {v: RootInfo(*info[:5]) for v, info in infos.items()})
         report.definitions_read += len({info[5] for info in infos.values() if len(info) > 5 and info[5]})
-        for path in report.orphans:
-            problems.append(Problem(path, R_ORPHAN, "no root reaches this file (left by a lost commit race or a "
-                                    "crashed writer; expiration removes it)", WARNING))
+        problems += map(orphan_problem, report.orphans)
         if orphan_count > len(report.orphans):
             problems.append(Problem(loc.uri, R_ORPHAN, f"... and {orphan_count - len(report.orphans)} more orphan "
                                     "files", WARNING))
