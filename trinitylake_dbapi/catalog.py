@@ -614,7 +614,10 @@ class LakehouseCatalog:
 
     # -- history ------------------------------------------------------------------------------
 
-    def _changes(self, snapshot: Snapshot, previous: Snapshot | None) -> tuple[str, ...]:
+    def changes_of(self, snapshot: Snapshot, previous: Snapshot | None) -> tuple[str, ...]:
+        """What ``snapshot`` changed, as the history shows it (``VersionInfo.changes``):
+        ``namespace NS``, ``table NS.T``, ``lakehouse definition`` (against ``previous``,
+        its predecessor, if given) and ``rollback of version V``."""
         codec = keyfmt.KeyCodec(
             snapshot.settings.namespace_name_max_size_bytes, snapshot.settings.table_name_max_size_bytes
         )
@@ -648,7 +651,7 @@ class LakehouseCatalog:
                     created_at_millis=snapshot.created_at_millis,
                     previous_version=snapshot.previous_version,
                     rollback_from_version=snapshot.rollback_from_version,
-                    changes=self._changes(snapshot, previous),
+                    changes=self.changes_of(snapshot, previous),
                 )
             )
         return infos

@@ -322,5 +322,5 @@ def _version_rows(catalog: LakehouseCatalog, partition: _VersionRange) -> Iterat
             _dt.datetime.fromtimestamp(snapshot.created_at_millis / 1000, tz=_dt.timezone.utc),
             snapshot.previous_version,
             snapshot.rollback_from_version,
-            list(catalog._changes(snapshot, previous)),
+            list(catalog.changes_of(snapshot, previous)),
         )
