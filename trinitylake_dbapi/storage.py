@@ -387,12 +387,14 @@ class Storage:
                 return int(float(value) * 1000)
         return None
 
-    def list(self, prefix: str = "") -> list[str]:
-        """Relative paths of all files under a directory-like prefix, recursive, sorted.
+    def list(self, prefix: str = "", *, recursive: bool = True) -> list[str]:
+        """Relative paths of the files under a directory-like prefix, sorted.
 
         ``prefix`` is "" (everything) or a relative directory path, with or without a
-        trailing "/"; ``list("a")`` finds "a/x" and "a/b/y", never "ab". Reserved
-        ``.tl-*`` files are left out.
+        trailing "/"; ``list("a")`` finds "a/x" and "a/b/y", never "ab". With
+        ``recursive=False`` only the files directly under the prefix are listed ("a/x",
+        not "a/b/y"; ``list("", recursive=False)`` is the lakehouse's top level: roots,
+        lakehouse definitions, the hint). Reserved ``.tl-*`` files are left out.
         """
         if not isinstance(prefix, str):
             raise InvalidLocationError(f"list prefix {prefix!r} is not a string")
@@ -401,15 +403,26 @@ class Storage:
             check_relative_path(directory)
         self._count("lists")
         try:
-            found = self._list_local(directory) if self._local else self._list_fs(directory)
+            if self._local:
+                found = self._list_local(directory, recursive)
+            else:
+                found = self._list_fs(directory, recursive)
         except Error:
             raise
         except Exception as e:  # noqa: BLE001
             raise self._error("list", directory, e) from e
         return sorted(p for p in found if not p.rpartition("/")[2].startswith(RESERVED_PREFIX))
 
-    def _list_local(self, directory: str) -> list[str]:
+    def _list_local(self, directory: str, recursive: bool) -> list[str]:
         top = self._full(directory) if directory else self._base or "/"
+        strip = len(self._base) + 1
+        if not recursive:
+            try:
+                with os.scandir(top) as entries:
+                    # Files as os.walk tells them from directories (below).
+                    return [(top + "/" + e.name)[strip:] for e in entries if not _is_dir(e)]
+            except (FileNotFoundError, NotADirectoryError):
+                return []
         errors: list[OSError] = []
 
         def onerror(e: OSError) -> None:
@@ -417,7 +430,6 @@ class Storage:
                 errors.append(e)
 
         out = []
-        strip = len(self._base) + 1
         for dirpath, _dirs, files in os.walk(top, onerror=onerror):
             for name in files:
                 out.append((dirpath + "/" + name)[strip:])
@@ -425,11 +437,11 @@ class Storage:
             raise errors[0]
         return out
 
-    def _list_fs(self, directory: str) -> list[str]:
+    def _list_fs(self, directory: str, recursive: bool) -> list[str]:
         top = self._full(directory) if directory else self._base
         want = top + "/"
         strip = len(self._base) + 1
-        names = self.fs.find(top, withdirs=False)
+        names = self.fs.find(top, withdirs=False, **({} if recursive else {"maxdepth": 1}))
         return [n[strip:] for n in names if n.startswith(want) and not n.endswith("/")]
 
     # --- writes ---------------------------------------------------------------------
@@ -739,6 +751,13 @@ class Storage:
 def _protocols(fs: fsspec.AbstractFileSystem) -> set[str]:
     p = fs.protocol
     return {p} if isinstance(p, str) else set(p)
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _unlink_quietly(path: str) -> None:

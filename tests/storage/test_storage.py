@@ -59,6 +59,27 @@ def test_list_of_an_empty_or_absent_root(storage_location: Any) -> None:
     assert s.list("x") == []
 
 
+def test_list_not_recursive_lists_only_the_files_directly_under_the_prefix(storage: Storage) -> None:
+    for p in ["b/2", "a/x", "ab", "a/sub/y", "a/sub/deeper/z", "_root.arrow",
+              ".tl-tmp-1", "a/.tl-tmp-2"]:
+        storage.write(p, p.encode())
+    assert storage.list(recursive=False) == ["_root.arrow", "ab"]  # no dirs, no .tl-*
+    assert storage.list("", recursive=False) == storage.list(recursive=False)
+    assert storage.list("a", recursive=False) == ["a/x"]
+    assert storage.list("a/", recursive=False) == ["a/x"]
+    assert storage.list("a/sub", recursive=False) == ["a/sub/y"]
+    assert storage.list("a/sub/deeper", recursive=False) == ["a/sub/deeper/z"]
+    assert storage.list("ab", recursive=False) == []  # a file is not a directory
+    assert storage.list("nothing/here", recursive=False) == []
+    assert ".tl-tmp-1" not in storage.list()  # the recursive listing filters them too
+
+
+def test_list_not_recursive_of_an_empty_or_absent_root(storage_location: Any) -> None:
+    s = storage_location.open()
+    assert s.list(recursive=False) == []
+    assert s.list("x", recursive=False) == []
+
+
 def test_delete_and_delete_many(storage: Storage) -> None:
     for p in ["k/1", "k/2", "k/3", "keep"]:
         storage.write(p, b"v")
@@ -180,8 +201,12 @@ def test_bad_relative_paths_are_refused_before_any_io(storage: Storage, path: st
 
 @pytest.mark.parametrize("prefix", ["/a", "..", "a//b", "./a", "a/../b", "//"])
 def test_bad_list_prefixes_are_refused(storage: Storage, prefix: str) -> None:
+    before = storage.counters.snapshot()
     with pytest.raises(InvalidLocationError):
         storage.list(prefix)
+    with pytest.raises(InvalidLocationError):
+        storage.list(prefix, recursive=False)
+    assert storage.counters == before  # nothing was attempted
 
 
 def test_non_string_path_is_refused(storage: Storage) -> None:
@@ -305,6 +330,7 @@ def test_every_call_counts_exactly_one(storage: Storage) -> None:
     assert delta(lambda: storage.create_exclusive("r", b"xyz!")) == {
         "exclusive_creates": 1, "bytes_written": 4}
     assert delta(lambda: storage.list()) == {"lists": 1}
+    assert delta(lambda: storage.list("d", recursive=False)) == {"lists": 1}
     assert delta(lambda: storage.delete("a")) == {"deletes": 1}
     assert delta(lambda: storage.delete_many(["r", "x", "y"])) == {"deletes": 1}
     assert delta(lambda: storage.uri("a")) == {}
