@@ -236,12 +236,10 @@ class Lakehouse:
             return self._note_latest(self._probe_forward(start))
         if self._root_exists(0):
             return self._note_latest(self._probe_forward(0))
-        # The hint points past the end or below expired versions: list the roots.
-        versions = [
-            v
-            for v in (paths.parse_root_node_path(p) for p in self.storage.list(""))
-            if v is not None
-        ]
+        # The hint points past the end or below expired versions: list the roots (they
+        # live at the top level, so the node directories below it are not listed).
+        top_level = self.storage.list("", recursive=False)
+        versions = [v for v in map(paths.parse_root_node_path, top_level) if v is not None]
         if not versions:
             return None
         return self._note_latest(self._probe_forward(max(versions)))

@@ -20,6 +20,7 @@ from trinitylake_dbapi.errors import (
     SerializationError,
 )
 from trinitylake_dbapi.format import paths
+from trinitylake_dbapi.storage import Storage
 from trinitylake_dbapi.tree import check_tree
 from trinitylake_dbapi.transaction import Isolation
 
@@ -191,6 +192,25 @@ def test_latest_version_with_the_oldest_versions_expired_and_no_hint(lake: Lakeh
         else:
             lake.storage.write(paths.LATEST_HINT_PATH, hint)
         assert LakehouseCatalog(lake.storage.root_uri).latest_version() == 9
+
+
+def test_latest_version_lists_only_the_top_level_to_find_roots(lake: LakehouseCatalog, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    for name in "abc":
+        txn = lake.begin()
+        txn.create_table("ns", name, columns("id"))
+        txn.commit()
+    lake.expire_versions(older_than_millis=int(time.time() * 1000) + 1000, orphan_grace_millis=0)
+    lake.storage.delete(paths.LATEST_HINT_PATH)
+    calls: list[tuple[str, bool]] = []
+    listing = Storage.list
+
+    def spy(self: Storage, prefix: str = "", *, recursive: bool = True) -> list[str]:
+        calls.append((prefix, recursive))
+        return listing(self, prefix, recursive=recursive)
+
+    monkeypatch.setattr(Storage, "list", spy)
+    assert LakehouseCatalog(lake.storage.root_uri).latest_version() == 4
+    assert calls == [("", False)]  # roots live at the top level: no node directory listed
 
 
 def test_opening_a_missing_lakehouse_is_an_error(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -12,7 +12,6 @@ Spark's Python workers; use a local path or an object store.
 from __future__ import annotations
 
 import itertools
-import os
 import sys
 import threading
 import time
@@ -22,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 from ..catalog import LakehouseCatalog
-from ..errors import InvalidLocationError, StorageError
-from ..storage import RESERVED_PREFIX, Storage
+from ..errors import InvalidLocationError
+from ..storage import Storage
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -96,37 +95,6 @@ def catalog(location: Location) -> LakehouseCatalog:
         with _LOCK:
             found = _CATALOGS.setdefault(location.key, found)
     return found
-
-
-def list_top_level(store: Storage) -> list[str]:
-    """Names of the files directly under the root (roots, lakehouse definitions, hint),
-    without descending into the optimized-path directories.
-
-    Storage.list is recursive (it would return every file of the lakehouse), so this
-    asks the filesystem for one directory level. Reserved ``.tl-`` files are left out.
-    """
-    try:
-        if store.fs is None:  # local disk: Storage uses os directly
-            base = store.root_uri[len("file://"):].rstrip("/") or "/"
-            try:
-                with os.scandir(base) as entries:
-                    names = [e.name for e in entries if e.is_file(follow_symlinks=False)]
-            except FileNotFoundError:
-                names = []
-        else:
-            base = store.fs._strip_protocol(store.root_uri).rstrip("/")
-            try:
-                entries = store.fs.ls(base, detail=True, refresh=True)
-            except TypeError:  # filesystems without the refresh keyword
-                entries = store.fs.ls(base, detail=True)
-            except FileNotFoundError:
-                entries = []
-            names = [
-                e["name"].rstrip("/").rpartition("/")[2] for e in entries if e.get("type") == "file"
-            ]
-    except Exception as e:  # noqa: BLE001 - translated like Storage does
-        raise StorageError(f"list of {store.root_uri!r} failed: {type(e).__name__}: {e}") from e
-    return sorted(n for n in names if not n.startswith(RESERVED_PREFIX))
 
 
 def chunks(items: Iterable[_T], size: int) -> Iterator[list[_T]]:

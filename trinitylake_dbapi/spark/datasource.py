@@ -229,9 +229,8 @@ class _Reader(DataSourceReader):
     def _version_partitions(self, catalog: LakehouseCatalog) -> list[InputPartition]:
         opts = self.options
         start = catalog.resolve_version(opts.version) if opts.version is not None else catalog.latest_version()
-        present = {
-            v for v in (paths.parse_root_node_path(p) for p in rt.list_top_level(catalog.storage)) if v is not None
-        }
+        top_level = catalog.storage.list("", recursive=False)
+        present = {v for v in map(paths.parse_root_node_path, top_level) if v is not None}
         present.add(start)
         low = start
         while low - 1 in present:

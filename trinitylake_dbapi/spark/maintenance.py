@@ -423,7 +423,7 @@ def expire_versions(
     with Progress(spark, "expire_versions", progress) as progress_:
         job = _Job(spark, loc, progress_)
         progress_.step("listing the root directory and planning")
-        top_level = rt.list_top_level(storage)
+        top_level = storage.list("", recursive=False)
         latest = lakehouse.snapshot()
         settings = latest.settings
         existing = local.existing_versions(top_level, latest.version)

@@ -393,7 +393,7 @@ def verify(
             return spark.createDataFrame(rdd, _ROWS).localCheckpoint(eager=True)
 
         progress_.step("listing the root directory")
-        top_level = rt.list_top_level(storage)
+        top_level = storage.list("", recursive=False)
         problems: list[Problem] = []
         versions = sorted(v for v in (paths.parse_root_node_path(p) for p in top_level) if v is not None)
         problems += [p for p in map(name_problem, top_level) if p is not None]
