@@ -212,6 +212,8 @@ class Storage:
         self._cache_bytes = max(0, int(cache_bytes))
         self._probe_lock = threading.Lock()
         self._probed = False
+        self._dirs_lock = threading.Lock()  # created directories not yet made durable
+        self._created_dirs: set[str] = set()
 
         self._local = self.protocol == "file"
         self._is_memory = False
@@ -480,18 +482,47 @@ class Storage:
     def write_many(self, files: dict[str, bytes], *, new: bool = False) -> None:
         """``write`` each file (counted as one write each); on local disk several files
         are written by a few threads at once, so that their fsyncs overlap. Returns when
-        every write has finished; raises the first failure, after the others ended."""
+        every write has finished and, on local disk, the files' names are durable too
+        (their directories fsynced); raises the first failure, after the others ended."""
         items = list(files.items())
         if len(items) < 2 or not self._local:
             for path, data in items:
                 self.write(path, data, new=new)
-            return
-        from concurrent.futures import ThreadPoolExecutor
+        else:
+            from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(max_workers=min(_WRITE_THREADS, len(items))) as pool:
-            futures = [pool.submit(self.write, path, data, new=new) for path, data in items]
-        for future in futures:
-            future.result()
+            with ThreadPoolExecutor(max_workers=min(_WRITE_THREADS, len(items))) as pool:
+                futures = [pool.submit(self.write, path, data, new=new) for path, data in items]
+            for future in futures:
+                future.result()
+        if self._local:
+            self._sync_directories([self._full(path) for path, _ in items])
+
+    def _sync_directories(self, fulls: list[str]) -> None:
+        """Make the names of just-written local files durable: fsync each one's directory,
+        and the parent of every directory created for them.
+
+        A file's fsync does not persist its directory entry. Commits call this (through
+        ``write_many``) before creating the root, so a root that survives a crash never
+        names a file whose entry was lost.
+        """
+        with self._dirs_lock:
+            created, self._created_dirs = self._created_dirs, set()
+            directories = {os.path.dirname(full) for full in fulls}
+            directories.update(os.path.dirname(d) for d in created)
+            for directory in sorted(directories, key=len, reverse=True):
+                _fsync_dir(directory)
+
+    def _make_parents(self, parent: str) -> None:
+        """``os.makedirs``, remembering the directories it created (see _sync_directories)."""
+        missing = []
+        directory = parent
+        while len(directory) > len(self._base) and not os.path.isdir(directory):
+            missing.append(directory)
+            directory = os.path.dirname(directory)
+        os.makedirs(parent, exist_ok=True)
+        with self._dirs_lock:
+            self._created_dirs.update(missing)
 
     def _local_temp(self, full: str) -> tuple[int, str]:
         """Open a new temp file beside ``full``, creating parent directories lazily."""
@@ -501,7 +532,7 @@ class Storage:
         try:
             return os.open(tmp, flags, 0o666), tmp
         except FileNotFoundError:
-            os.makedirs(parent, exist_ok=True)
+            self._make_parents(parent)
             return os.open(tmp, flags, 0o666), tmp
 
     @staticmethod
@@ -531,7 +562,7 @@ class Storage:
         try:
             return os.open(full, flags, 0o666)
         except FileNotFoundError:
-            os.makedirs(os.path.dirname(full), exist_ok=True)
+            self._make_parents(os.path.dirname(full))
             return os.open(full, flags, 0o666)
 
     def _write_local_new(self, path: str, data: bytes) -> None:

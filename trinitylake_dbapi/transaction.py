@@ -626,8 +626,7 @@ def rollback_to(lakehouse: Lakehouse, target: int) -> int:
     # Re-settle the target's root: its own transaction's messages may exceed the
     # buffer capacity, which only the version that wrote them may do (tree T5).
     update = goal.tree.apply([], tag, now)
-    for path, data in update.files.items():
-        lakehouse.storage.write(path, data, new=True)
+    lakehouse.storage.write_many(update.files, new=True)
     root = _root_file(update.root, latest.lakehouse_def_path, latest.version, now, rollback=True)
     if not _create_root(lakehouse.storage, version, encode_node_file(root)):
         raise SerializationError(

@@ -450,3 +450,27 @@ def test_s3_missing_bucket_and_server_errors_are_translated(
 def test_a_dot_slash_local_root_resolves_like_the_bare_name(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.chdir(tmp_path)
     assert Storage("./lake").root_uri == Storage("lake").root_uri == f"file://{tmp_path}/lake/"
+
+
+def test_write_many_makes_new_names_durable_before_returning(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A commit's files must survive a crash once their root does: every written file's
+    directory, and the parent of every directory created for them, is fsynced."""
+    import trinitylake_dbapi.storage as storage_module
+
+    synced: list[str] = []
+    real = storage_module._fsync_dir
+    monkeypatch.setattr(storage_module, "_fsync_dir", lambda d: (synced.append(d), real(d)))
+    storage = Storage(str(tmp_path / "lake"))
+    storage.write("top.binpb", b"x")  # the lake directory itself exists now
+    synced.clear()
+    files = {"0001/0010/0011/00000001-a.arrow": b"a", "0001/0010/0100/00000010-b.arrow": b"b"}
+    storage.write_many(files, new=True)
+    base = str(tmp_path / "lake")
+    expected = {
+        f"{base}/0001/0010/0011", f"{base}/0001/0010/0100",  # the files' directories
+        f"{base}/0001/0010", f"{base}/0001", base,  # parents of the directories created
+    }
+    assert set(synced) == expected
+    synced.clear()
+    storage.write_many({"0001/0010/0011/00000011-c.arrow": b"c"}, new=True)
+    assert synced == [f"{base}/0001/0010/0011"]  # nothing new created: only the file's directory
