@@ -21,6 +21,7 @@ file; no pyarrow exception escapes this module.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Mapping, NamedTuple
 
@@ -109,11 +110,28 @@ def encode_node_file(node: NodeFile) -> bytes:
         pnodes.append(None)
         txns.append(message.txn)
 
-    table = pa.table([keys, values, pnodes, txns], schema=SCHEMA)
+    batch = pa.RecordBatch.from_arrays(
+        [_string_array(column) for column in (keys, values, pnodes, txns)], schema=SCHEMA
+    )
     sink = pa.BufferOutputStream()
     with ipc.new_file(sink, SCHEMA) as writer:
-        writer.write_table(table)
+        writer.write_batch(batch)
     return sink.getvalue().to_pybytes()
+
+
+_StringBuilder = getattr(pa.lib, "StringBuilder", None)
+
+
+def _string_array(values: list[str | None]) -> pa.Array:
+    """A utf8 array of ``values``. ``pa.array`` imports pandas on its first call when
+    pandas is installed (~0.6 s, once per process: a short script's first commit paid
+    it); pyarrow's StringBuilder does not, so it is used until pandas is loaded anyway,
+    after which ``pa.array`` is the faster of the two."""
+    if _StringBuilder is None or "pandas" in sys.modules:
+        return pa.array(values, pa.string())
+    builder = _StringBuilder()
+    builder.append_values(values)
+    return builder.finish()
 
 
 def _read_columns(data: bytes, path: str) -> tuple[list, list, list, list | None]:
