@@ -65,7 +65,7 @@ from .tree import NodeStore, Tree, TreeConfig, empty_root
 
 #: Commit attempts before giving up on a lakehouse under constant contention.
 MAX_COMMIT_ATTEMPTS = 64
-_BACKOFF_BASE_S = 0.002
+_BACKOFF_BASE_S = 0.0005
 _BACKOFF_MAX_S = 0.25
 #: Buffers are flushed once they exceed this (SPEC 6 allows flushing before the
 #: capacity): a commit rewrites the root, so its size is the cost of every commit.
