@@ -108,7 +108,7 @@ def cold_start(summary: dict) -> str:
 
 
 def concurrency(summary: dict) -> str:
-    header = ["writers", "commits/s (aggregate)", "vs 1 writer", "retries/commit", "failures"]
+    header = ["writers", "commits/s (aggregate)", "vs 1 writer (per rep, median)", "retries/commit", "failures"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     one = summary.get(1) or summary.get("1")
     for writers, s in summary.items():
@@ -123,8 +123,8 @@ def concurrency(summary: dict) -> str:
 
 def scale(points: list[dict]) -> str:
     header = ["tables", "load (bulk)", "height", "nodes", "tree MB", "root KB", "files", "disk MB",
-              "describe cold", "describe warm", f"list namespace", "commit (1 table)",
-              "commit requests"]
+              "describe cold (new catalog)", "describe warm", "describe hot", "list namespace",
+              "commit (1 table)", "commit requests", "first commit after the load"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for p in points:
         lines.append("| " + " | ".join([
@@ -132,10 +132,12 @@ def scale(points: list[dict]) -> str:
             f"{p['nodes']:,}", f"{p['node_bytes'] / 2**20:.1f}", f"{p['root_bytes'] / 1024:.0f}",
             f"{p['files_on_disk']:,}", f"{p['disk_bytes'] / 2**20:,.0f}",
             f"{p['describe_cold_ms']:.2f} ms ({p['describe_cold_requests']:.0f} req)",
-            f"{p['describe_warm_ms']:.3f} ms",
+            f"{p['describe_warm_ms']:.3f} ms ({p['describe_warm_calls']['requests']:.2f} req)",
+            f"{p['describe_hot_ms']:.3f} ms",
             f"{p['list_namespace_ms']:.1f} ms ({p['list_namespace_tables']:,})",
             f"{p['commit_ms']:.2f} ms",
-            f"{p['commit_calls']['requests']:.2f}" if p.get("commit_calls") else "-",
+            f"{p['commit_requests']:.0f}",
+            f"{p['first_commit_ms']:.0f} ms ({p['first_commit_requests']:.0f} req)",
         ]) + " |")
     return "\n".join(lines)
 
