@@ -424,13 +424,20 @@ class Transaction:
     def scan(self, lo: str | None, hi: str | None, *, guard: bool = False) -> list[tuple[str, str]]:
         """(key, value) with lo <= key < hi, merged with this transaction's writes."""
         (self.guards if guard else self.reads).ranges.append((lo, hi))
-        items = dict(self.base.tree.scan(lo, hi))
-        for key, value in self.writes.items():
-            if (lo is None or key >= lo) and (hi is None or key < hi):
-                if value is None:
-                    items.pop(key, None)
-                else:
-                    items[key] = value
+        found = self.base.tree.scan(lo, hi)
+        mine = [
+            (key, value)
+            for key, value in self.writes.items()
+            if (lo is None or key >= lo) and (hi is None or key < hi)
+        ]
+        if not mine:
+            return found  # already in key order
+        items = dict(found)
+        for key, value in mine:
+            if value is None:
+                items.pop(key, None)
+            else:
+                items[key] = value
         return sorted(items.items())
 
     def read_file(self, path: str) -> bytes:

@@ -199,15 +199,18 @@ class Tree:
         def inside(key: str) -> bool:
             return (lo is None or key >= lo) and (hi is None or key < hi)
 
-        items: list[tuple[str, str]] = []
-        for index in range(len(node.keys) + 1):
-            if not node.is_leaf:
-                low = node.keys[index - 1] if index > 0 else None
-                high = node.keys[index] if index < len(node.keys) else None
-                if (hi is None or low is None or low < hi) and (lo is None or high is None or high > lo):
-                    items.extend(self._scan(self.store._entry(node.children[index]), lo, hi))
-            if index < len(node.keys) and inside(node.keys[index]):
-                items.append((node.keys[index], node.values[index]))
+        # Keys first..last-1 lie in [lo, hi); children first..last may hold some (T4).
+        keys = node.keys
+        first = 0 if lo is None else bisect.bisect_left(keys, lo)
+        last = len(keys) if hi is None else bisect.bisect_left(keys, hi)
+        if node.is_leaf:
+            items = list(zip(keys[first:last], node.values[first:last]))
+        else:
+            items = []
+            for index in range(first, last + 1):
+                items.extend(self._scan(self.store._entry(node.children[index]), lo, hi))
+                if index < last:
+                    items.append((keys[index], node.values[index]))
         overrides = {key: m for key, m in entry.latest.items() if inside(key)}
         if not overrides:
             return items
