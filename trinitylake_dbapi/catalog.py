@@ -483,7 +483,12 @@ class Catalog:
         lo, hi = self._codec.tables_range(namespace)
         found = []
         regex = like_to_regex(pattern) if pattern is not None else None
-        for key, _ in self._txn.scan(lo, hi):
+        keys = [key for key, _ in self._txn.scan(lo, hi)]
+        if namespace is not None:
+            names = self._table_names_in(lo, keys)
+            if names is not None:
+                return [(namespace, t) for t in names if regex is None or regex.fullmatch(t)]
+        for key in keys:
             table = None if namespace is None else self._table_name_in(lo, key)
             if table is None:
                 decoded = self._codec.decode(key)
@@ -494,6 +499,22 @@ class Catalog:
             if regex is None or regex.fullmatch(table):
                 found.append((ns, table))
         return found
+
+    def _table_names_in(self, prefix: str, keys: list[str]) -> list[str] | None:
+        """``_table_name_in`` for all of a namespace's keys at once (sorted, in its range),
+        when they are all ASCII and well formed; None to check them one by one."""
+        width = len(prefix) + self._codec.table_max_bytes
+        names = [key[len(prefix):].rstrip(" ") for key in keys]
+        if keys and not (
+            keys[0].startswith(prefix)
+            and keys[-1].startswith(prefix)  # sorted: so do all keys between them
+            and set(map(len, keys)) == {width}
+            and "".join(keys).isascii()  # then characters and bytes are one to one
+            and all(names)
+            and _NAME_CHARS.fullmatch("".join(names))
+        ):
+            return None
+        return names
 
     def _table_name_in(self, prefix: str, key: str) -> str | None:
         """The table name of ``key``, a key in the range of the namespace whose key prefix
