@@ -210,11 +210,13 @@ class Catalog:
         path = paths.new_namespace_def_path(definition.name)
         self._txn.stage_file(path, encode(definition))
         self._txn.put(self._ns_key(definition.name), path)
+        self._owner._remember_definition(path, definition)
 
     def _write_table(self, namespace: str, definition: TableDef) -> None:
         path = paths.new_table_def_path(namespace, definition.name)
         self._txn.stage_file(path, encode(definition))
         self._txn.put(self._table_key(namespace, definition.name), path)
+        self._owner._remember_definition(path, definition)
 
     # -- namespaces -----------------------------------------------------------------------
 
@@ -587,10 +589,16 @@ class LakehouseCatalog:
             except MissingFileError:
                 raise CorruptFileError(path, "definition file referenced by the tree is missing") from None
             definition = decode(data, path)
-            if len(self._definitions) > 100_000:
-                self._definitions.clear()
-            self._definitions[path] = definition
+            self._remember_definition(path, definition)
         return definition
+
+    def _remember_definition(self, path: str, definition: Any) -> None:
+        """Cache a decoded definition file (immutable, so cached by path), also one this
+        process is writing: its path is new and unique, so until it is committed no key
+        refers to it, and if the commit fails none ever will."""
+        if len(self._definitions) > 100_000:
+            self._definitions.clear()
+        self._definitions[path] = definition
 
     def _table_columns(self, path: str, definition: TableDef) -> tuple[ColumnSpec, ...]:
         """The columns of the table definition file at ``path`` (immutable: cached)."""
