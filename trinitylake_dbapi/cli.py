@@ -291,9 +291,33 @@ def _shell(argv: Sequence[str]) -> int:
 
 
 def _verify(argv: Sequence[str]) -> int:
-    from trinitylake_dbapi.verify import main as verify_main
+    """``trinitylake verify LOCATION [--all-versions] [--storage-option KEY=VALUE ...]``.
 
-    return verify_main(argv)
+    Prints every problem, then a summary line. Exit status: 0 when the lakehouse is
+    valid (warnings such as orphan files allowed), 1 on a violation, 2 when it could
+    not be verified (a bad location, a storage failure).
+    """
+    from trinitylake_dbapi.verify import verify
+
+    parser = argparse.ArgumentParser(
+        prog="trinitylake verify",
+        description="Check every SPEC rule on every file of a lakehouse and list orphan "
+        "files. Exit status 0: valid; 1: violations; 2: could not verify.",
+    )
+    parser.add_argument("location", help="the lakehouse location")
+    parser.add_argument("--all-versions", action="store_true",
+                        help="parse every version's definitions and check K3 per version")
+    parser.add_argument("--storage-option", metavar="KEY=VALUE", type=_storage_option,
+                        action="append", default=[], help="fsspec storage option (repeatable)")
+    args = parser.parse_args(list(argv))
+    try:
+        report = verify(args.location, all_versions=args.all_versions,
+                        storage_options=dict(args.storage_option) or None)
+    except errors.Error as e:
+        print(_one_line(e), file=sys.stderr)
+        return 2
+    print(report.text())
+    return 0 if report.ok else 1
 
 
 SUBCOMMANDS["verify"] = _verify
