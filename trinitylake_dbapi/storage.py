@@ -38,7 +38,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import fsspec
 
@@ -479,11 +479,24 @@ class Storage:
         except Exception as e:  # noqa: BLE001
             raise self._error("write", path, e) from e
 
-    def write_many(self, files: dict[str, bytes], *, new: bool = False) -> None:
+    def write_many(
+        self, files: dict[str, bytes], *, new: bool = False, background: bool = False
+    ) -> Callable[[], None]:
         """``write`` each file (counted as one write each); on local disk several files
         are written by a few threads at once, so that their fsyncs overlap. Returns when
         every write has finished and, on local disk, the files' names are durable too
-        (their directories fsynced); raises the first failure, after the others ended."""
+        (their directories fsynced); raises the first failure, after the others ended.
+
+        With ``background=True`` on local disk all that runs on a worker thread and this
+        returns at once (so the caller's own work overlaps the fsyncs): the returned
+        function waits for it and raises its failure. Otherwise it returns a no-op."""
+        if background and self._local and files:
+            future = _background().submit(self._write_many, dict(files), new)
+            return future.result
+        self._write_many(files, new)
+        return _nothing
+
+    def _write_many(self, files: dict[str, bytes], new: bool) -> None:
         items = list(files.items())
         if len(items) < 2 or not self._local:
             for path, data in items:
@@ -597,8 +610,14 @@ class Storage:
         finally:
             os.close(fd)
 
-    def create_exclusive(self, path: str, data: bytes) -> bool:
+    def create_exclusive(
+        self, path: str, data: bytes, *, ready: Callable[[], None] | None = None
+    ) -> bool:
         """Create ``path`` only if it does not exist: True if this call created it.
+
+        ``ready``, if given, is called before the file can become visible (on local disk
+        after the temp file is written and fsynced, elsewhere first); if it raises,
+        nothing is created and its error propagates.
 
         Of racing creators exactly one gets True; readers never see a partial file.
         * local disk: temp file + fsync, then ``os.link`` (fails if the name is taken),
@@ -616,7 +635,9 @@ class Storage:
         self._count("exclusive_creates", n_written=len(data))
         try:
             if self._local:
-                return self._create_local(path, data)
+                return self._create_local(path, data, ready)
+            if ready is not None:
+                ready()
             if self._is_memory:
                 full = self._full(path)
                 with _MEMORY_CREATE_LOCK:
@@ -637,7 +658,7 @@ class Storage:
         except Exception as e:  # noqa: BLE001
             raise self._error("exclusive create", path, e) from e
 
-    def _create_local(self, path: str, data: bytes) -> bool:
+    def _create_local(self, path: str, data: bytes, ready: Callable[[], None] | None) -> bool:
         full = self._full(path)
         fd, tmp = self._local_temp(full)
         try:
@@ -645,6 +666,8 @@ class Storage:
                 self._write_fd(fd, data)
             finally:
                 os.close(fd)
+            if ready is not None:
+                ready()
             try:
                 os.link(tmp, full)
             except FileExistsError:
@@ -777,6 +800,35 @@ class Storage:
                 f"{len(chunk)} files, e.g. {first.get('Key')!r}: "
                 f"{first.get('Code')}: {first.get('Message')}"
             )
+
+
+def _nothing() -> None:
+    pass
+
+
+_BACKGROUND: Any = None
+_BACKGROUND_LOCK = threading.Lock()
+
+
+def _background() -> Any:
+    """The process's worker threads for ``write_many(background=True)`` (made lazily)."""
+    global _BACKGROUND
+    with _BACKGROUND_LOCK:
+        if _BACKGROUND is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _BACKGROUND = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trinitylake-io")
+        return _BACKGROUND
+
+
+def _forget_background() -> None:
+    """After fork: the parent's worker threads do not exist in the child."""
+    global _BACKGROUND, _BACKGROUND_LOCK
+    _BACKGROUND, _BACKGROUND_LOCK = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_background)
 
 
 def _protocols(fs: fsspec.AbstractFileSystem) -> set[str]:

@@ -526,10 +526,15 @@ class Transaction:
             new_def_path = def_path = paths.new_lakehouse_def_path()
             files[def_path] = encode(definition)
         files.update(update.files)
-        storage.write_many(files, new=True)
+        # C1 runs while the root is encoded and written; it is done before C2 publishes.
+        written = storage.write_many(files, new=True, background=True)
+        try:
+            root = _root_file(update.root, def_path, base.version, now)
+            created = _create_root(storage, version, encode_node_file(root), ready=written)
+        finally:
+            written()
         self._unwritten = {}
-        root = _root_file(update.root, def_path, base.version, now)
-        if _create_root(storage, version, encode_node_file(root)):  # C2
+        if created:  # C2
             self.lakehouse._write_hint(version)  # C3
             # The next transaction starts from this root: keep it instead of reading it back.
             self.lakehouse._note_latest(version)
@@ -588,12 +593,15 @@ def _root_file(
     )
 
 
-def _create_root(storage: Storage, version: int, data: bytes) -> bool:
+def _create_root(
+    storage: Storage, version: int, data: bytes, ready: Callable[[], None] | None = None
+) -> bool:
     """C2, resolving an ambiguous failure: if the exclusive create raised but the root
-    holds exactly our bytes (the request landed, the reply was lost), we committed."""
+    holds exactly our bytes (the request landed, the reply was lost), we committed.
+    ``ready`` waits for C1 (see Storage.create_exclusive)."""
     path = paths.root_node_path(version)
     try:
-        return storage.create_exclusive(path, data)
+        return storage.create_exclusive(path, data, ready=ready)
     except StorageError as failure:
         try:
             existing = storage.read(path)
