@@ -28,8 +28,9 @@ Invariants. Every function that changes the tree restores them before it returns
   T8 Every node file carries ``n_keys`` and ``created_at_millis``.
 
 How writes keep T1-T8 (B-epsilon): messages are appended to the root's buffer. When a
-buffer exceeds its capacity, the messages of its child with the most pending messages
-move into that child (copy-on-write); a leaf applies them at once. Messages whose key is
+buffer exceeds its flush threshold (at most its capacity), the messages of its children
+with the most pending messages move into them, busiest first, until it fits
+(copy-on-write); a leaf applies them at once. Messages whose key is
 a separator of the node are applied to the key table instead; deleting a separator
 merges its two children around it and pushes the separator down until it is removed
 from a leaf. Every change then goes through ``_fix_children``, which repeats one local
@@ -374,7 +375,7 @@ class _Writer:
                 continue
             if self.apply_separator_messages(root, skip_txn=self.txn):
                 continue
-            self.flush_one(root, skip_txn=self.txn)
+            self.flush_one(root, skip_txn=self.txn, keep_bytes=self.config.flush_bytes)
             self.fix_children(root)
 
     def fix_root_shape(self, root: _Draft) -> _Draft:
@@ -396,33 +397,52 @@ class _Writer:
 
     # -- moving messages --------------------------------------------------------
 
-    def flush_one(self, node: _Draft, skip_txn: str | None = None) -> None:
-        """Move the messages of the child with the most pending messages into it."""
-        counts: dict[int, int] = {}
+    def flush_one(
+        self, node: _Draft, skip_txn: str | None = None, keep_bytes: int | None = None
+    ) -> None:
+        """Move the messages of the child with the most pending messages into it; with
+        ``keep_bytes``, go on with the next busiest children (ties: leftmost first) until
+        the buffer, less ``skip_txn``'s messages, holds at most that many bytes.
+
+        One pass sorts the buffer by child, so flushing many children out of a large
+        buffer (the commit after a bulk load) costs one bisect per message, not one per
+        message and child."""
+        keys = node.keys
+        targets: list[int] = []  # per message: its child, or -1 if it stays
+        groups: dict[int, list[Message]] = {}
         for message in node.buffer:
+            index = -1
             if skip_txn is None or message.txn != skip_txn:
-                if not node.is_separator(message.key):
-                    index = node.child_index(message.key)
-                    counts[index] = counts.get(index, 0) + 1
-        if not counts:
+                index = bisect.bisect_left(keys, message.key)
+                if index < len(keys) and keys[index] == message.key:
+                    index = -1  # a separator's message is applied here, never moved
+                else:
+                    groups.setdefault(index, []).append(message)
+            targets.append(index)
+        if not groups:
             return
-        target = max(counts, key=lambda index: (counts[index], -index))
-        moved: list[Message] = []
-        kept: list[Message] = []
-        for message in node.buffer:
-            movable = skip_txn is None or message.txn != skip_txn
-            if movable and not node.is_separator(message.key) and node.child_index(message.key) == target:
-                moved.append(message)
-            else:
-                kept.append(message)
-        node.buffer = kept
-        self.stats["flush"] += 1
-        child = self.draft(node.children[target])
-        node.children[target] = child
-        if child.is_leaf:
-            _apply_to_leaf(child, moved)
+        order = sorted(groups, key=lambda index: (-len(groups[index]), index))
+        if keep_bytes is not None:
+            size = sum(message_size(m) for m in node.buffer if skip_txn is None or m.txn != skip_txn)
+            chosen = []
+            for index in order:
+                chosen.append(index)
+                size -= buffer_size(groups[index])
+                if size <= keep_bytes:
+                    break
+            order = chosen
         else:
-            child.buffer.extend(moved)
+            order = order[:1]
+        moving = set(order)
+        node.buffer = [m for m, t in zip(node.buffer, targets) if t not in moving]
+        for target in order:
+            self.stats["flush"] += 1
+            child = self.draft(node.children[target])
+            node.children[target] = child
+            if child.is_leaf:
+                _apply_to_leaf(child, groups[target])
+            else:
+                child.buffer.extend(groups[target])
 
     def apply_separator_messages(self, node: _Draft, skip_txn: str | None = None) -> bool:
         """Apply buffered messages whose key is one of ``node``'s separators.
@@ -486,9 +506,13 @@ class _Writer:
         Only drafts can be invalid: an untouched child is an existing file, valid by
         induction. ``parent``'s own key count may change; its caller repairs it.
         """
+        start = 0
         while True:
-            for index, child in enumerate(parent.children):
-                if isinstance(child, _Draft) and self.fix_one(parent, index):
+            for index in range(start, len(parent.children)):
+                if isinstance(parent.children[index], _Draft) and self.fix_one(parent, index):
+                    # A repair of child i changes children i-1 .. i+1 at most (split,
+                    # flush, borrow, merge): the valid children left of them stay valid.
+                    start = max(0, index - 1)
                     break
             else:
                 return
@@ -508,7 +532,7 @@ class _Writer:
             parent.buffer = _prepend_for_key(parent.buffer, up)
             return True
         if not child.is_leaf and self.over_capacity(child):
-            self.flush_one(child)
+            self.flush_one(child, keep_bytes=self.config.flush_bytes)
             self.fix_children(child)
             return True
         if len(child.keys) < self.config.min_keys and len(parent.children) > 1:
