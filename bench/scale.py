@@ -107,9 +107,12 @@ def scale_point(directory: str, total: int, *, batch: int, per_namespace: int, d
     # each measured table is described for the first time (its definition is read).
     # Hot: the same tables again (everything cached).
     catalog = LakehouseCatalog(uri)
-    for ns, table in (rng.choice(names) for _ in range(describes)):
+    shuffled = names[:]
+    rng.shuffle(shuffled)
+    half = len(shuffled) // 2
+    for ns, table in shuffled[: min(describes, half)]:
         catalog.begin().describe_table(ns, table)
-    samples = [rng.choice(names) for _ in range(describes)]
+    samples = shuffled[half : half + describes]  # never described by this catalog
     before = catalog.storage.counters.snapshot()
     warm = []
     for ns, table in samples:
