@@ -531,8 +531,12 @@ class Transaction:
         try:
             root = _root_file(update.root, def_path, base.version, now)
             created = _create_root(storage, version, encode_node_file(root), ready=written)
-        finally:
-            written()
+        except BaseException:
+            try:
+                written()  # let C1 end before the error leaves; this error is the one to report
+            except Exception:  # noqa: BLE001 - secondary to the error being raised
+                pass
+            raise
         self._unwritten = {}
         if created:  # C2
             self.lakehouse._write_hint(version)  # C3
