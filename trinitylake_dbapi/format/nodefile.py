@@ -21,8 +21,10 @@ file; no pyarrow exception escapes this module.
 
 from __future__ import annotations
 
+import operator
 import sys
 from dataclasses import dataclass, field
+from itertools import islice, repeat
 from typing import Mapping, NamedTuple
 
 import pyarrow as pa
@@ -134,6 +136,15 @@ def _string_array(values: list[str | None]) -> pa.Array:
     return builder.finish()
 
 
+def _column_list(table: pa.Table, name: str, rows: int) -> list:
+    """A column as a Python list; an all-null column (the pnodes of a leaf, the txns of
+    most nodes) without converting it row by row."""
+    column = table.column(name)
+    if column.null_count == rows:
+        return [None] * rows
+    return column.to_pylist()
+
+
 def _read_columns(data: bytes, path: str) -> tuple[list, list, list, list | None]:
     try:
         reader = ipc.open_file(pa.py_buffer(data))
@@ -141,17 +152,19 @@ def _read_columns(data: bytes, path: str) -> tuple[list, list, list, list | None
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise CorruptFileError(path, f"not an Arrow IPC file ({exc})") from None
     schema = table.schema
-    for name in _REQUIRED_COLUMNS:
-        if name not in schema.names:
-            raise CorruptFileError(path, f"missing column {name!r}; columns are {schema.names}")
-    for name in (*_REQUIRED_COLUMNS, "txn"):
-        if name in schema.names and schema.field(name).type not in _STRING_TYPES:
-            raise CorruptFileError(
-                path, f"column {name!r} has type {schema.field(name).type}, expected utf8"
-            )
-    columns = [table.column(name).to_pylist() for name in _REQUIRED_COLUMNS]
-    txn = table.column("txn").to_pylist() if "txn" in schema.names else None
-    return columns[0], columns[1], columns[2], txn
+    if not schema.equals(SCHEMA):  # the schema every file of this project has
+        for name in _REQUIRED_COLUMNS:
+            if name not in schema.names:
+                raise CorruptFileError(path, f"missing column {name!r}; columns are {schema.names}")
+        for name in (*_REQUIRED_COLUMNS, "txn"):
+            if name in schema.names and schema.field(name).type not in _STRING_TYPES:
+                raise CorruptFileError(
+                    path, f"column {name!r} has type {schema.field(name).type}, expected utf8"
+                )
+    rows = table.num_rows
+    keys, values, pnodes = (_column_list(table, name, rows) for name in _REQUIRED_COLUMNS)
+    txn = _column_list(table, "txn", rows) if "txn" in schema.names else None
+    return keys, values, pnodes, txn
 
 
 def decode_node_file(data: bytes, path: str, order: int | None = None) -> NodeFile:
@@ -159,8 +172,109 @@ def decode_node_file(data: bytes, path: str, order: int | None = None) -> NodeFi
 
     ``order``, when given, is the lakehouse's tree order and the key table must have
     exactly that many rows; otherwise the order is read off the file.
+
+    The rules are checked over whole slices of the columns (C loops: ``count``,
+    ``in``, ``map``), which is what every well-formed file needs; a file that fails any
+    of those checks is decoded again row by row (:func:`_decode_rows`), which finds the
+    first broken row and reports it, so errors are exactly those of the row-by-row rules.
     """
     keys, values, pnodes, txns = _read_columns(data, path)
+    node = _decode_bulk(keys, values, pnodes, txns, order)
+    if node is None:
+        node = _decode_rows(keys, values, pnodes, txns, path, order)
+    return node
+
+
+def _decode_bulk(
+    keys: list, values: list, pnodes: list, txns: list | None, order: int | None
+) -> NodeFile | None:
+    """The node, if every rule holds in the fast checks; None if any might not (then
+    :func:`_decode_rows` decides, and reports the exact row). Accepts only files that
+    :func:`_decode_rows` accepts, with the same result."""
+    rows = len(keys)
+    has_txn_column = txns is not None
+    if txns is None:
+        txns = [None] * rows
+    # L1: system rows (a few) one by one.
+    system: dict[str, str] = {}
+    row = 0
+    while row < rows:
+        key, value = keys[row], values[row]
+        if key is None or value is None or pnodes[row] is not None or txns[row] is not None:
+            break
+        if key in system:
+            return None
+        system[key] = value
+        row += 1
+    if row == rows or keys[row] is not None or values[row] is not None or txns[row] is not None:
+        return None
+    table_start = row
+    leftmost = pnodes[row]
+    n_keys_text = system.get(N_KEYS)
+    if n_keys_text is None or not n_keys_text.isascii() or not n_keys_text.isdigit():
+        return None
+    n_keys = int(n_keys_text)
+    # L2: the key table, rows first .. end-1, then null rows up to the order.
+    first = table_start + 1
+    end = first + n_keys
+    limit = table_start + (order if order is not None else rows)
+    if end > rows or end > limit:
+        return None
+    node_keys = keys[first:end]
+    node_values = values[first:end]
+    if None in node_keys or None in node_values or txns[first:end].count(None) != n_keys:
+        return None
+    children = pnodes[first:end]
+    if leftmost is None:
+        if children.count(None) != n_keys:
+            return None
+        children = []
+    elif None in children:
+        return None
+    else:
+        children.insert(0, leftmost)
+    if n_keys > 1 and not all(map(operator.lt, node_keys, islice(node_keys, 1, None))):
+        return None
+    if order is not None:
+        table_end = table_start + order
+        if table_end > rows:
+            return None
+    else:
+        # The null rows run up to the first row with a key (a file without buffer
+        # rows ends with them); a null key after a non-null field fails below.
+        table_end = end + keys[end:].count(None)
+    padding = table_end - end
+    for column in (keys, values, pnodes, txns):
+        if column[end:table_end].count(None) != padding:
+            return None
+    found_order = table_end - table_start
+    if found_order < n_keys + 1 or found_order < 3:
+        return None
+    # L3: the write buffer.
+    buffer_keys = keys[table_end:]
+    if None in buffer_keys or pnodes[table_end:].count(None) != len(buffer_keys):
+        return None
+    buffer_txns = txns[table_end:]
+    if has_txn_column and None in buffer_txns:
+        return None
+    buffer = tuple(
+        map(tuple.__new__, repeat(Message), zip(buffer_keys, values[table_end:], buffer_txns))
+    )
+    return NodeFile(
+        order=found_order,
+        system=system,
+        keys=tuple(node_keys),
+        values=tuple(node_values),
+        children=tuple(children),
+        buffer=buffer,
+    )
+
+
+def _decode_rows(
+    keys: list, values: list, pnodes: list, txns: list | None, path: str, order: int | None
+) -> NodeFile:
+    """:func:`decode_node_file` one row at a time: the reference that reports the first
+    broken row of a corrupt file."""
     rows = len(keys)
     has_txn_column = txns is not None
     if txns is None:
