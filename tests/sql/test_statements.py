@@ -321,6 +321,128 @@ def test_show_tables(auto: Any) -> None:
         q(auto, "SHOW CREATE TABLE ns.nope")
 
 
+LIKE_PATTERNS = [
+    "orders", "Orders", "order", "nope", "order_items", "order\\_items", "order\\_item_",
+    "ord%", "%", "_", "", "we\\\\ird", "we\\ird", "trailing\\", "trailing\\\\", "pct\\%",
+    "pct%", "a b", "x" * 300, "ünï", "ünï\\", "\\o\\r\\d\\e\\r\\s",
+]
+
+
+@pytest.mark.parametrize("namespace", ["ns", "b"])
+def test_show_tables_like_a_name_answers_as_the_listing(auto: Any, namespace: str) -> None:
+    """Without wildcards SHOW TABLES ... LIKE is one key lookup: the same rows as the
+    listing with the pattern, for names, escapes, invalid names and case."""
+    q(auto, "CREATE NAMESPACE b")
+    tables = ["orders", "order_items", "orderXitems", "we\\ird", "trailing\\", "pct%", "ünï"]
+    for t in tables:
+        q(auto, f"CREATE TABLE ns.`{t}` (a INT)")
+    q(auto, "CREATE TABLE b.orders (a INT)")
+    listing = auto.connection.lakehouse.begin()
+    for pattern in LIKE_PATTERNS:
+        expected = listing.list_tables(namespace, pattern)
+        assert q(auto, f"SHOW TABLES IN {namespace} LIKE ?", [pattern]) == expected, pattern
+        assert [c[0] for c in auto.description] == ["namespace", "table_name"]
+        assert auto.rowcount == len(expected)
+    listing.rollback()
+    assert q(auto, "SHOW TABLES IN ns LIKE 'orders'") == [("ns", "orders")]
+    assert q(auto, "SHOW TABLES IN ns LIKE 'order\\_items'") == [("ns", "order_items")]
+    assert q(auto, "SHOW TABLES IN ns LIKE 'we\\\\ird'") == [("ns", "we\\ird")]
+    assert q(auto, "SHOW TABLES IN ns LIKE 'trailing\\'") == [("ns", "trailing\\")]
+    assert q(auto, "SHOW TABLES IN ns LIKE 'pct\\%'") == [("ns", "pct%")]
+    assert q(auto, "SHOW TABLES IN b LIKE 'order_items'") == []
+    assert q(auto, "SHOW TABLES IN ns LIKE 'a b'") == []
+    q(auto, "USE b")
+    assert q(auto, "SHOW TABLES LIKE 'orders'") == [("b", "orders")]
+
+
+def test_show_tables_like_a_name_fails_as_the_listing(auto: Any) -> None:
+    listing = auto.connection.lakehouse.begin()
+    for namespace, sql_name in [("nope", "nope"), ("a b", "`a b`"), ("x" * 300, "x" * 300)]:
+        with pytest.raises(errors.ProgrammingError) as expected:
+            listing.list_tables(namespace, "t")
+        for pattern in ["t", "t%"]:
+            with pytest.raises(type(expected.value)) as got:
+                q(auto, f"SHOW TABLES IN {sql_name} LIKE '{pattern}'")
+            assert str(got.value) == str(expected.value)
+    listing.rollback()
+    with pytest.raises(errors.ObjectNotFoundError, match="namespace 'nope' does not exist"):
+        q(auto, "SHOW TABLES IN nope LIKE 't'")
+
+
+def test_show_tables_like_a_name_sees_the_transaction_and_time_travel(memory_lake: Lake) -> None:
+    conn = memory_lake.connect()
+    cur = conn.cursor()
+    q(cur, "CREATE NAMESPACE ns")
+    q(cur, "CREATE TABLE ns.t (a INT)")
+    assert q(cur, "SHOW TABLES IN ns LIKE 't'") == [("ns", "t")]  # uncommitted, own write
+    conn.commit()
+    q(cur, "DROP TABLE ns.t")
+    assert q(cur, "SHOW TABLES IN ns LIKE 't'") == []
+    conn.commit()
+    version = conn.lakehouse.latest_version()
+    assert q(cur, f"SHOW TABLES IN ns LIKE 't' FOR SYSTEM_VERSION AS OF {version - 1}") == [
+        ("ns", "t")
+    ]
+    assert q(cur, f"SHOW TABLES IN ns LIKE 't' FOR SYSTEM_VERSION AS OF {version}") == []
+    with pytest.raises(errors.ObjectNotFoundError, match="namespace 'ns' does not exist"):
+        q(cur, "SHOW TABLES IN ns LIKE 't' FOR SYSTEM_VERSION AS OF 0")
+    conn.close()
+
+
+def test_like_without_wildcards_looks_up_one_key(
+    auto: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trinitylake_dbapi.catalog import Catalog
+
+    q(auto, "CREATE TABLE ns.t (a INT)")
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("listed")
+
+    monkeypatch.setattr(Catalog, "list_tables", refuse)
+    monkeypatch.setattr(Catalog, "list_namespaces", refuse)
+    assert q(auto, "SHOW TABLES IN ns LIKE 't'") == [("ns", "t")]
+    assert q(auto, "SHOW TABLES IN ns LIKE 'u'") == []
+    assert q(auto, "SHOW NAMESPACES LIKE 'ns'") == [("ns",)]
+    assert q(auto, "SHOW NAMESPACES LIKE 'nope'") == []
+    with pytest.raises(errors.ObjectNotFoundError, match="namespace 'nope' does not exist"):
+        q(auto, "SHOW TABLES IN nope LIKE 't'")
+    with pytest.raises(errors.InternalError, match="listed"):
+        q(auto, "SHOW TABLES IN ns LIKE 't_'")
+
+
+def test_show_namespaces_like_a_name_answers_as_the_listing(auto: Any) -> None:
+    for n in ["sales", "sales_eu", "salesXeu", "we\\ird", "ünï"]:
+        q(auto, f"CREATE NAMESPACE `{n}`")
+    listing = auto.connection.lakehouse.begin()
+    for pattern in LIKE_PATTERNS + ["sales", "sales_eu", "sales\\_eu", "Sales", "ns"]:
+        expected = [(n,) for n in listing.list_namespaces(pattern)]
+        assert q(auto, "SHOW NAMESPACES LIKE ?", [pattern]) == expected, pattern
+        assert [c[0] for c in auto.description] == ["namespace"]
+    listing.rollback()
+    assert q(auto, "SHOW NAMESPACES LIKE 'sales\\_eu'") == [("sales_eu",)]
+    assert q(auto, "SHOW NAMESPACES LIKE 'nope'") == []
+
+
+def test_show_and_describe_never_run_the_query_executor(
+    auto: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trinitylake_dbapi.sql import execute
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the query executor ran")
+
+    monkeypatch.setattr(execute, "run_query", refuse)
+    q(auto, "CREATE TABLE ns.t (a INT)")
+    for sql in ["SHOW TABLES", "SHOW TABLES IN ns", "SHOW TABLES IN ns LIKE 't'",
+                "SHOW TABLES IN ns LIKE 't%'", "SHOW NAMESPACES", "SHOW NAMESPACES LIKE 'ns'",
+                "DESCRIBE TABLE ns.t", "DESCRIBE NAMESPACE ns", "SHOW CREATE TABLE ns.t",
+                "SHOW VERSIONS"]:  # fmt: skip
+        assert q(auto, sql)
+    with pytest.raises(errors.InternalError, match="the query executor ran"):
+        q(auto, "SELECT 1")  # the patch is in place
+
+
 # ---------------------------------------------------------------------------
 # History: time travel, rollback, snapshots, expiration
 # ---------------------------------------------------------------------------

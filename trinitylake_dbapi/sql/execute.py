@@ -26,6 +26,7 @@ from sqlglot import exp
 
 from trinitylake_dbapi.catalog import Catalog, LakehouseCatalog
 from trinitylake_dbapi.errors import (
+    InvalidNameError,
     NotSupportedError,
     ProgrammingError,
     ReadOnlyError,
@@ -278,12 +279,47 @@ def _drop_namespace(s: d.DropNamespace, session: Session) -> Result:
     return _NONE
 
 
+def like_literal(pattern: str) -> str | None:
+    """The one name a LIKE pattern matches when it has no wildcard (``%`` or ``_`` not
+    escaped by ``\\``), else None. The escape rules are those of
+    :func:`~trinitylake_dbapi.catalog.like_to_regex`: a backslash makes the next
+    character literal, and a trailing backslash is itself."""
+    if "\\" not in pattern:
+        return None if "%" in pattern or "_" in pattern else pattern
+    out = []
+    chars = iter(pattern)
+    for ch in chars:
+        if ch == "\\":
+            out.append(next(chars, "\\"))
+        elif ch == "%" or ch == "_":
+            return None
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+_SHOW_NAMESPACES_COLUMNS = (("namespace", "varchar"),)
+
+
 @_handles(d.ShowNamespaces)
 def _show_namespaces(s: d.ShowNamespaces, session: Session) -> Result:
     pattern = _string(s.args.get("like"), "the LIKE pattern", null=True)
     with _reading(session, s.args.get("version")) as catalog:
-        names = catalog.list_namespaces(pattern)
-    return _rows((("namespace", "varchar"),), [(n,) for n in names])
+        name = None if pattern is None else like_literal(pattern)
+        names = None if name is None else _namespace_named(catalog, name)
+        if names is None:
+            names = catalog.list_namespaces(pattern)
+    return _rows(_SHOW_NAMESPACES_COLUMNS, [(n,) for n in names])
+
+
+def _namespace_named(catalog: Catalog, name: str) -> list[str] | None:
+    """SHOW NAMESPACES LIKE 'name' without wildcards, as one key lookup: what the
+    listing would give, or None to let the listing answer (a name that no namespace can
+    have, which the lookup refuses and the listing matches nothing with)."""
+    try:
+        return [name] if catalog.namespace_exists(name) else []
+    except InvalidNameError:
+        return None
 
 
 @_handles(d.DescribeNamespace)
@@ -417,14 +453,33 @@ def _comment_on(s: d.CommentOn, session: Session) -> Result:
     return _NONE
 
 
+_SHOW_TABLES_COLUMNS = (("namespace", "varchar"), ("table_name", "varchar"))
+
+
 @_handles(d.ShowTables)
 def _show_tables(s: d.ShowTables, session: Session) -> Result:
     ns_node = s.args.get("namespace")
     namespace = _namespace_name(ns_node) if ns_node is not None else session.current_namespace
     pattern = _string(s.args.get("like"), "the LIKE pattern", null=True)
     with _reading(session, s.args.get("version")) as catalog:
-        tables = catalog.list_tables(namespace, pattern)
-    return _rows((("namespace", "varchar"), ("table_name", "varchar")), tables)
+        name = None if pattern is None or namespace is None else like_literal(pattern)
+        tables = None if name is None else _table_named(catalog, namespace, name)
+        if tables is None:
+            tables = catalog.list_tables(namespace, pattern)
+    return _rows(_SHOW_TABLES_COLUMNS, tables)
+
+
+def _table_named(catalog: Catalog, namespace: str, name: str) -> list[tuple[str, str]] | None:
+    """SHOW TABLES IN ns LIKE 'name' without wildcards (the usual existence check), as
+    one key lookup instead of listing the namespace: the rows and errors of the listing,
+    or None to let the listing answer (an invalid name, which the lookup refuses)."""
+    try:
+        if catalog.table_exists(namespace, name):
+            return [(namespace, name)]
+    except InvalidNameError:
+        return None
+    catalog.describe_namespace(namespace)  # the listing's error when it does not exist
+    return []
 
 
 _DESCRIBE_COLUMNS = (
