@@ -18,19 +18,21 @@ from sqlglot import exp
 from trinitylake_dbapi import errors
 from trinitylake_dbapi.connection import Connection, translate_errors
 from trinitylake_dbapi.sql.binding import bind
-from trinitylake_dbapi.sql.dialect import parse_statement
+from trinitylake_dbapi.sql.dialect import parse_marked
 from trinitylake_dbapi.sql.execute import Result
 
 __all__ = ["Cursor"]
 
 
 @functools.lru_cache(maxsize=512)
-def _parse(sql: str) -> exp.Expr:
-    """Parsed statements are cached by text; binding works on a copy."""
-    return parse_statement(sql)
+def _parse(sql: str) -> tuple[exp.Expr, bool]:
+    """Parsed statements (and whether they may hold parameter markers) are cached by
+    text. They are shared, so nothing may mutate them: binding works on a copy, and a
+    statement without markers runs as it is."""
+    return parse_marked(sql)
 
 
-def _parse_checked(operation: Any) -> exp.Expr:
+def _parse_checked(operation: Any) -> tuple[exp.Expr, bool]:
     if not isinstance(operation, str):
         raise errors.ProgrammingError(
             f"the operation must be an SQL string, not {type(operation).__name__}"
@@ -83,11 +85,12 @@ class Cursor:
         """Run one statement; returns the cursor (so ``cur.execute(...).fetchall()`` works)."""
         self._check_open()
         self._reset()
-        statement = _parse_checked(operation)
-        with translate_errors():
-            bound = bind(statement, parameters)
+        statement, markers = _parse_checked(operation)
+        if markers or parameters is not None:
+            with translate_errors():
+                statement = bind(statement, parameters, markers=markers)
         assert self._connection is not None
-        self._set(self._connection._run(bound))
+        self._set(self._connection._run(statement))
         return self
 
     def executemany(
@@ -97,11 +100,11 @@ class Cursor:
         ``rowcount`` is -1."""
         self._check_open()
         self._reset()
-        statement = _parse_checked(operation)
+        statement, markers = _parse_checked(operation)
         assert self._connection is not None
         for parameters in seq_of_parameters:
             with translate_errors():
-                bound = bind(statement, parameters)
+                bound = bind(statement, parameters, markers=markers)
             self._connection._run(bound)
         return self
 

@@ -130,3 +130,33 @@ def test_cursors_of_one_connection_share_its_transaction(conn: tl.Connection) ->
     a, b = conn.cursor(), conn.cursor()
     a.execute("CREATE NAMESPACE shared")
     assert b.execute("SHOW NAMESPACES").fetchall() == [("shared",)]
+
+
+def test_parsed_statements_are_shared_but_never_changed(filled: Any) -> None:
+    """Statements are cached by text; one with markers binds a copy each time, one
+    without runs as parsed: repeating either gives the same answers."""
+    sql = "SHOW NAMESPACES LIKE ?"
+    assert filled.execute(sql, ["a"]).fetchall() == [("a",)]
+    assert filled.execute(sql, ["b"]).fetchall() == [("b",)]
+    assert filled.execute(sql, ("%",)).rowcount == 5
+    with pytest.raises(errors.ProgrammingError) as info:
+        filled.execute(sql)
+    assert str(info.value) == "the statement has 1 parameter marker(s) but no parameters were given"
+    with pytest.raises(errors.ProgrammingError) as info:
+        filled.execute(sql, [])
+    assert str(info.value) == "the statement has 1 parameter marker(s) but 0 parameter(s) were given"
+    for params in (None, [], (), {}):
+        assert filled.execute("SHOW NAMESPACES LIKE 'c'", params).fetchall() == [("c",)]
+    with pytest.raises(errors.ProgrammingError) as info:
+        filled.execute("SHOW NAMESPACES LIKE 'c'", ["c"])
+    assert str(info.value) == "the statement has no parameter markers but parameters were given"
+    with pytest.raises(errors.ProgrammingError) as info:
+        filled.executemany("SHOW NAMESPACES LIKE 'c'", [["c"]])
+    assert str(info.value) == "the statement has no parameter markers but parameters were given"
+    filled.execute("CREATE TABLE a.t (x INT, s STRUCT<a: INT, b: STRING>)")
+    filled.execute("DROP TABLE a.t")
+    filled.execute("CREATE TABLE a.t (x INT, s STRUCT<a: INT, b: STRING>)")
+    assert filled.execute("DESCRIBE TABLE a.t").fetchall() == filled.execute(
+        "DESCRIBE TABLE a.t"
+    ).fetchall()
+    assert filled.execute("SHOW TABLES IN a").fetchall() == [("a", "t")]

@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from trinitylake_dbapi.errors import ProgrammingError
 from trinitylake_dbapi.sql.binding import bind, constant, to_node
-from trinitylake_dbapi.sql.dialect import parse_statement
+from trinitylake_dbapi.sql.dialect import parse_marked, parse_statement
 
 HOSTILE = [
     "it's",
@@ -104,3 +104,52 @@ def test_no_parameters_is_fine_either_way() -> None:
 def test_constant_refuses_expressions() -> None:
     with pytest.raises(ProgrammingError, match="constant"):
         constant(parse_statement("SELECT a + 1").selects[0], "the value")
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SHOW TABLES IN n LIKE ?",
+        "SHOW TABLES IN n LIKE :p",
+        "SELECT ?, ?",
+        "CREATE NAMESPACE n COMMENT ? WITH (a = ?)",
+        "ROLLBACK TO VERSION ?",
+        "SELECT @x",
+        "SELECT * FROM system.tables WHERE table_name = :name AND namespace LIKE ?",
+    ],
+)
+def test_statements_with_markers_are_marked(sql: str) -> None:
+    statement, markers = parse_marked(sql)
+    assert markers is True
+    # The flag agrees with the tree (the flag is what lets binding skip the walk).
+    assert statement.find(exp.Placeholder, exp.Parameter) is not None
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "CREATE TABLE n.t (a BIGINT, s STRUCT<a: INT, b: STRING>, m MAP<STRING, INT>)",
+        "SHOW TABLES IN n LIKE 'a?b:c'",
+        "DESCRIBE TABLE n.t",
+        "DROP TABLE n.t",
+        "SELECT ':x', '?' FROM system.tables",
+        "COMMENT ON TABLE n.t IS 'what? :this'",
+    ],
+)
+def test_statements_without_markers_are_not_marked(sql: str) -> None:
+    statement, markers = parse_marked(sql)
+    assert markers is False
+    assert statement.find(exp.Placeholder, exp.Parameter) is None
+    # Without markers, binding returns the parsed statement itself (no copy) ...
+    assert bind(statement, None, markers=False) is statement
+    for params in ([], (), {}):
+        assert bind(statement, params, markers=False) is statement
+    # ... and refuses parameters exactly as the full path does.
+    for params in ([1], {"a": 1}, "x"):
+        with pytest.raises(ProgrammingError) as fast:
+            bind(statement, params, markers=False)
+        with pytest.raises(ProgrammingError) as full:
+            bind(statement, params)
+        assert str(fast.value) == str(full.value) == (
+            "the statement has no parameter markers but parameters were given"
+        )

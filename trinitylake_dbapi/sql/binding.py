@@ -44,22 +44,26 @@ def placeholders(statement: exp.Expr) -> list[exp.Placeholder]:
     return sorted(found, key=lambda p: p.meta.get("start", 0))
 
 
-def bind(statement: exp.Expr, parameters: Any = None) -> exp.Expr:
+def bind(statement: exp.Expr, parameters: Any = None, *, markers: bool = True) -> exp.Expr:
     """A copy of ``statement`` with every placeholder replaced by its parameter's value.
+
+    ``markers=False`` says the statement has no parameter markers for certain (see
+    :func:`~trinitylake_dbapi.sql.dialect.parse_marked`): then nothing is walked or
+    copied and ``statement`` itself is returned, so it must never be mutated afterwards.
 
     Raises ProgrammingError when the parameters do not match the placeholders: wrong
     count, missing names, a sequence for ``:name`` or a mapping for ``?``, mixed styles,
     or a value of a type that cannot be bound.
     """
+    if not markers:
+        _check_no_parameters(parameters)
+        return statement
     if any(True for _ in statement.find_all(exp.Parameter)):
         raise ProgrammingError("unsupported parameter marker; use ? or :name")
     copied = statement.copy()
     holes = placeholders(copied)
     if not holes:
-        if parameters is not None and (not hasattr(parameters, "__len__") or len(parameters) > 0):
-            raise ProgrammingError(
-                "the statement has no parameter markers but parameters were given"
-            )
+        _check_no_parameters(parameters)
         return copied
     named = [p for p in holes if p.this]
     if named and len(named) != len(holes):
@@ -99,6 +103,12 @@ def bind(statement: exp.Expr, parameters: Any = None) -> exp.Expr:
         return node
 
     return copied.transform(replace, copy=False)
+
+
+def _check_no_parameters(parameters: Any) -> None:
+    """For a statement without markers: None or an empty collection is fine."""
+    if parameters is not None and (not hasattr(parameters, "__len__") or len(parameters) > 0):
+        raise ProgrammingError("the statement has no parameter markers but parameters were given")
 
 
 def _cast(text: str, kind: exp.DType) -> exp.Expr:

@@ -41,6 +41,7 @@ __all__ = [
     "TrinityLake",
     "parse",
     "parse_statement",
+    "parse_marked",
     "split_statements",
     "Statement",
 ]
@@ -311,6 +312,19 @@ class TrinityLake(Spark):
                 else None
             ),
         }
+
+        #: Set when the statement may contain a parameter marker (see parse_marked).
+        _tl_markers = False
+
+        def _parse_placeholder(self) -> exp.Expr | None:
+            # Every exp.Placeholder and exp.Parameter sqlglot builds comes from
+            # PLACEHOLDER_PARSERS, which only this method calls: a parse that never got a
+            # node here has no markers. (A marker parsed and then backtracked over only
+            # makes the answer a conservative "maybe".)
+            node = super()._parse_placeholder()
+            if node is not None:
+                self._tl_markers = True
+            return node
 
         def _parse_types(
             self,
@@ -970,6 +984,11 @@ def parse(sql: str) -> list[exp.Expr]:
     Raises SQLSyntaxError (a ProgrammingError) with line, column and text, or
     NotSupportedError naming a statement outside TrinityLake SQL.
     """
+    return _parse(sql)[0]
+
+
+def _parse(sql: str) -> tuple[list[exp.Expr], bool]:
+    """The statements of ``sql`` and whether they may contain parameter markers."""
     if not isinstance(sql, str):
         raise SQLSyntaxError(
             f"SQL must be a str, not {type(sql).__name__}", line=0, column=0, text=""
@@ -985,12 +1004,20 @@ def parse(sql: str) -> list[exp.Expr]:
             f"syntax error at line {line}, column {col}: {err.get('description') or e}",
             line=line, column=col, text=err.get("highlight") or "",
         ) from None  # fmt: skip
-    return [s for s in statements if s is not None and not isinstance(s, exp.Semicolon)]
+    found = [s for s in statements if s is not None and not isinstance(s, exp.Semicolon)]
+    return found, parser._tl_markers
 
 
 def parse_statement(sql: str) -> exp.Expr:
     """Exactly one statement (a trailing ``;`` is allowed)."""
-    statements = parse(sql)
+    return parse_marked(sql)[0]
+
+
+def parse_marked(sql: str) -> tuple[exp.Expr, bool]:
+    """:func:`parse_statement`, and whether the statement may contain parameter markers
+    (``?``, ``:name`` or an unsupported kind). False means it has none for certain, so
+    binding can be skipped when no parameters are given."""
+    statements, markers = _parse(sql)
     if not statements:
         raise SQLSyntaxError("empty statement: there is no SQL to run", line=1, column=1, text="")
     if len(statements) > 1:
@@ -998,7 +1025,7 @@ def parse_statement(sql: str) -> exp.Expr:
             f"one statement at a time: found {len(statements)} statements separated by ';'",
             line=1, column=1, text="",
         )  # fmt: skip
-    return statements[0]
+    return statements[0], markers
 
 
 def split_statements(sql: str) -> tuple[list[str], str]:
