@@ -29,6 +29,7 @@ Local disk ("file") uses the ``os`` module directly, not fsspec: exclusive creat
 from __future__ import annotations
 
 import dataclasses
+import errno
 import inspect
 import os
 import random
@@ -36,6 +37,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
+from functools import partial
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -62,8 +64,20 @@ _CONFLICT_BACKOFF_S = 0.01
 # Threads of write_many on local disk (fsync waits for the device, not the CPU).
 _WRITE_THREADS = 8
 
+# write_many(new=True) on local disk keeps at most this many files open at once.
+_OPEN_FILES_BATCH = 64
+
 # S3 DeleteObjects takes at most 1000 keys per request.
 _S3_DELETE_BATCH = 1000
+
+# Where O_TMPFILE or linking through /proc/self/fd is unavailable (the filesystem does
+# not support it, an old kernel, no /proc), root files are published via a temp name.
+_NO_TMPFILE_ERRNOS = frozenset(
+    getattr(errno, name) for name in ("EOPNOTSUPP", "EISDIR", "EINVAL", "ENOENT", "EXDEV", "ENOTSUP")
+    if hasattr(errno, name)
+)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 # The memory filesystem is one store per process; check-then-write needs a lock.
 _MEMORY_CREATE_LOCK = threading.Lock()
@@ -227,6 +241,7 @@ class Storage:
             # Local disk uses the os module directly (exclusive create needs os.link).
             self.fs = None
             self._base = self.root_uri[len("file://"):].rstrip("/")
+            self._anonymous_files = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
             return
 
         if filesystem is None:
@@ -498,36 +513,80 @@ class Storage:
 
     def _write_many(self, files: dict[str, bytes], new: bool) -> None:
         items = list(files.items())
-        if len(items) < 2 or not self._local:
+        if not self._local:
             for path, data in items:
                 self.write(path, data, new=new)
+        elif new:
+            for start in range(0, len(items), _OPEN_FILES_BATCH):
+                self._write_new_local_batch(items[start:start + _OPEN_FILES_BATCH])
         else:
-            from concurrent.futures import ThreadPoolExecutor
+            if len(items) < 2:
+                for path, data in items:
+                    self.write(path, data)
+            else:
+                from concurrent.futures import ThreadPoolExecutor
 
-            with ThreadPoolExecutor(max_workers=min(_WRITE_THREADS, len(items))) as pool:
-                futures = [pool.submit(self.write, path, data, new=new) for path, data in items]
-            for future in futures:
-                future.result()
-        if self._local:
-            self._sync_directories([self._full(path) for path, _ in items])
+                with ThreadPoolExecutor(max_workers=min(_WRITE_THREADS, len(items))) as pool:
+                    futures = [pool.submit(self.write, path, data) for path, data in items]
+                for future in futures:
+                    future.result()
+            fulls = [self._full(path) for path, _ in items]
+            _run_concurrently([(d, "directory fsync", partial(_fsync_dir, d)) for d in self._directories_to_sync(fulls)])
 
-    def _sync_directories(self, fulls: list[str]) -> None:
-        """Make the names of just-written local files durable: fsync each one's directory,
-        and the parent of every directory created for them.
+    def _write_new_local_batch(self, items: list[tuple[str, bytes]]) -> None:
+        """``write(new=True)`` of a few files, their fsyncs and their directories' fsyncs
+        all issued at once (a device completes concurrent flushes sooner than the same
+        flushes one after another). Each file's name exists before its directory is
+        fsynced, and nothing returns before every fsync has succeeded."""
+        opened: list[tuple[int, str, str]] = []  # fd, full path, relative path
+        try:
+            for path, data in items:
+                check_relative_path(path)
+                data = _as_bytes(data)
+                self._count("writes", n_written=len(data))
+                full = self._full(path)
+                try:
+                    try:
+                        fd = self._open_local(full, os.O_EXCL)
+                    except FileExistsError:
+                        # A leftover of an earlier, failed attempt at this same write.
+                        self._write_local(path, data)
+                        continue
+                    opened.append((fd, full, path))
+                    _write_all(fd, data)
+                except Error:
+                    raise
+                except Exception as e:  # noqa: BLE001
+                    raise self._error("write", path, e) from e
+            syncs = [(path, "fsync", partial(os.fsync, fd)) for fd, _, path in opened]
+            directories = self._directories_to_sync([self._full(path) for path, _ in items])
+            syncs += [(d, "directory fsync", partial(_fsync_dir, d)) for d in directories]
+            try:
+                _run_concurrently(syncs)
+            except _SyncFailed as failed:
+                raise self._error(failed.what, failed.where, failed.cause) from failed.cause
+        except BaseException:
+            for _, full, _ in opened:
+                _unlink_quietly(full)
+            raise
+        finally:
+            for fd, _, _ in opened:
+                os.close(fd)
 
-        A file's fsync does not persist its directory entry. Commits call this (through
-        ``write_many``) before creating the root, so a root that survives a crash never
-        names a file whose entry was lost.
-        """
+    def _directories_to_sync(self, fulls: list[str]) -> list[str]:
+        """The directories whose fsync makes the names of just-written local files
+        durable: each file's directory, and the parent of every directory created since
+        the last call. A file's fsync does not persist its directory entry; commits fsync
+        these (through ``write_many``) before creating the root, so a root that survives
+        a crash never names a file whose entry was lost."""
         with self._dirs_lock:
             created, self._created_dirs = self._created_dirs, set()
-            directories = {os.path.dirname(full) for full in fulls}
-            directories.update(os.path.dirname(d) for d in created)
-            for directory in sorted(directories, key=len, reverse=True):
-                _fsync_dir(directory)
+        directories = {os.path.dirname(full) for full in fulls}
+        directories.update(os.path.dirname(d) for d in created)
+        return sorted(directories, key=len, reverse=True)
 
     def _make_parents(self, parent: str) -> None:
-        """``os.makedirs``, remembering the directories it created (see _sync_directories)."""
+        """``os.makedirs``, remembering the directories it created (see _directories_to_sync)."""
         missing = []
         directory = parent
         while len(directory) > len(self._base) and not os.path.isdir(directory):
@@ -550,10 +609,7 @@ class Storage:
 
     @staticmethod
     def _write_fd(fd: int, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
+        _write_all(fd, data)
         os.fsync(fd)
 
     def _write_local(self, path: str, data: bytes) -> None:
@@ -620,8 +676,9 @@ class Storage:
         nothing is created and its error propagates.
 
         Of racing creators exactly one gets True; readers never see a partial file.
-        * local disk: temp file + fsync, then ``os.link`` (fails if the name is taken),
-          then fsync of the directory;
+        * local disk: the data in an unnamed file (``O_TMPFILE``; elsewhere a temp file)
+          + fsync, then a hard link to ``path`` (fails if the name is taken), then fsync
+          of the directory;
         * S3 (and filesystems that implement ``pipe_file(mode="create")`` themselves):
           a conditional PUT (If-None-Match: *), after a one-time probe that the store
           honours it; 409 conflicts are retried. If the PUT is refused but the object
@@ -660,6 +717,10 @@ class Storage:
 
     def _create_local(self, path: str, data: bytes, ready: Callable[[], None] | None) -> bool:
         full = self._full(path)
+        if self._anonymous_files:
+            created = self._create_local_anonymous(full, data, ready)
+            if created is not None:
+                return created
         fd, tmp = self._local_temp(full)
         try:
             try:
@@ -676,6 +737,51 @@ class Storage:
             return True
         finally:
             _unlink_quietly(tmp)
+
+    def _create_local_anonymous(
+        self, full: str, data: bytes, ready: Callable[[], None] | None
+    ) -> bool | None:
+        """``_create_local`` without a temp name (Linux): the data goes to an unnamed file
+        in the target directory (``O_TMPFILE``), is fsynced, and the file gets its one
+        name by ``linkat``, which fails if the name is taken. There is no temp directory
+        entry to create and remove, and nothing is left behind if the process dies.
+        None if this filesystem or kernel cannot do it (the caller falls back, and this
+        Storage stops trying)."""
+        parent = os.path.dirname(full)
+        try:
+            dir_fd = os.open(parent, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+        except FileNotFoundError:
+            return None  # the temp-file path creates missing parents
+        try:
+            try:
+                fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | _O_CLOEXEC, 0o644, dir_fd=dir_fd)
+            except OSError as e:
+                if e.errno in _NO_TMPFILE_ERRNOS:
+                    self._anonymous_files = False
+                    return None
+                raise
+            try:
+                self._write_fd(fd, data)
+                if ready is not None:
+                    ready()
+                try:
+                    # An absolute source ignores src_dir_fd, but passing one makes Python
+                    # call linkat(AT_SYMLINK_FOLLOW), which links the file the magic
+                    # /proc link stands for (plain link() would refuse it).
+                    os.link(f"/proc/self/fd/{fd}", os.path.basename(full), src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                except FileExistsError:
+                    return False
+                except OSError as e:
+                    if e.errno not in _NO_TMPFILE_ERRNOS:
+                        raise
+                    self._anonymous_files = False  # no /proc: publish through a temp name
+                    return None
+            finally:
+                os.close(fd)
+            os.fsync(dir_fd)
+            return True
+        finally:
+            os.close(dir_fd)
 
     def _put_if_absent(self, full: str, data: bytes) -> bool:
         """One conditional PUT with bounded retries on 409; False if the key exists."""
@@ -806,6 +912,55 @@ def _nothing() -> None:
     pass
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class _SyncFailed(Exception):
+    """An fsync of ``_run_concurrently`` failed: ``what`` of ``where`` raised ``cause``."""
+
+    def __init__(self, what: str, where: str, cause: BaseException) -> None:
+        super().__init__(f"{what} of {where}: {cause}")
+        self.what, self.where, self.cause = what, where, cause
+
+
+_SYNC_POOL: Any = None
+_SYNC_POOL_LOCK = threading.Lock()
+
+
+def _sync_pool() -> Any:
+    global _SYNC_POOL
+    with _SYNC_POOL_LOCK:
+        if _SYNC_POOL is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _SYNC_POOL = ThreadPoolExecutor(max_workers=_WRITE_THREADS, thread_name_prefix="trinitylake-sync")
+        return _SYNC_POOL
+
+
+def _run_concurrently(calls: list[tuple[str, str, Callable[[], Any]]]) -> None:
+    """Run ``(where, what, call)`` triples at once (the first on this thread); when all
+    have ended, raise ``_SyncFailed`` for the first that failed, if any."""
+    if not calls:
+        return
+    futures = [_sync_pool().submit(call) for _, _, call in calls[1:]]
+    failure: _SyncFailed | None = None
+    where, what, call = calls[0]
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001 - reported below, after the others ended
+        failure = _SyncFailed(what, where, e)
+    for (where, what, _), future in zip(calls[1:], futures):
+        try:
+            future.result()
+        except Exception as e:  # noqa: BLE001
+            failure = failure or _SyncFailed(what, where, e)
+    if failure is not None:
+        raise failure
+
+
 _BACKGROUND: Any = None
 _BACKGROUND_LOCK = threading.Lock()
 
@@ -823,8 +978,9 @@ def _background() -> Any:
 
 def _forget_background() -> None:
     """After fork: the parent's worker threads do not exist in the child."""
-    global _BACKGROUND, _BACKGROUND_LOCK
+    global _BACKGROUND, _BACKGROUND_LOCK, _SYNC_POOL, _SYNC_POOL_LOCK
     _BACKGROUND, _BACKGROUND_LOCK = None, threading.Lock()
+    _SYNC_POOL, _SYNC_POOL_LOCK = None, threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):

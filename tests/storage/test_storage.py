@@ -474,3 +474,99 @@ def test_write_many_makes_new_names_durable_before_returning(tmp_path, monkeypat
     synced.clear()
     storage.write_many({"0001/0010/0011/00000011-c.arrow": b"c"}, new=True)
     assert synced == [f"{base}/0001/0010/0011"]  # nothing new created: only the file's directory
+
+
+# --- local publishing and commit-file writes ------------------------------------------
+
+
+def _entries(directory: Any) -> list[str]:
+    return sorted(os.listdir(directory))
+
+
+@pytest.mark.parametrize("anonymous", [True, False], ids=["o_tmpfile", "temp-name"])
+def test_local_exclusive_create_publishes_whole_files_and_leaves_nothing_else(
+    tmp_path: Any, anonymous: bool
+) -> None:
+    """Winning, losing, and a ``ready`` that refuses: the directory only ever holds the
+    published file, with exactly the winner's bytes (either way of publishing)."""
+    storage = Storage(str(tmp_path / "lake"))
+    storage.write("keep.bin", b"k")
+    storage._anonymous_files = anonymous and storage._anonymous_files
+    data = os.urandom(100_000)
+    assert storage.create_exclusive("_root.arrow", data, ready=lambda: None)
+    assert not storage.create_exclusive("_root.arrow", b"other")
+    assert storage.read("_root.arrow") == data
+
+    def refuse() -> None:
+        raise StorageError("C1 failed")
+
+    with pytest.raises(StorageError, match="C1 failed"):
+        storage.create_exclusive("_next.arrow", b"never", ready=refuse)
+    assert not storage.exists("_next.arrow")
+    assert _entries(tmp_path / "lake") == ["_root.arrow", "keep.bin"]
+
+
+def test_local_exclusive_create_in_a_missing_directory(tmp_path: Any) -> None:
+    storage = Storage(str(tmp_path / "lake"))
+    assert storage.create_exclusive("a/b/_root.arrow", b"x")
+    assert storage.read("a/b/_root.arrow") == b"x"
+    assert not storage.create_exclusive("a/b/_root.arrow", b"y")
+    assert _entries(tmp_path / "lake" / "a" / "b") == ["_root.arrow"]
+
+
+def test_write_many_new_files_in_several_batches(tmp_path: Any) -> None:
+    """More files than are kept open at once, spread over new directories, one of them a
+    leftover of an earlier attempt (replaced): all present, each counted once."""
+    storage = Storage(str(tmp_path / "lake"))
+    files = {f"{i % 7:04b}/{i % 3:04b}/0000/{i:08b}-node-{i}.arrow": os.urandom(i + 1) for i in range(150)}
+    leftover = next(iter(files))
+    os.makedirs(os.path.dirname(tmp_path / "lake" / leftover), exist_ok=True)
+    (tmp_path / "lake" / leftover).write_bytes(b"half")
+    before = storage.counters.snapshot()
+    storage.write_many(files, new=True)
+    assert (storage.counters.snapshot() - before).writes == len(files)
+    for path, data in files.items():
+        assert storage.read(path) == data
+    assert not [p for p in storage.list() if p not in files and p != leftover]
+
+
+def test_write_many_reports_a_failed_fsync_by_file_and_removes_the_batch(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new file that cannot be made durable fails the whole write: the error names the
+    file, and none of the batch's files stays behind to look committed."""
+    storage = Storage(str(tmp_path / "lake"))
+    storage.write("0000/0000/0000/x.arrow", b"dir exists")
+    real_fsync = os.fsync
+    doomed: set[int] = set()
+    real_open = os.open
+
+    def tracking_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        fd = real_open(path, flags, *args, **kwargs)
+        if str(path).endswith("-bad.arrow"):
+            doomed.add(fd)
+        return fd
+
+    def failing_fsync(fd: int) -> None:
+        if fd in doomed:
+            raise OSError(5, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "open", tracking_open)
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    files = {"0000/0000/0000/00000001-good.arrow": b"g", "0000/0000/0000/00000010-bad.arrow": b"b"}
+    with pytest.raises(StorageError) as info:
+        storage.write_many(files, new=True, background=True)()
+    assert "00000010-bad.arrow" in str(info.value)
+    assert "Input/output error" in str(info.value)
+    assert storage.list() == ["0000/0000/0000/x.arrow"]
+
+
+def test_hint_style_write_overwrites_in_place(tmp_path: Any) -> None:
+    """``durable=False`` rewrites the same file (longer, then shorter content)."""
+    storage = Storage(str(tmp_path / "lake"))
+    storage.write("_latest_hint.txt", b"12345", durable=False)
+    inode = os.stat(tmp_path / "lake" / "_latest_hint.txt").st_ino
+    storage.write("_latest_hint.txt", b"7", durable=False)
+    assert storage.read("_latest_hint.txt") == b"7"
+    assert os.stat(tmp_path / "lake" / "_latest_hint.txt").st_ino == inode
