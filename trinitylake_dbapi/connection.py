@@ -33,7 +33,7 @@ from trinitylake_dbapi.catalog import Catalog, LakehouseCatalog
 from trinitylake_dbapi.sql.execute import Result, execute
 from trinitylake_dbapi.transaction import Isolation
 
-__all__ = ["Connection", "translate_errors"]
+__all__ = ["Connection", "translate_errors", "translate_error"]
 
 
 @contextlib.contextmanager
@@ -43,14 +43,22 @@ def translate_errors() -> Iterator[None]:
     else is an InternalError (a bug), with the original chained."""
     try:
         yield
-    except errors.Error:
-        raise
-    except SqlglotError as e:
-        raise errors.ProgrammingError(str(e).replace("\x1b[4m", "").replace("\x1b[0m", "")) from e
-    except (KeyboardInterrupt, SystemExit, GeneratorExit):
-        raise
     except Exception as e:  # noqa: BLE001 - mapped once, here
-        raise errors.InternalError(f"internal error: {type(e).__name__}: {e}") from e
+        translated = translate_error(e)
+        if translated is e:
+            raise
+        raise translated from e
+
+
+def translate_error(e: BaseException) -> BaseException:
+    """The PEP 249 exception to raise for ``e`` (``e`` itself when it already is one, or
+    is not an Exception); raise it ``from e``. For hot paths that catch exceptions
+    themselves instead of entering :func:`translate_errors`."""
+    if isinstance(e, errors.Error) or not isinstance(e, Exception):
+        return e
+    if isinstance(e, SqlglotError):
+        return errors.ProgrammingError(str(e).replace("\x1b[4m", "").replace("\x1b[0m", ""))
+    return errors.InternalError(f"internal error: {type(e).__name__}: {e}")
 
 
 class Connection:
@@ -263,18 +271,25 @@ class Connection:
         self._check_open()
         auto = self._autocommit and not self._explicit
         try:
-            with translate_errors():
-                result = execute(statement, self)
-        except BaseException:
+            result = execute(statement, self)
+        except BaseException as e:
             if auto and self._txn is not None:
                 txn, self._txn = self._txn, None
                 with contextlib.suppress(Exception):
                     txn.rollback()
-            raise
+            translated = translate_error(e)
+            if translated is e:
+                raise
+            raise translated from e
         if auto and not self._explicit and self._txn is not None:
             txn, self._txn = self._txn, None
-            with translate_errors():
+            try:
                 txn.commit()
+            except Exception as e:
+                translated = translate_error(e)
+                if translated is e:
+                    raise
+                raise translated from e
         return result
 
     def __repr__(self) -> str:

@@ -26,6 +26,7 @@ This module depends on sqlglot parser internals, so sqlglot is pinned to a minor
 from __future__ import annotations
 
 import re
+import threading
 import typing as t
 
 from sqlglot import exp
@@ -969,13 +970,22 @@ def _token_error(sql: str, error: TokenError) -> SQLSyntaxError:
 
 _DIALECT = TrinityLake()
 
+# One tokenizer and one parser per thread, reused (both reset themselves on every call;
+# building them costs more than tokenizing a short statement). Taken out while in use,
+# so a nested call builds its own.
+_SPARE = threading.local()
+
 
 def tokenize(sql: str) -> list[Token]:
     """The tokens of ``sql``; SQLSyntaxError for an unterminated string or comment."""
+    tokenizer = getattr(_SPARE, "tokenizer", None) or _DIALECT.tokenizer()
+    _SPARE.tokenizer = None
     try:
-        return _DIALECT.tokenize(sql)
+        return tokenizer.tokenize(sql)
     except TokenError as e:
         raise _token_error(sql, e) from None
+    finally:
+        _SPARE.tokenizer = tokenizer
 
 
 def parse(sql: str) -> list[exp.Expr]:
@@ -994,9 +1004,12 @@ def _parse(sql: str) -> tuple[list[exp.Expr], bool]:
             f"SQL must be a str, not {type(sql).__name__}", line=0, column=0, text=""
         )
     tokens = tokenize(sql)
-    parser = _DIALECT.parser()
+    parser = getattr(_SPARE, "parser", None) or _DIALECT.parser()
+    _SPARE.parser = None
+    parser._tl_markers = False
     try:
         statements = parser.parse(tokens, sql)
+        markers = parser._tl_markers
     except ParseError as e:  # raised by sqlglot itself, not through raise_error
         err = e.errors[0] if e.errors else {}
         line, col = err.get("line") or 1, err.get("col") or 1
@@ -1004,8 +1017,10 @@ def _parse(sql: str) -> tuple[list[exp.Expr], bool]:
             f"syntax error at line {line}, column {col}: {err.get('description') or e}",
             line=line, column=col, text=err.get("highlight") or "",
         ) from None  # fmt: skip
+    finally:
+        _SPARE.parser = parser
     found = [s for s in statements if s is not None and not isinstance(s, exp.Semicolon)]
-    return found, parser._tl_markers
+    return found, markers
 
 
 def parse_statement(sql: str) -> exp.Expr:
