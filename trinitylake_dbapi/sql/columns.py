@@ -100,7 +100,7 @@ def type_spec(node: exp.Expr, path: str) -> TypeSpec:
         canonical_kind(_type_text(node), column=path)
         canonical_kind(node.this.value, column=path)
         raise InvalidDefinitionError(f"column {path!r}: unknown type {_type_text(node)!r}")
-    kind = canonical_kind(name, column=path)
+    kind = _KINDS.get(name) or canonical_kind(name, column=path)
     if kind == "list":
         if len(node.expressions) != 1:
             raise InvalidDefinitionError(f"column {path!r}: {name}<...> takes one element type")
@@ -125,7 +125,31 @@ def type_spec(node: exp.Expr, path: str) -> TypeSpec:
                 )
             fields.append(column_spec(f, f"{path}.{f.name}"))
         return TypeSpec("struct", fields=tuple(fields))
-    return type_from_sql(name, _params(node, path), column=path)
+    params = _params(node, path) if node.expressions else []
+    key = (name, *params)
+    spec = _SCALARS.get(key)
+    if spec is None:
+        spec = type_from_sql(name, params, column=path)
+        if len(_SCALARS) < 1024:
+            _SCALARS[key] = spec
+    return spec
+
+
+def _kinds() -> dict[str, str]:
+    kinds = {}
+    for name in DTYPE_NAMES.values():
+        try:
+            kinds[name] = canonical_kind(name, column="")
+        except InvalidDefinitionError:  # left to canonical_kind, which names the column
+            pass
+    return kinds
+
+
+#: DTYPE_NAMES' names -> canonical kind (the ones SPEC 5 knows).
+_KINDS = _kinds()
+#: (name, *parameters) -> TypeSpec of the scalar types already read (TypeSpecs are
+#: frozen; only valid types are kept, errors are raised anew with their column).
+_SCALARS: dict[tuple, TypeSpec] = {}
 
 
 def column_spec(node: exp.ColumnDef, path: str | None = None, *, name: str | None = None) -> ColumnSpec:

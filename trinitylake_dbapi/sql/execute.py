@@ -16,11 +16,10 @@ parameters or numbers of milliseconds since the epoch; one without a zone is UTC
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import decimal
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Callable, Protocol
 
 from sqlglot import exp
 
@@ -180,18 +179,27 @@ def _table_name(session: Session, node: exp.Table) -> tuple[str, str]:
     return namespace, node.name
 
 
-@contextlib.contextmanager
-def _reading(session: Session, version: exp.Version | None) -> Iterator[Catalog]:
-    """The catalog a read sees: the transaction, or a read-only one at the version of
-    a time travel clause (released afterwards)."""
-    if version is None:
-        yield session.transaction()
-        return
-    catalog = _time_travel(session, version)
-    try:
-        yield catalog
-    finally:
-        catalog.rollback()
+class _reading:
+    """``with _reading(session, version) as catalog``: the catalog a read sees, the
+    transaction or a read-only one at the version of a time travel clause (released
+    afterwards). A class, not a generator: it is on the path of every read."""
+
+    __slots__ = ("_session", "_version", "_owned")
+
+    def __init__(self, session: Session, version: exp.Version | None) -> None:
+        self._session = session
+        self._version = version
+        self._owned: Catalog | None = None
+
+    def __enter__(self) -> Catalog:
+        if self._version is None:
+            return self._session.transaction()
+        self._owned = _time_travel(self._session, self._version)
+        return self._owned
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._owned is not None:
+            self._owned.rollback()
 
 
 def _time_travel(session: Session, version: exp.Version) -> Catalog:
@@ -492,8 +500,26 @@ _DESCRIBE_COLUMNS = (
 def _describe_table(s: d.DescribeTable, session: Session) -> Result:
     with _reading(session, s.args.get("version")) as catalog:
         info = catalog.describe_table(*_table_name(session, s.this))
-    rows = [(c.name, type_to_sql(c.type), c.nullable, c.comment) for c in info.columns]
-    return _rows(_DESCRIBE_COLUMNS, rows)
+    return _rows(_DESCRIBE_COLUMNS, _describe_rows(info.columns))
+
+
+# The rows of DESCRIBE TABLE by the identity of the columns tuple, which the catalog
+# caches per definition file (immutable). An entry keeps its tuple alive, so the id
+# cannot be reused while the entry exists.
+_DESCRIBED: dict[int, tuple[Any, list[tuple]]] = {}
+_DESCRIBED_MAX = 4096
+
+
+def _describe_rows(columns: Any) -> list[tuple]:
+    entry = _DESCRIBED.get(id(columns))
+    if entry is not None and entry[0] is columns:
+        return list(entry[1])
+    rows = [(c.name, type_to_sql(c.type), c.nullable, c.comment) for c in columns]
+    if isinstance(columns, tuple):
+        if len(_DESCRIBED) >= _DESCRIBED_MAX:
+            _DESCRIBED.clear()
+        _DESCRIBED[id(columns)] = (columns, rows)
+    return list(rows)
 
 
 @_handles(d.ShowCreateTable)
