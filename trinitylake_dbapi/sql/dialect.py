@@ -578,8 +578,11 @@ class TrinityLake(Spark):
         def _parse_statement(self) -> exp.Expr | None:
             if not self._curr:
                 return None
-            for words, handler in self.TL_STATEMENTS:
-                if self._match_text_seq(*words):
+            # TL_STATEMENTS by first word (what _match_text_seq of it would match).
+            if self._curr.token_type not in self.TEXT_MATCH_EXCLUDED_TOKENS:
+                handler = _TL_BY_WORD.get(self._curr.text.upper())
+                if handler is not None:
+                    self._advance()
                     return handler(self)
             if self._curr.token_type in (TokenType.SELECT, TokenType.WITH, TokenType.L_PAREN):
                 start = self._curr
@@ -901,6 +904,10 @@ class TrinityLake(Spark):
             (("COMMENT",), _tl_comment_on),
         ]
 
+
+# Every statement starts with one word.
+assert all(len(words) == 1 for words, _ in TrinityLake.Parser.TL_STATEMENTS)
+_TL_BY_WORD = {words[0]: handler for words, handler in TrinityLake.Parser.TL_STATEMENTS}
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PHRASE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?: [A-Za-z_][A-Za-z0-9_]*)*")
