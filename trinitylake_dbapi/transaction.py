@@ -147,6 +147,7 @@ class Lakehouse:
         self.storage = storage
         self.store: NodeStore | None = None
         self._defs: dict[str, LakehouseDef] = {}
+        self._settings: dict[str, tuple[LakehouseSettings, TreeConfig]] = {}
         self._snapshots: dict[int, Snapshot] = {}
         #: The newest version this process has seen exist: version discovery starts
         #: there instead of at the hint (one read fewer per transaction).
@@ -292,19 +293,28 @@ class Lakehouse:
         if def_path is None:
             raise CorruptFileError(path, "root node without a lakehouse_def system row")
         definition = self._lakehouse_def(def_path)
-        settings = LakehouseSettings.from_proto(definition)
+        settings, config = self._settings_of(def_path, definition)
         if probe.order != settings.order:
             raise CorruptFileError(
                 path, f"node key table has {probe.order} rows, the tree order is {settings.order}"
             )
         if self.store is None:
             self.store = NodeStore(self.storage, settings.order)
-        config = TreeConfig(settings.order, settings.buffer_capacity_bytes, FLUSH_THRESHOLD_BYTES)
         snapshot = Snapshot(version, probe, Tree(self.store, probe, config), def_path, definition, settings)
         self._snapshots[version] = snapshot
         if len(self._snapshots) > 256:
             self._snapshots.pop(next(iter(self._snapshots)))
         return snapshot
+
+    def _settings_of(self, def_path: str, definition: LakehouseDef) -> tuple[LakehouseSettings, TreeConfig]:
+        """The settings and tree configuration of a lakehouse definition file (immutable:
+        computed once per file, not once per version)."""
+        found = self._settings.get(def_path)
+        if found is None:
+            settings = LakehouseSettings.from_proto(definition)
+            config = TreeConfig(settings.order, settings.buffer_capacity_bytes, FLUSH_THRESHOLD_BYTES)
+            found = self._settings[def_path] = (settings, config)
+        return found
 
     def forget_versions(self, versions: Iterable[int]) -> None:
         """Drop cached snapshots of versions that were just expired (deleted)."""
