@@ -427,12 +427,12 @@ def test_show_namespaces_like_a_name_answers_as_the_listing(auto: Any) -> None:
 def test_show_and_describe_never_run_the_query_executor(
     auto: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trinitylake_dbapi.sql import execute
+    from trinitylake_dbapi.sql import system_tables
 
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the query executor ran")
 
-    monkeypatch.setattr(execute, "run_query", refuse)
+    monkeypatch.setattr(system_tables, "run_query", refuse)
     q(auto, "CREATE TABLE ns.t (a INT)")
     for sql in ["SHOW TABLES", "SHOW TABLES IN ns", "SHOW TABLES IN ns LIKE 't'",
                 "SHOW TABLES IN ns LIKE 't%'", "SHOW NAMESPACES", "SHOW NAMESPACES LIKE 'ns'",
@@ -441,6 +441,24 @@ def test_show_and_describe_never_run_the_query_executor(
         assert q(auto, sql)
     with pytest.raises(errors.InternalError, match="the query executor ran"):
         q(auto, "SELECT 1")  # the patch is in place
+
+
+def test_the_query_executor_is_imported_by_the_first_select(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, trinitylake_dbapi as tl\n"
+        f"c = tl.connect({str(tmp_path / 'lake')!r}, create=True, autocommit=True)\n"
+        "cur = c.cursor()\n"
+        "for sql in ['CREATE NAMESPACE ns', 'CREATE TABLE ns.t (a INT)', 'DESCRIBE ns.t',\n"
+        "            'SHOW TABLES IN ns LIKE \\'t\\'', 'SHOW VERSIONS', 'DROP TABLE ns.t']:\n"
+        "    cur.execute(sql)\n"
+        "assert 'sqlglot.executor' not in sys.modules, 'imported early'\n"
+        "assert cur.execute('SELECT 1 AS x').fetchall() == [(1,)]\n"
+        "assert 'sqlglot.executor' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 # ---------------------------------------------------------------------------

@@ -34,7 +34,9 @@ from trinitylake_dbapi.format.types import type_to_sql
 from trinitylake_dbapi.sql import dialect as d
 from trinitylake_dbapi.sql.binding import constant
 from trinitylake_dbapi.sql.columns import column_specs, create_table_sql
-from trinitylake_dbapi.sql.system_tables import millis_to_datetime, run_query
+
+# sql.system_tables (sqlglot's optimizer, planner and executor) is imported by the first
+# SELECT: no other statement needs it, and it is ~10 ms of the import of the driver.
 
 __all__ = ["Session", "Result", "execute", "DEFAULT_NAMESPACE", "to_millis"]
 
@@ -139,6 +141,8 @@ def _keys(keys: list[exp.Expr] | None) -> list[str]:
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+#: Timestamps are shown as naive UTC datetimes (as system_tables.millis_to_datetime).
+_EPOCH_NAIVE = dt.datetime(1970, 1, 1)
 
 
 def to_millis(value: Any, what: str) -> int:
@@ -538,7 +542,8 @@ _VERSION_COLUMNS = (
 @_handles(d.ShowVersions)
 def _show_versions(s: d.ShowVersions, session: Session) -> Result:
     rows = [
-        (v.version, millis_to_datetime(v.created_at_millis), v.previous_version,
+        (v.version, _EPOCH_NAIVE + dt.timedelta(milliseconds=v.created_at_millis),
+         v.previous_version,
          v.rollback_from_version, ", ".join(v.changes))
         for v in session.lakehouse.versions()
     ]  # fmt: skip
@@ -621,7 +626,9 @@ def _select(query: exp.Query, session: Session) -> Result:
         return namespace, name
 
     try:
-        result = run_query(
+        from trinitylake_dbapi.sql import system_tables
+
+        result = system_tables.run_query(
             query, catalog_for=catalog_for, lakehouse=session.lakehouse,
             resolve_table=resolve_table,
         )  # fmt: skip
