@@ -16,8 +16,9 @@ Rules (SPEC 7):
      crashed writer) are deleted only when older than ``orphan_grace_millis``, so the
      files of a commit in flight are never taken from under it.
   E5 Roots are deleted first, oldest first; a crash part-way leaves a shorter history
-     and unreferenced files, never a kept version with a missing file. Afterwards the
-     hint names the latest version, so it never points into a hole.
+     and unreferenced files, never a kept version with a missing file. Before and after
+     the deletions the hint names the latest version, so it never points into a hole,
+     and a process that knew a version before the hole finds the end through it.
   E6 Only files named by the format are considered; anything else under the root (an
      external table's data, a user's file) is never touched.
 
@@ -86,6 +87,8 @@ class ExpirationPlan:
     def execute(self, lakehouse: Lakehouse) -> None:
         storage = lakehouse.storage
         roots = [paths.root_node_path(v) for v in self.versions]
+        if roots:
+            lakehouse._write_hint(max(self.latest, lakehouse.latest_version()))  # E5
         storage.delete_many(roots)  # E5: roots first, oldest first
         storage.delete_many([f for f in self.files if f not in set(roots)])
         lakehouse._write_hint(max(self.latest, lakehouse.latest_version()))

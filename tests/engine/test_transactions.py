@@ -275,3 +275,34 @@ def test_unique_table_names_per_process_run(tmp_path) -> None:  # type: ignore[n
     assert txn.create_table("ns", "t", columns("id"), if_not_exists=True) is True
     assert txn.create_table("ns", "t", columns("id"), if_not_exists=True) is False
     txn.commit()
+
+
+def test_a_stale_connection_does_not_commit_into_a_gap_left_by_expiration(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A connection last saw version v; meanwhile v was exported, more versions were
+    committed and every version between v and the newest expired. Its next transaction
+    must start at the newest version, not at v (committing "v+1" into the hole would fork
+    the history and lose the commit)."""
+    import trinitylake_dbapi.transaction as transaction_module
+
+    location = str(tmp_path / "lake")
+    idle = _new(location)
+    stale = idle.latest_version()
+    busy = LakehouseCatalog(location)
+    busy.export_snapshot("kept", stale)
+    for i in range(4):
+        txn = busy.begin()
+        txn.create_table("ns", f"t{i}", columns("a"))
+        txn.commit()
+    busy.expire_versions(retain_last=1, older_than_millis=int(time.time() * 1000) + 1000, orphan_grace_millis=0)
+    newest = busy.latest_version()
+    storage = Storage(location)
+    assert storage.exists(paths.root_node_path(stale))
+    assert not storage.exists(paths.root_node_path(stale + 1))
+
+    monkeypatch.setattr(transaction_module, "KNOWN_LATEST_TRUST_S", 0.0)  # the connection was idle
+    txn = idle.begin()
+    assert txn.version == newest
+    assert txn.table_exists("ns", "t3")
+    txn.create_table("ns", "late", columns("a"))
+    assert txn.commit() == newest + 1
+    assert {t for _, t in LakehouseCatalog(location).begin().list_tables("ns")} == {"t0", "t1", "t2", "t3", "late"}

@@ -451,6 +451,8 @@ def expire_versions(
         expired.sort()
         if not dry_run:
             progress_.step(f"deleting {len(expired)} expired root file(s), oldest first")
+            if expired:
+                lakehouse._write_hint(max(latest.version, lakehouse.latest_version()))  # E5
             for chunk in rt.chunks(expired, _DELETE_BATCH):
                 storage.delete_many([paths.root_node_path(v) for v in chunk])  # E5
             progress_.step(f"deleting {count - len(expired)} unreachable file(s)")
