@@ -95,6 +95,37 @@ class ExpireResult:
 _NAME_CHARS = re.compile(r"[^\x00-\x20\x7f\ud800-\udfff]+")
 
 
+@dataclass(frozen=True)
+class _TableNames:
+    """A ``derive`` for range scans (``Tree.scan``): the table names of keys of the
+    namespace whose key prefix is ``prefix``, all at once, when they are all ASCII and
+    well formed (SPEC 3: a name of allowed characters right-padded with spaces to the
+    table max size, so keys are ``width`` characters); None otherwise, and the listing
+    then decodes key by key. Names ascend with their keys (the padding sorts below every
+    name character), as a derive must. Hashable by value: the tree caches what it
+    derives per node under it."""
+
+    prefix: str
+    width: int
+
+    def __call__(self, keys: Sequence[str]) -> list[str] | None:
+        if not keys:
+            return []
+        prefix = self.prefix
+        cut = len(prefix)
+        names = [key[cut:].rstrip(" ") for key in keys]
+        if not (
+            keys[0].startswith(prefix)
+            and keys[-1].startswith(prefix)  # sorted: so do all keys between them
+            and set(map(len, keys)) == {self.width}
+            and "".join(keys).isascii()  # then characters and bytes are one to one
+            and all(names)
+            and _NAME_CHARS.fullmatch("".join(names))
+        ):
+            return None
+        return names
+
+
 def like_to_regex(pattern: str) -> re.Pattern[str]:
     """SQL LIKE (``%`` any run, ``_`` one character, ``\\`` escapes) as a regex."""
     out = []
@@ -485,12 +516,11 @@ class Catalog:
         lo, hi = self._codec.tables_range(namespace)
         found = []
         regex = like_to_regex(pattern) if pattern is not None else None
-        keys = [key for key, _ in self._txn.scan(lo, hi)]
         if namespace is not None:
-            names = self._table_names_in(lo, keys)
+            names = self._txn.scan(lo, hi, derive=self._table_names_in(lo))
             if names is not None:
                 return [(namespace, t) for t in names if regex is None or regex.fullmatch(t)]
-        for key in keys:
+        for key, _ in self._txn.scan(lo, hi):
             table = None if namespace is None else self._table_name_in(lo, key)
             if table is None:
                 decoded = self._codec.decode(key)
@@ -502,21 +532,10 @@ class Catalog:
                 found.append((ns, table))
         return found
 
-    def _table_names_in(self, prefix: str, keys: list[str]) -> list[str] | None:
-        """``_table_name_in`` for all of a namespace's keys at once (sorted, in its range),
-        when they are all ASCII and well formed; None to check them one by one."""
-        width = len(prefix) + self._codec.table_max_bytes
-        names = [key[len(prefix):].rstrip(" ") for key in keys]
-        if keys and not (
-            keys[0].startswith(prefix)
-            and keys[-1].startswith(prefix)  # sorted: so do all keys between them
-            and set(map(len, keys)) == {width}
-            and "".join(keys).isascii()  # then characters and bytes are one to one
-            and all(names)
-            and _NAME_CHARS.fullmatch("".join(names))
-        ):
-            return None
-        return names
+    def _table_names_in(self, prefix: str) -> "_TableNames":
+        """The scan ``derive`` that cuts the table names out of the keys of the
+        namespace whose key prefix is ``prefix`` (see :class:`_TableNames`)."""
+        return _TableNames(prefix, len(prefix) + self._codec.table_max_bytes)
 
     def _table_name_in(self, prefix: str, key: str) -> str | None:
         """The table name of ``key``, a key in the range of the namespace whose key prefix

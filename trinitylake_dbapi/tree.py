@@ -44,8 +44,10 @@ rotate up while borrowing.
 from __future__ import annotations
 
 import bisect
+import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence, Union
 
 from .format.nodefile import (
@@ -117,38 +119,121 @@ class TreeConfig:
         return (self.order + 1) // 2 - 1
 
 
-class _CachedNode:
-    """A decoded node plus the index that merge-on-read needs."""
+#: Estimated bytes of decoded nodes (and of scan results derived from them) that a
+#: NodeStore keeps. A leaf of order 128 at 1,000,000 tables takes ~37 KB decoded, so
+#: this holds ~7,000 nodes: all of a 100,000-table tree, ~60 % of a 1,000,000-table one.
+NODE_CACHE_BYTES = 256 * 2**20
+#: Per string: the str object header and a pointer to it; per message: its tuple and
+#: its entry in the merge-on-read index.
+_STRING_OVERHEAD_BYTES = 64
+_MESSAGE_OVERHEAD_BYTES = 160
+#: Per item of a cached derived scan result (a pointer, and the derived object itself).
+_DERIVED_ITEM_BYTES = 80
+#: Derived scan results kept per node (distinct ranges scanned through it).
+_DERIVED_PER_NODE = 8
 
-    __slots__ = ("file", "latest")
+_MESSAGE_KEY = itemgetter(0)
+_MESSAGE_VALUE = itemgetter(1)
+_MESSAGE_TXN = itemgetter(2)
+
+
+def _node_cost(node: NodeFile) -> int:
+    """Estimated bytes of a decoded node in memory (C-level sums, a few us)."""
+    chars = sum(map(len, node.keys)) + sum(map(len, node.values)) + sum(map(len, node.children))
+    strings = 2 * len(node.keys) + len(node.children)
+    buffer = node.buffer
+    if buffer:
+        chars += sum(map(len, map(_MESSAGE_KEY, buffer)))
+        chars += sum(map(len, filter(None, map(_MESSAGE_VALUE, buffer))))
+        chars += sum(map(len, filter(None, map(_MESSAGE_TXN, buffer))))
+        strings += 3 * len(buffer)
+    return 1024 + chars + _STRING_OVERHEAD_BYTES * strings + _MESSAGE_OVERHEAD_BYTES * len(buffer)
+
+
+class _CachedNode:
+    """A decoded node plus the indexes that reads need.
+
+    Everything here is computed from the node file, which is immutable (T7), and so are
+    the files of its children: ``derived`` caches results of range scans over the
+    node's whole subtree (see :meth:`Tree.scan`), valid for as long as the entry lives.
+    The writer never changes a NodeFile (it copies into drafts and makes new files).
+    """
+
+    __slots__ = ("file", "latest", "cost", "derived", "_message_keys")
 
     def __init__(self, file: NodeFile) -> None:
         self.file = file
-        latest: dict[str, Message] = {}
-        for message in file.buffer:
-            latest[message.key] = message
-        self.latest = latest
+        buffer = file.buffer
+        # The newest message per key: a later message in the buffer wins (T6).
+        self.latest: dict[str, Message] = dict(zip(map(_MESSAGE_KEY, buffer), buffer))
+        self.cost = _node_cost(file)
+        self.derived: dict | None = None
+        self._message_keys: list[str] | None = None
+
+    def overrides(self, lo: str | None, hi: str | None) -> list[Message]:
+        """The newest buffered message of every key in [lo, hi), in key order."""
+        latest = self.latest
+        if not latest:
+            return []
+        keys = self._message_keys
+        if keys is None:
+            keys = self._message_keys = sorted(latest)
+        first = 0 if lo is None else bisect.bisect_left(keys, lo)
+        last = len(keys) if hi is None else bisect.bisect_left(keys, hi)
+        return [latest[key] for key in keys[first:last]]
 
 
 class NodeStore:
-    """Loads node files through :class:`Storage`, decoded once and cached by path (T7)."""
+    """Loads node files through :class:`Storage`, decoded once and cached by path (T7).
 
-    def __init__(self, storage: "Storage", order: int | None = None, cache_nodes: int = 4096):
+    The cache is an LRU bounded by estimated memory (``cache_bytes``, which counts the
+    decoded nodes and the scan results cached with them) and by ``cache_nodes``. It may
+    be shared by threads reading the same lakehouse: its bookkeeping is locked, decoding
+    is not.
+    """
+
+    def __init__(
+        self,
+        storage: "Storage",
+        order: int | None = None,
+        cache_nodes: int = 1 << 20,
+        cache_bytes: int = NODE_CACHE_BYTES,
+    ):
         self.storage = storage
         self.order = order
         self._cache: OrderedDict[str, _CachedNode] = OrderedDict()
         self._cache_nodes = cache_nodes
+        self._cache_bytes = cache_bytes
+        self._cached_bytes = 0
+        self._lock = threading.Lock()
 
     def _entry(self, path: str) -> _CachedNode:
-        entry = self._cache.get(path)
-        if entry is not None:
-            self._cache.move_to_end(path)
-            return entry
+        with self._lock:
+            entry = self._cache.get(path)
+            if entry is not None:
+                self._cache.move_to_end(path)
+                return entry
         entry = _CachedNode(decode_node_file(self.storage.read(path), path, self.order))
-        self._cache[path] = entry
-        if len(self._cache) > self._cache_nodes:
-            self._cache.popitem(last=False)
+        self._insert(path, entry)
         return entry
+
+    def _insert(self, path: str, entry: _CachedNode) -> None:
+        with self._lock:
+            old = self._cache.pop(path, None)
+            if old is not None:
+                self._cached_bytes -= old.cost
+            self._cache[path] = entry
+            self._cached_bytes += entry.cost
+            self._evict()
+
+    def _evict(self) -> None:
+        """Drop least recently used entries until both bounds hold (lock held)."""
+        cache = self._cache
+        while len(cache) > 1 and (
+            self._cached_bytes > self._cache_bytes or len(cache) > self._cache_nodes
+        ):
+            _, old = cache.popitem(last=False)
+            self._cached_bytes -= old.cost
 
     def load(self, path: str) -> NodeFile:
         """The decoded node file at ``path`` (CorruptFileError / MissingFileError if bad)."""
@@ -156,9 +241,28 @@ class NodeStore:
 
     def remember(self, path: str, node: NodeFile) -> None:
         """Cache a node this process just wrote, so reading it back costs nothing."""
-        self._cache[path] = _CachedNode(node)
-        if len(self._cache) > self._cache_nodes:
-            self._cache.popitem(last=False)
+        self._insert(path, _CachedNode(node))
+
+    def remember_derived(self, path: str, entry: _CachedNode, key: object, value: tuple) -> None:
+        """Cache ``value``, derived from the subtree of ``entry`` (the node at ``path``),
+        if the entry is still cached (otherwise its bytes would be counted for nothing)."""
+        cost = 256 + _DERIVED_ITEM_BYTES * len(value)
+        with self._lock:
+            if self._cache.get(path) is not entry:
+                return
+            derived = entry.derived
+            if derived is None:
+                derived = entry.derived = {}
+            elif len(derived) >= _DERIVED_PER_NODE:
+                for old in derived.values():
+                    released = 256 + _DERIVED_ITEM_BYTES * len(old)
+                    entry.cost -= released
+                    self._cached_bytes -= released
+                derived.clear()
+            derived[key] = value
+            entry.cost += cost
+            self._cached_bytes += cost
+            self._evict()
 
 
 # ---------------------------------------------------------------------------
@@ -183,45 +287,104 @@ class Tree:
             if message is not None:
                 return message.value
             node = entry.file
-            index = bisect.bisect_left(node.keys, key)
-            if index < len(node.keys) and node.keys[index] == key:
+            keys = node.keys
+            index = bisect.bisect_left(keys, key)
+            if index < len(keys) and keys[index] == key:
                 return node.values[index]
-            if node.is_leaf:
+            if not node.children:
                 return None
             entry = self.store._entry(node.children[index])
 
-    def scan(self, lo: str | None = None, hi: str | None = None) -> list[tuple[str, str]]:
-        """All (key, value) with lo <= key < hi in key order, merged on read (T6)."""
-        return self._scan(self._root_entry, lo, hi)
+    def scan(
+        self, lo: str | None = None, hi: str | None = None, derive: Callable | None = None
+    ) -> list | None:
+        """All (key, value) with lo <= key < hi in key order, merged on read (T6).
 
-    def _scan(self, entry: _CachedNode, lo: str | None, hi: str | None) -> list[tuple[str, str]]:
+        With ``derive``, the keys in range only, each mapped through ``derive``: a
+        hashable callable (equal derives derive alike) taking a sequence of keys in
+        ascending order, all in [lo, hi), and returning a list of as many items that
+        ascend strictly in the same order, or None when it cannot map them all; then the
+        scan returns None (the caller scans pairs instead). Derived results of whole
+        subtrees below the root are cached with their nodes (immutable files, T7), so
+        repeating a scan costs a pass over the root's children in range.
+        """
+        if derive is None:
+            return self._scan(self._root_entry, lo, hi)
+        found = self._scan(self._root_entry, lo, hi, derive)
+        return None if found is None else list(found)
+
+    def _scan(
+        self,
+        entry: _CachedNode,
+        lo: str | None,
+        hi: str | None,
+        derive: Callable | None = None,
+        path: str | None = None,
+    ) -> Sequence | None:
+        """Pairs (or derived keys) of ``entry``'s subtree in [lo, hi). ``path`` is the
+        node's file (None for the root, whose derived results are not cached)."""
+        if derive is not None and path is not None and entry.derived is not None:
+            cached = entry.derived.get((lo, hi, derive))
+            if cached is not None:
+                return cached
         node = entry.file
-
-        def inside(key: str) -> bool:
-            return (lo is None or key >= lo) and (hi is None or key < hi)
-
         # Keys first..last-1 lie in [lo, hi); children first..last may hold some (T4).
         keys = node.keys
         first = 0 if lo is None else bisect.bisect_left(keys, lo)
         last = len(keys) if hi is None else bisect.bisect_left(keys, hi)
-        if node.is_leaf:
-            items = list(zip(keys[first:last], node.values[first:last]))
+        children = node.children
+        overrides = entry.overrides(lo, hi)
+        if derive is None:
+            if not children:
+                items: list = list(zip(keys[first:last], node.values[first:last]))
+            else:
+                items = []
+                for index in range(first, last + 1):
+                    items.extend(self._scan(self.store._entry(children[index]), lo, hi))
+                    if index < last:
+                        items.append((keys[index], node.values[index]))
+            if not overrides:
+                return items
+            merged = dict(items)
+            for message in overrides:
+                if message.value is None:
+                    merged.pop(message.key, None)
+                else:
+                    merged[message.key] = message.value
+            return sorted(merged.items())
+
+        own = derive(keys[first:last]) if first < last else []
+        if own is None:
+            return None
+        if not children:
+            items = list(own)
         else:
             items = []
+            store = self.store
             for index in range(first, last + 1):
-                items.extend(self._scan(self.store._entry(node.children[index]), lo, hi))
+                child = children[index]
+                found = self._scan(store._entry(child), lo, hi, derive, child)
+                if found is None:
+                    return None
+                items.extend(found)
                 if index < last:
-                    items.append((keys[index], node.values[index]))
-        overrides = {key: m for key, m in entry.latest.items() if inside(key)}
-        if not overrides:
-            return items
-        merged = dict(items)
-        for key, message in overrides.items():
-            if message.value is None:
-                merged.pop(key, None)
-            else:
-                merged[key] = message.value
-        return sorted(merged.items())
+                    items.append(own[index - first])
+        if overrides:
+            derived = derive([message.key for message in overrides])
+            if derived is None:
+                return None
+            for item, message in zip(derived, overrides):
+                at = bisect.bisect_left(items, item)
+                present = at < len(items) and items[at] == item
+                if message.value is None:
+                    if present:
+                        del items[at]
+                elif not present:
+                    items.insert(at, item)
+        result = tuple(items)
+        if path is not None:
+            self.store.remember_derived(path, entry, (lo, hi, derive), result)
+        return result
 
     def apply(
         self, messages: Sequence[tuple[str, str | None]], txn: str, now_millis: int
