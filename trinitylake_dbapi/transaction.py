@@ -64,6 +64,10 @@ from .format.nodefile import NodeFile, decode_node_file, encode_node_file
 from .storage import Storage
 from .tree import NodeStore, Tree, TreeConfig, empty_root
 
+#: Version discovery starts at the newest version this process has seen (two existence
+#: checks in steady state); after this many idle seconds it also reads the hint (see
+#: Lakehouse._find_latest).
+KNOWN_LATEST_TRUST_S = 1.0
 #: Commit attempts before giving up on a lakehouse under constant contention.
 MAX_COMMIT_ATTEMPTS = 64
 _BACKOFF_BASE_S = 0.0005
@@ -148,10 +152,12 @@ class Lakehouse:
         self.storage = storage
         self.store: NodeStore | None = None
         self._defs: dict[str, LakehouseDef] = {}
+        self._settings: dict[str, tuple[LakehouseSettings, TreeConfig]] = {}
         self._snapshots: dict[int, Snapshot] = {}
         #: The newest version this process has seen exist: version discovery starts
         #: there instead of at the hint (one read fewer per transaction).
         self._known_latest: int | None = None
+        self._known_at = 0.0  # time.monotonic() when _known_latest was last confirmed
 
     # -- opening ------------------------------------------------------------------
 
@@ -230,8 +236,17 @@ class Lakehouse:
         reality, the answer is the same.
         """
         known = self._known_latest
-        if at_least is None and known is not None and self._root_exists(known):
-            return self._note_latest(self._probe_forward(known))
+        if at_least is None and known is not None:
+            if time.monotonic() - self._known_at > KNOWN_LATEST_TRUST_S:
+                # Idle for a while: versions after ``known`` may have expired, leaving a
+                # hole that probing from ``known`` would take for the end (an exported
+                # ``known`` is kept). Expiration writes the hint before and after it
+                # deletes roots, so start at the hint when it is further on.
+                hint = self._read_hint()
+                if hint is not None and hint > known and self._root_exists(hint):
+                    return self._note_latest(self._probe_forward(hint))
+            if self._root_exists(known):
+                return self._note_latest(self._probe_forward(known))
         start = at_least if at_least is not None else self._read_hint()
         if start is not None and self._root_exists(start):
             return self._note_latest(self._probe_forward(start))
@@ -247,6 +262,7 @@ class Lakehouse:
 
     def _note_latest(self, version: int) -> int:
         self._known_latest = version
+        self._known_at = time.monotonic()
         return version
 
     def latest_version(self) -> int:
@@ -293,19 +309,28 @@ class Lakehouse:
         if def_path is None:
             raise CorruptFileError(path, "root node without a lakehouse_def system row")
         definition = self._lakehouse_def(def_path)
-        settings = LakehouseSettings.from_proto(definition)
+        settings, config = self._settings_of(def_path, definition)
         if probe.order != settings.order:
             raise CorruptFileError(
                 path, f"node key table has {probe.order} rows, the tree order is {settings.order}"
             )
         if self.store is None:
             self.store = NodeStore(self.storage, settings.order)
-        config = TreeConfig(settings.order, settings.buffer_capacity_bytes, FLUSH_THRESHOLD_BYTES)
         snapshot = Snapshot(version, probe, Tree(self.store, probe, config), def_path, definition, settings)
         self._snapshots[version] = snapshot
         if len(self._snapshots) > 256:
             self._snapshots.pop(next(iter(self._snapshots)))
         return snapshot
+
+    def _settings_of(self, def_path: str, definition: LakehouseDef) -> tuple[LakehouseSettings, TreeConfig]:
+        """The settings and tree configuration of a lakehouse definition file (immutable:
+        computed once per file, not once per version)."""
+        found = self._settings.get(def_path)
+        if found is None:
+            settings = LakehouseSettings.from_proto(definition)
+            config = TreeConfig(settings.order, settings.buffer_capacity_bytes, FLUSH_THRESHOLD_BYTES)
+            found = self._settings[def_path] = (settings, config)
+        return found
 
     def forget_versions(self, versions: Iterable[int]) -> None:
         """Drop cached snapshots of versions that were just expired (deleted)."""
