@@ -3,6 +3,8 @@ positions, unsupported statements, and the type mapping onto format/types.py."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from sqlglot import exp
 
@@ -333,3 +335,17 @@ def test_messages_are_clean() -> None:
     assert "<class" not in str(info.value) and "<Token" not in str(info.value)
     with pytest.raises(InvalidDefinitionError, match="column 'amount': unknown type 'MONEY'"):
         one("CREATE TABLE t (id INT, amount MONEY)")
+
+
+def test_compiled_sqlglot_is_refused_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With sqlglotc (sqlglot[c]) installed, sqlglot's parser is a compiled class that
+    refuses Python subclasses; the driver says so instead of failing obscurely."""
+    import trinitylake_dbapi.errors as errors
+
+    def compiled(**opts: object) -> None:
+        raise TypeError("interpreted classes cannot inherit from compiled")
+
+    monkeypatch.setattr(d._DIALECT, "parser", compiled)
+    monkeypatch.setattr(d, "_SPARE", threading.local())
+    with pytest.raises(errors.InterfaceError, match="pip uninstall sqlglotc"):
+        d.parse_statement("SHOW NAMESPACES")

@@ -35,7 +35,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import Token, TokenType
 
-from trinitylake_dbapi.errors import NotSupportedError, SQLSyntaxError
+from trinitylake_dbapi.errors import InterfaceError, NotSupportedError, SQLSyntaxError
 from trinitylake_dbapi.format.types import canonical_kind
 
 __all__ = [
@@ -983,6 +983,21 @@ _DIALECT = TrinityLake()
 _SPARE = threading.local()
 
 
+def _new_parser() -> TrinityLake.Parser:
+    try:
+        return _DIALECT.parser()
+    except TypeError as e:
+        if "interpreted classes cannot inherit from compiled" not in str(e):
+            raise
+        # sqlglot's compiled build (the sqlglotc package, sqlglot[c]) refuses Python
+        # subclasses of its parser and expression classes, which this dialect is made of.
+        raise InterfaceError(
+            "TrinityLake SQL needs the pure-Python build of sqlglot, but the compiled build "
+            "(package sqlglotc, installed by sqlglot[c]) is installed and its classes cannot "
+            "be subclassed; remove it with: pip uninstall sqlglotc"
+        ) from e
+
+
 def tokenize(sql: str) -> list[Token]:
     """The tokens of ``sql``; SQLSyntaxError for an unterminated string or comment."""
     tokenizer = getattr(_SPARE, "tokenizer", None) or _DIALECT.tokenizer()
@@ -1011,7 +1026,7 @@ def _parse(sql: str) -> tuple[list[exp.Expr], bool]:
             f"SQL must be a str, not {type(sql).__name__}", line=0, column=0, text=""
         )
     tokens = tokenize(sql)
-    parser = getattr(_SPARE, "parser", None) or _DIALECT.parser()
+    parser = getattr(_SPARE, "parser", None) or _new_parser()
     _SPARE.parser = None
     parser._tl_markers = False
     try:
