@@ -255,6 +255,8 @@ _UNSUPPORTED_TABLE_CLAUSES = {
     "SORTED": "SORTED BY",
     "LIKE": "CREATE TABLE LIKE",
 }
+# Table constraints other than PRIMARY KEY (refused).
+_TABLE_CONSTRAINTS = frozenset(("FOREIGN", "UNIQUE", "CHECK", "INDEX", "KEY"))
 # ALTER TABLE ADD <word> that is not a column.
 _UNSUPPORTED_ADD = ("CONSTRAINT", "PRIMARY", "PARTITION", "FOREIGN", "UNIQUE", "CHECK", "INDEX")
 # Column constraints that exist in other engines but not in the format.
@@ -641,7 +643,10 @@ class TrinityLake(Spark):
                     while self._match(TokenType.COMMA):
                         primary_key.append(self._tl_name("column"))
                     self._tl_expect(")")
-                elif self._tl_first_word() in ("FOREIGN", "UNIQUE", "CHECK", "INDEX", "KEY"):
+                elif (
+                    self._curr.text.split(" ")[0].upper() in _TABLE_CONSTRAINTS  # cheap first
+                    and self._tl_first_word() in _TABLE_CONSTRAINTS
+                ):
                     self._tl_unsupported(2)
                 else:
                     columns.append(self._tl_column_def())
