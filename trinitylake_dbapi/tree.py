@@ -208,11 +208,16 @@ class NodeStore:
         self._lock = threading.Lock()
 
     def _entry(self, path: str) -> _CachedNode:
-        with self._lock:
-            entry = self._cache.get(path)
-            if entry is not None:
-                self._cache.move_to_end(path)
-                return entry
+        cache = self._cache
+        entry = cache.get(path)
+        if entry is not None:
+            # A hit needs no lock: each OrderedDict call is atomic, and the byte count
+            # changes only with insertions and evictions, which hold the lock.
+            try:
+                cache.move_to_end(path)
+            except KeyError:  # evicted by another thread just now: still valid (T7)
+                pass
+            return entry
         entry = _CachedNode(decode_node_file(self.storage.read(path), path, self.order))
         self._insert(path, entry)
         return entry

@@ -136,10 +136,9 @@ def _string_array(values: list[str | None]) -> pa.Array:
     return builder.finish()
 
 
-def _column_list(table: pa.Table, name: str, rows: int) -> list:
+def _column_list(column: pa.Array | pa.ChunkedArray, rows: int) -> list:
     """A column as a Python list; an all-null column (the pnodes of a leaf, the txns of
     most nodes) without converting it row by row."""
-    column = table.column(name)
     if column.null_count == rows:
         return [None] * rows
     return column.to_pylist()
@@ -148,22 +147,24 @@ def _column_list(table: pa.Table, name: str, rows: int) -> list:
 def _read_columns(data: bytes, path: str) -> tuple[list, list, list, list | None]:
     try:
         reader = ipc.open_file(pa.py_buffer(data))
-        table = reader.read_all()
+        # One record batch (every file this project writes) needs no table around it.
+        table = reader.get_batch(0) if reader.num_record_batches == 1 else reader.read_all()
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise CorruptFileError(path, f"not an Arrow IPC file ({exc})") from None
     schema = table.schema
-    if not schema.equals(SCHEMA):  # the schema every file of this project has
-        for name in _REQUIRED_COLUMNS:
-            if name not in schema.names:
-                raise CorruptFileError(path, f"missing column {name!r}; columns are {schema.names}")
-        for name in (*_REQUIRED_COLUMNS, "txn"):
-            if name in schema.names and schema.field(name).type not in _STRING_TYPES:
-                raise CorruptFileError(
-                    path, f"column {name!r} has type {schema.field(name).type}, expected utf8"
-                )
     rows = table.num_rows
-    keys, values, pnodes = (_column_list(table, name, rows) for name in _REQUIRED_COLUMNS)
-    txn = _column_list(table, "txn", rows) if "txn" in schema.names else None
+    if schema.equals(SCHEMA):  # the schema every file of this project has
+        return tuple(_column_list(table.column(i), rows) for i in range(4))  # type: ignore[return-value]
+    for name in _REQUIRED_COLUMNS:
+        if name not in schema.names:
+            raise CorruptFileError(path, f"missing column {name!r}; columns are {schema.names}")
+    for name in (*_REQUIRED_COLUMNS, "txn"):
+        if name in schema.names and schema.field(name).type not in _STRING_TYPES:
+            raise CorruptFileError(
+                path, f"column {name!r} has type {schema.field(name).type}, expected utf8"
+            )
+    keys, values, pnodes = (_column_list(table.column(name), rows) for name in _REQUIRED_COLUMNS)
+    txn = _column_list(table.column("txn"), rows) if "txn" in schema.names else None
     return keys, values, pnodes, txn
 
 
