@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any, Iterable, Sequence
 
 from .errors import (
@@ -519,7 +520,9 @@ class Catalog:
         if namespace is not None:
             names = self._txn.scan(lo, hi, derive=self._table_names_in(lo))
             if names is not None:
-                return [(namespace, t) for t in names if regex is None or regex.fullmatch(t)]
+                if regex is None:
+                    return list(zip(repeat(namespace), names))
+                return [(namespace, t) for t in names if regex.fullmatch(t)]
         for key, _ in self._txn.scan(lo, hi):
             table = None if namespace is None else self._table_name_in(lo, key)
             if table is None:
