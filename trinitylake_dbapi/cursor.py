@@ -11,6 +11,7 @@ rows); other statements set ``description`` to None and ``rowcount`` to -1.
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any, Iterator, Mapping, Sequence
 
 from sqlglot import exp
@@ -36,20 +37,25 @@ _PARSED_MAX = 512
 # per CREATE TABLE of 10 columns). Strings are not tracked by the collector.
 _SEEN: dict[str, None] = {}
 _SEEN_MAX = 4096
+# Cursors of several threads share both caches.
+_CACHE_LOCK = threading.Lock()
 
 
 def _parse(sql: str) -> tuple[exp.Expr, bool]:
-    parsed = _PARSED.pop(sql, None)
-    if parsed is None:
-        parsed = parse_marked(sql)
-        if sql not in _SEEN:
+    with _CACHE_LOCK:
+        parsed = _PARSED.pop(sql, None)
+    cached = parsed is not None
+    if not cached:
+        parsed = parse_marked(sql)  # outside the lock: threads parse in parallel
+    with _CACHE_LOCK:
+        if not cached and sql not in _SEEN:
             if len(_SEEN) >= _SEEN_MAX:
                 _SEEN.clear()
             _SEEN[sql] = None
             return parsed
         if len(_PARSED) >= _PARSED_MAX:
             _PARSED.pop(next(iter(_PARSED)), None)
-    _PARSED[sql] = parsed  # (again) the most recently used
+        _PARSED[sql] = parsed  # (again) the most recently used
     return parsed
 
 
