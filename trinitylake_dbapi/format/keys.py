@@ -24,6 +24,8 @@ Pure module: no I/O, no state beyond the constants below.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Literal
 
@@ -64,6 +66,10 @@ def _show(name: str) -> str:
     return f"{name[:_MAX_NAME_IN_MESSAGE]!r}... ({len(name)} characters)"
 
 
+#: The bytes SPEC 3 forbids in a name: 0x00-0x20 and 0x7F.
+_FORBIDDEN_BYTE = re.compile(rb"[\x00-\x20\x7f]")
+
+
 def _check_max_bytes(max_bytes: int) -> None:
     """A size limit must be a positive int; anything else is a caller bug."""
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
@@ -90,13 +96,14 @@ def validate_name(name: str, max_bytes: int, kind: str) -> None:
             f"{kind} name {_show(name)} is not valid Unicode: lone surrogate "
             f"U+{ord(name[e.start]):04X} at character {e.start} cannot be encoded as UTF-8"
         ) from None
-    for i, byte in enumerate(data):
-        if byte <= 0x20 or byte == 0x7F:
-            what = {0x20: "a space", 0x7F: "DEL"}.get(byte, "a control character")
-            raise InvalidNameError(
-                f"{kind} name {_show(name)} contains {what} (byte 0x{byte:02X}) at byte {i}; "
-                f"names may not contain bytes 0x00-0x20 or 0x7F"
-            )
+    forbidden = _FORBIDDEN_BYTE.search(data)
+    if forbidden is not None:
+        i, byte = forbidden.start(), data[forbidden.start()]
+        what = {0x20: "a space", 0x7F: "DEL"}.get(byte, "a control character")
+        raise InvalidNameError(
+            f"{kind} name {_show(name)} contains {what} (byte 0x{byte:02X}) at byte {i}; "
+            f"names may not contain bytes 0x00-0x20 or 0x7F"
+        )
     if len(data) > max_bytes:
         raise InvalidNameError(
             f"{kind} name {_show(name)} is {len(data)} bytes in UTF-8; "

@@ -273,12 +273,13 @@ def type_from_sql(name: str, params: Sequence[int] = (), *, column: str) -> Type
     return spec
 
 
-def _check_parameters(t: TypeSpec, column: str, text: str) -> None:
-    """Raise if ``t`` carries parameters its kind does not take or out of range."""
+def _check_parameters(t: TypeSpec, column: str, text: str | None = None) -> None:
+    """Raise if ``t`` carries parameters its kind does not take or out of range.
+    ``text`` is the type as the user wrote it (default: its canonical text)."""
     kind = t.kind
 
     def bad(message: str) -> InvalidDefinitionError:
-        return _fail(column, f"type {text!r}: {message}")
+        return _fail(column, f"type {(_describe(t) if text is None else text)!r}: {message}")
 
     for attr in ("length", "precision", "scale"):
         v = getattr(t, attr)
@@ -557,20 +558,19 @@ def validate_column(column: ColumnSpec, path: str | None = None) -> None:
     if not isinstance(t, TypeSpec) or t.kind not in _KIND_TO_DATATYPE:
         raise _fail(path, f"unknown type {getattr(t, 'kind', t)!r}")
     kind = t.kind
-    text = _describe(t)
     if kind not in NESTED_KINDS:
         if t.fields or t.key is not None or t.value is not None or t.element is not None:
-            raise _fail(path, f"type {text!r}: {kind} has no nested fields")
-        _check_parameters(t, path, text)
+            raise _fail(path, f"type {_describe(t)!r}: {kind} has no nested fields")
+        _check_parameters(t, path)
         return
     if t.length is not None or t.precision is not None or t.scale is not None:
-        raise _fail(path, f"type {text!r}: {kind} takes no parameters")
+        raise _fail(path, f"type {_describe(t)!r}: {kind} takes no parameters")
     if kind != "struct" and t.fields:
-        raise _fail(path, f"type {text!r}: only a struct has fields")
+        raise _fail(path, f"type {_describe(t)!r}: only a struct has fields")
     if kind != "map" and (t.key is not None or t.value is not None):
-        raise _fail(path, f"type {text!r}: only a map has a key and a value")
+        raise _fail(path, f"type {_describe(t)!r}: only a map has a key and a value")
     if kind != "list" and t.element is not None:
-        raise _fail(path, f"type {text!r}: only a list has an element")
+        raise _fail(path, f"type {_describe(t)!r}: only a list has an element")
     if kind == "struct":
         if not t.fields:
             raise _fail(path, "a struct needs at least one field")
