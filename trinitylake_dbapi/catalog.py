@@ -112,16 +112,23 @@ class _TableNames:
     def __call__(self, keys: Sequence[str]) -> list[str] | None:
         if not keys:
             return []
-        prefix = self.prefix
+        prefix, width = self.prefix, self.width
         cut = len(prefix)
-        names = [key[cut:].rstrip(" ") for key in keys]
+        # A name runs to the first space after the prefix (or to the end of the key,
+        # find's -1 taken modulo width + 1); the checks below make sure only spaces
+        # follow it.
+        names = [key[cut : key.find(" ", cut) % (width + 1)] for key in keys]
+        joined = "".join(keys)
         if not (
             keys[0].startswith(prefix)
             and keys[-1].startswith(prefix)  # sorted: so do all keys between them
-            and set(map(len, keys)) == {self.width}
-            and "".join(keys).isascii()  # then characters and bytes are one to one
+            and set(map(len, keys)) == {width}
+            and joined.isascii()  # then characters and bytes are one to one
             and all(names)
-            and _NAME_CHARS.fullmatch("".join(names))
+            and _NAME_CHARS.fullmatch("".join(names))  # no space in a name, so:
+            # every character after a name is a space (counting the prefix's padding)
+            and joined.count(" ")
+            == len(keys) * (prefix.count(" ") + width - cut) - sum(map(len, names))
         ):
             return None
         return names
