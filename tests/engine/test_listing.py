@@ -81,3 +81,15 @@ def test_a_malformed_key_in_a_namespace_range_is_decoded_key_by_key() -> None:
     else:
         raise AssertionError("a malformed key must not be listed as a table")
     assert catalog.begin().list_tables("ns") == listed
+
+
+def test_table_names_are_cut_only_from_well_formed_keys() -> None:
+    from trinitylake_dbapi.catalog import _TableNames
+
+    prefix = "C===" + "ns".ljust(8)
+    names = _TableNames(prefix, len(prefix) + 6)
+    assert names([prefix + "a     ", prefix + "abcdef", prefix + "b1    "]) == ["a", "abcdef", "b1"]
+    assert names([]) == []
+    for bad in ("      ", "a b   ", "a    b", "a   b ", "abcdefg", "a    ", "a\x01    ", "é     "):
+        assert names([prefix + "a     ", prefix + bad]) is None, bad
+    assert names(["C===" + "nt".ljust(8) + "a     "]) is None
