@@ -506,7 +506,7 @@ class Storage:
         returns at once (so the caller's own work overlaps the fsyncs): the returned
         function waits for it and raises its failure. Otherwise it returns a no-op."""
         if background and self._local and files:
-            future = _background().submit(self._write_many, dict(files), new)
+            future = _BACKGROUND.submit(self._write_many, dict(files), new)
             return future.result
         self._write_many(files, new)
         return _nothing
@@ -926,26 +926,12 @@ class _SyncFailed(Exception):
         self.what, self.where, self.cause = what, where, cause
 
 
-_SYNC_POOL: Any = None
-_SYNC_POOL_LOCK = threading.Lock()
-
-
-def _sync_pool() -> Any:
-    global _SYNC_POOL
-    with _SYNC_POOL_LOCK:
-        if _SYNC_POOL is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            _SYNC_POOL = ThreadPoolExecutor(max_workers=_WRITE_THREADS, thread_name_prefix="trinitylake-sync")
-        return _SYNC_POOL
-
-
 def _run_concurrently(calls: list[tuple[str, str, Callable[[], Any]]]) -> None:
     """Run ``(where, what, call)`` triples at once (the first on this thread); when all
     have ended, raise ``_SyncFailed`` for the first that failed, if any."""
     if not calls:
         return
-    futures = [_sync_pool().submit(call) for _, _, call in calls[1:]]
+    futures = [_SYNC.submit(call) for _, _, call in calls[1:]]
     failure: _SyncFailed | None = None
     where, what, call = calls[0]
     try:
@@ -961,30 +947,41 @@ def _run_concurrently(calls: list[tuple[str, str, Callable[[], Any]]]) -> None:
         raise failure
 
 
-_BACKGROUND: Any = None
-_BACKGROUND_LOCK = threading.Lock()
+class _LazyPool:
+    """Worker threads of the process, started on first use and forgotten in a forked
+    child (the parent's threads do not exist there)."""
+
+    def __init__(self, workers: int, name: str) -> None:
+        self._workers, self._name = workers, name
+        self._pool: Any = None
+        self._lock = threading.Lock()
+
+    def submit(self, call: Callable[..., Any], *args: Any) -> Any:
+        with self._lock:
+            if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._pool = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix=self._name)
+            pool = self._pool
+        return pool.submit(call, *args)
+
+    def forget(self) -> None:
+        self._pool, self._lock = None, threading.Lock()
 
 
-def _background() -> Any:
-    """The process's worker threads for ``write_many(background=True)`` (made lazily)."""
-    global _BACKGROUND
-    with _BACKGROUND_LOCK:
-        if _BACKGROUND is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            _BACKGROUND = ThreadPoolExecutor(max_workers=4, thread_name_prefix="trinitylake-io")
-        return _BACKGROUND
+#: ``write_many(background=True)``: a commit's C1 files while its root is encoded.
+_BACKGROUND = _LazyPool(4, "trinitylake-io")
+#: ``_run_concurrently``'s fsyncs (not _BACKGROUND: C1 runs there and waits for them).
+_SYNC = _LazyPool(_WRITE_THREADS, "trinitylake-sync")
 
 
-def _forget_background() -> None:
-    """After fork: the parent's worker threads do not exist in the child."""
-    global _BACKGROUND, _BACKGROUND_LOCK, _SYNC_POOL, _SYNC_POOL_LOCK
-    _BACKGROUND, _BACKGROUND_LOCK = None, threading.Lock()
-    _SYNC_POOL, _SYNC_POOL_LOCK = None, threading.Lock()
+def _forget_pools() -> None:
+    _BACKGROUND.forget()
+    _SYNC.forget()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_background)
+    os.register_at_fork(after_in_child=_forget_pools)
 
 
 def _protocols(fs: fsspec.AbstractFileSystem) -> set[str]:
