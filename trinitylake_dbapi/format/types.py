@@ -542,6 +542,14 @@ def validate_column(column: ColumnSpec, path: str | None = None) -> None:
     "element"); ids, when set, between 1 and 2^32-1. ``path`` is the name used in errors
     (default: the column's name). Raises InvalidDefinitionError.
     """
+    _validate_level(column, path)
+    for child in _children(column.type):
+        validate_column(child, f"{path if path is not None else column.name}.{child.name}")
+
+
+def _validate_level(column: ColumnSpec, path: str | None = None) -> None:
+    """:func:`validate_column` without descending into the nested fields (a caller that
+    builds columns bottom-up has validated those already)."""
     path = column.name if path is None else path
     if not isinstance(column.name, str) or not column.name:
         raise _fail(path, "a column or field name must be a non-empty string")
@@ -593,8 +601,6 @@ def validate_column(column: ColumnSpec, path: str | None = None) -> None:
             raise _fail(path, "a list needs an element")
         if t.element.name != "element":
             raise _fail(path, "the list element must be named 'element'")
-    for child in _children(t):
-        validate_column(child, f"{path}.{child.name}")
 
 
 def _describe(t: TypeSpec) -> str:
@@ -705,6 +711,8 @@ def to_proto_columns(columns: Sequence[ColumnSpec], next_id: int) -> tuple[list[
 
 _DIGITS = re.compile(r"[0-9]+")
 _NESTED_FIELDS = ("map_key", "map_value", "list_element")
+_NESTED_FIELDS_OF = {"struct": {"struct_fields"}, "map": {"map_key", "map_value"}, "list": {"list_element"}}
+_NO_FIELDS: set[str] = set()
 
 
 def from_proto_column(col: Column, path: str | None = None) -> ColumnSpec:
@@ -726,18 +734,22 @@ def from_proto_column(col: Column, path: str | None = None) -> ColumnSpec:
     if col.id == 0:
         raise _fail(label, "stored column without an id (id 0)")
     params: dict[str, int] = {}
-    for attr in ("length", "precision", "scale"):
-        if attr in col.properties:
-            raw = col.properties[attr]
-            if not _DIGITS.fullmatch(raw):
-                raise _fail(label, f"{kind} {attr} {raw!r} is not a decimal number")
-            params[attr] = int(raw)
+    properties = col.properties
+    comment = None
+    if properties:
+        for attr in ("length", "precision", "scale"):
+            if attr in properties:
+                raw = properties[attr]
+                if not _DIGITS.fullmatch(raw):
+                    raise _fail(label, f"{kind} {attr} {raw!r} is not a decimal number")
+                params[attr] = int(raw)
+        if "comment" in properties:
+            comment = properties["comment"]
     present = {name for name in _NESTED_FIELDS if col.HasField(name)}
     if col.struct_fields:
         present.add("struct_fields")
-    expected = {"struct": {"struct_fields"}, "map": {"map_key", "map_value"},
-                "list": {"list_element"}}.get(kind, set())  # fmt: skip
-    if present != expected:
+    if present != _NESTED_FIELDS_OF.get(kind, _NO_FIELDS):
+        expected = _NESTED_FIELDS_OF.get(kind, _NO_FIELDS)
         extra = ", ".join(sorted(present - expected)) or "none"
         missing = ", ".join(sorted(expected - present)) or "none"
         raise _fail(label, f"broken {kind} column: unexpected {extra}; missing {missing}")
@@ -757,16 +769,32 @@ def from_proto_column(col: Column, path: str | None = None) -> ColumnSpec:
         t = TypeSpec(kind, element=child(col.list_element, "element"), **params)
     else:
         t = TypeSpec(kind, **params)
-    comment = col.properties["comment"] if "comment" in col.properties else None
     spec = ColumnSpec(col.name, t, col.nullable, comment, col.id)
-    validate_column(spec, label)
+    _validate_level(spec, label)  # the nested fields were checked as they were built
+    return spec
+
+
+#: Stored columns already converted, by their serialized bytes (many tables share
+#: column definitions, and a ColumnSpec is immutable): bounded, cleared when full.
+_COLUMNS_SEEN: dict[bytes, ColumnSpec] = {}
+_COLUMNS_SEEN_MAX = 8192
+
+
+def _from_proto_column_cached(col: Column) -> ColumnSpec:
+    data = col.SerializeToString(deterministic=True)
+    spec = _COLUMNS_SEEN.get(data)
+    if spec is None:
+        spec = from_proto_column(col)
+        if len(_COLUMNS_SEEN) >= _COLUMNS_SEEN_MAX:
+            _COLUMNS_SEEN.clear()
+        _COLUMNS_SEEN[data] = spec
     return spec
 
 
 def from_proto_columns(columns: Iterable[Column]) -> list[ColumnSpec]:
     """The ColumnSpecs of a stored schema (``TableDef.schema.columns``); also checks
     that top-level names and all ids (nested included) are unique."""
-    specs = [from_proto_column(c) for c in columns]
+    specs = [_from_proto_column_cached(c) for c in columns]
     _check_unique_names(specs, "the table")
     seen: dict[int, str] = {}
     for path, c in _walk(specs):
