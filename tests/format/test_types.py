@@ -413,6 +413,27 @@ def test_from_proto_columns_refuses_duplicate_ids_and_names() -> None:
         from_proto_columns([a, _stored(type=pb.INT4, name="a", id=5)])
 
 
+def test_stored_columns_seen_before_convert_alike_and_broken_ones_fail_every_time() -> None:
+    """from_proto_columns remembers converted columns by their bytes: a column that
+    differs in any field (comment, nullability, id, a nested field) is converted anew,
+    and a broken one is refused on every call, naming the column."""
+    base = _stored(type=pb.LIST, name="tags", id=3, list_element=_el(id=4, type=pb.VARCHAR))
+    variants = [
+        base,
+        _stored(type=pb.LIST, name="tags", id=3, list_element=_el(id=4, type=pb.VARCHAR), nullable=True),
+        _stored(type=pb.LIST, name="tags", id=3, list_element=_el(id=4, type=pb.INT4)),
+        _stored(type=pb.LIST, name="tags", id=5, list_element=_el(id=4, type=pb.VARCHAR)),
+        _stored(type=pb.LIST, name="tags", id=3, list_element=_el(id=4, type=pb.VARCHAR), properties={"comment": "x"}),
+    ]
+    for _ in range(2):
+        assert [from_proto_columns([v])[0] for v in variants] == [from_proto_column(v) for v in variants]
+    assert len({from_proto_columns([v])[0] for v in variants}) == len(variants)
+    broken = _stored(type=pb.LIST, name="tags", id=3)
+    for _ in range(2):
+        with pytest.raises(InvalidDefinitionError, match="tags"):
+            from_proto_columns([broken])
+
+
 def test_unknown_property_keys_are_ignored_and_comments_kept_even_empty() -> None:
     col = _stored(type=pb.INT4, properties={"comment": "", "other": "x"}, nullable=True)
     assert from_proto_column(col) == ColumnSpec("c", TypeSpec("int4"), True, "", 1)
