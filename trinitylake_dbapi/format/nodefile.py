@@ -95,22 +95,17 @@ def encode_node_file(node: NodeFile) -> bytes:
 
     system = {name: value for name, value in node.system.items() if name != N_KEYS}
     system[N_KEYS] = str(k)
-    keys: list[str | None] = list(system)
-    values: list[str | None] = list(system.values())
-    pnodes: list[str | None] = [None] * len(system)
-    txns: list[str | None] = [None] * len(system)
-
-    children = node.children or (None,) * (k + 1)
-    keys += [None, *node.keys] + [None] * (n - 1 - k)
-    values += [None, *node.values] + [None] * (n - 1 - k)
-    pnodes += list(children) + [None] * (n - 1 - k)
-    txns += [None] * n
-
-    for message in node.buffer:
-        keys.append(message.key)
-        values.append(message.value)
-        pnodes.append(None)
-        txns.append(message.txn)
+    free = [None] * (n - 1 - k)
+    buffer = node.buffer
+    if buffer:
+        buffer_keys, buffer_values, buffer_txns = zip(*buffer)
+    else:
+        buffer_keys = buffer_values = buffer_txns = ()
+    no_pnodes = [None] * len(buffer)
+    keys = [*system, None, *node.keys, *free, *buffer_keys]
+    values = [*system.values(), None, *node.values, *free, *buffer_values]
+    pnodes = [*[None] * len(system), *(node.children or (None,) * (k + 1)), *free, *no_pnodes]
+    txns = [*[None] * (len(system) + n), *buffer_txns]
 
     batch = pa.RecordBatch.from_arrays(
         [_string_array(column) for column in (keys, values, pnodes, txns)], schema=SCHEMA
