@@ -776,30 +776,35 @@ def from_proto_column(col: Column, path: str | None = None) -> ColumnSpec:
 
 #: Stored columns already converted, by their serialized bytes (many tables share
 #: column definitions, and a ColumnSpec is immutable): bounded, cleared when full.
-_COLUMNS_SEEN: dict[bytes, ColumnSpec] = {}
+_COLUMNS_SEEN: dict[bytes, tuple[ColumnSpec, tuple[int, ...]]] = {}
 _COLUMNS_SEEN_MAX = 8192
 
 
-def _from_proto_column_cached(col: Column) -> ColumnSpec:
+def _from_proto_column_cached(col: Column) -> tuple[ColumnSpec, tuple[int, ...]]:
+    """The ColumnSpec of a stored column and the ids in it (its own, then nested)."""
     data = col.SerializeToString(deterministic=True)
-    spec = _COLUMNS_SEEN.get(data)
-    if spec is None:
+    found = _COLUMNS_SEEN.get(data)
+    if found is None:
         spec = from_proto_column(col)
+        found = (spec, tuple(c.id for _, c in _walk([spec])))
         if len(_COLUMNS_SEEN) >= _COLUMNS_SEEN_MAX:
             _COLUMNS_SEEN.clear()
-        _COLUMNS_SEEN[data] = spec
-    return spec
+        _COLUMNS_SEEN[data] = found
+    return found
 
 
 def from_proto_columns(columns: Iterable[Column]) -> list[ColumnSpec]:
     """The ColumnSpecs of a stored schema (``TableDef.schema.columns``); also checks
     that top-level names and all ids (nested included) are unique."""
-    specs = [_from_proto_column_cached(c) for c in columns]
+    converted = [_from_proto_column_cached(c) for c in columns]
+    specs = [spec for spec, _ in converted]
     _check_unique_names(specs, "the table")
-    seen: dict[int, str] = {}
-    for path, c in _walk(specs):
-        assert c.id is not None
-        if c.id in seen:
-            raise _fail(path, f"column id {c.id} is also used by {seen[c.id]!r}")
-        seen[c.id] = path
+    ids = [i for _, column_ids in converted for i in column_ids]
+    if len(set(ids)) != len(ids):
+        seen: dict[int, str] = {}
+        for path, c in _walk(specs):
+            assert c.id is not None
+            if c.id in seen:
+                raise _fail(path, f"column id {c.id} is also used by {seen[c.id]!r}")
+            seen[c.id] = path
     return specs
