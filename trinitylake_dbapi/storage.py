@@ -754,7 +754,7 @@ class Storage:
             return None  # the temp-file path creates missing parents
         try:
             try:
-                fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | _O_CLOEXEC, 0o644, dir_fd=dir_fd)
+                fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | _O_CLOEXEC, 0o666, dir_fd=dir_fd)
             except OSError as e:
                 if e.errno in _NO_TMPFILE_ERRNOS:
                     self._anonymous_files = False

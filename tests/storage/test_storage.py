@@ -506,6 +506,21 @@ def test_local_exclusive_create_publishes_whole_files_and_leaves_nothing_else(
     assert _entries(tmp_path / "lake") == ["_root.arrow", "keep.bin"]
 
 
+def test_local_files_get_the_same_permissions_whichever_way_they_are_written(tmp_path: Any) -> None:
+    """Roots (published from an unnamed file), new files and overwritten files all get
+    0666 less the umask, like any file the process creates."""
+    previous = os.umask(0o002)  # a group-writable umask tells 0666 and 0644 apart
+    try:
+        storage = Storage(str(tmp_path / "lake"))
+        storage.write("plain.bin", b"p")
+        storage.write_many({"0000/0000/0000/00000000-new.arrow": b"n"}, new=True)
+        assert storage.create_exclusive("_root.arrow", b"r")
+    finally:
+        os.umask(previous)
+    for name in ("plain.bin", "0000/0000/0000/00000000-new.arrow", "_root.arrow"):
+        assert os.stat(tmp_path / "lake" / name).st_mode & 0o777 == 0o664, name
+
+
 def test_local_exclusive_create_in_a_missing_directory(tmp_path: Any) -> None:
     storage = Storage(str(tmp_path / "lake"))
     assert storage.create_exclusive("a/b/_root.arrow", b"x")
