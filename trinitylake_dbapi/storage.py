@@ -37,9 +37,9 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from functools import partial
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable
 
 import fsspec
@@ -530,8 +530,11 @@ class Storage:
                     futures = [pool.submit(self.write, path, data) for path, data in items]
                 for future in futures:
                     future.result()
-            fulls = [self._full(path) for path, _ in items]
-            _run_concurrently([(d, "directory fsync", partial(_fsync_dir, d)) for d in self._directories_to_sync(fulls)])
+            directories = self._directories_to_sync([self._full(path) for path, _ in items])
+            try:
+                _run_concurrently([(self._relative(d), "directory fsync", partial(_fsync_dir, d)) for d in directories])
+            except _SyncFailed as failed:
+                raise self._error(failed.what, failed.where, failed.cause) from failed.cause
 
     def _write_new_local_batch(self, items: list[tuple[str, bytes]]) -> None:
         """``write(new=True)`` of a few files, their fsyncs and their directories' fsyncs
@@ -560,7 +563,7 @@ class Storage:
                     raise self._error("write", path, e) from e
             syncs = [(path, "fsync", partial(os.fsync, fd)) for fd, _, path in opened]
             directories = self._directories_to_sync([self._full(path) for path, _ in items])
-            syncs += [(d, "directory fsync", partial(_fsync_dir, d)) for d in directories]
+            syncs += [(self._relative(d), "directory fsync", partial(_fsync_dir, d)) for d in directories]
             try:
                 _run_concurrently(syncs)
             except _SyncFailed as failed:
@@ -572,6 +575,10 @@ class Storage:
         finally:
             for fd, _, _ in opened:
                 os.close(fd)
+
+    def _relative(self, full: str) -> str:
+        """A local full path as the relative path errors name ("" for the root itself)."""
+        return full[len(self._base) + 1:]
 
     def _directories_to_sync(self, fulls: list[str]) -> list[str]:
         """The directories whose fsync makes the names of just-written local files

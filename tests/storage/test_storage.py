@@ -577,6 +577,23 @@ def test_write_many_reports_a_failed_fsync_by_file_and_removes_the_batch(
     assert storage.list() == ["0000/0000/0000/x.arrow"]
 
 
+@pytest.mark.parametrize("new", [True, False], ids=["new", "overwrite"])
+def test_write_many_reports_a_failed_directory_fsync_by_directory(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, new: bool
+) -> None:
+    import trinitylake_dbapi.storage as storage_module
+
+    def failing(directory: str) -> None:
+        raise OSError(5, "Input/output error")
+
+    storage = Storage(str(tmp_path / "lake"))
+    monkeypatch.setattr(storage_module, "_fsync_dir", failing)
+    with pytest.raises(StorageError) as info:
+        storage.write_many({"0001/0010/0011/00000001-a.arrow": b"a", "0001/0010/0011/00000010-b.arrow": b"b"}, new=new)
+    message = str(info.value)
+    assert "directory fsync of 'file://" in message and "/lake/0001/0010/0011'" in message, message
+
+
 def test_hint_style_write_overwrites_in_place(tmp_path: Any) -> None:
     """``durable=False`` rewrites the same file (longer, then shorter content)."""
     storage = Storage(str(tmp_path / "lake"))
