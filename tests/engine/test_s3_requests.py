@@ -1,0 +1,87 @@
+"""What a catalog operation costs on object storage, counted on the wire (moto S3).
+
+The benchmark projects object-storage latency from ``Storage.counters``; that is only
+honest if every counted call is exactly one HTTP request. These tests count the
+requests s3fs sends and compare them with the counters, and pin the steady-state
+budget of the common operations: a warm read is 2 requests (the two existence checks
+of version discovery), a single-table create is those 2 plus one PUT per new file, the
+conditional PUT of the root and the PUT of the hint.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from catalog_helpers import columns
+from trinitylake_dbapi.catalog import LakehouseCatalog
+from trinitylake_dbapi.storage import StorageCounters
+
+pytestmark = pytest.mark.s3
+
+_KINDS = ("reads", "writes", "exclusive_creates", "exists", "lists", "deletes")
+
+
+def _calls(delta: StorageCounters) -> int:
+    return sum(getattr(delta, kind) for kind in _KINDS)
+
+
+class _Wire:
+    """The HTTP requests one catalog's s3fs client sends, as (method, key)."""
+
+    def __init__(self, catalog: LakehouseCatalog) -> None:
+        self.catalog = catalog
+        self.sent: list[tuple[str, str]] = []
+        catalog.storage.fs.s3.meta.events.register("before-send.s3", self._record)
+
+    def _record(self, request: Any, **_: Any) -> None:
+        self.sent.append((request.method, request.url.rsplit("/lake/", 1)[-1]))
+
+    def measure(self, operation: Any) -> tuple[list[tuple[str, str]], StorageCounters]:
+        self.sent.clear()
+        before = self.catalog.storage.counters.snapshot()
+        operation()
+        return list(self.sent), self.catalog.storage.counters - before
+
+
+def _create(catalog: LakehouseCatalog, name: str) -> None:
+    txn = catalog.begin()
+    txn.create_table("ns", name, columns("a", "b"))
+    txn.commit()
+
+
+def test_every_counted_call_is_one_request_and_the_steady_state_budget_holds(
+    s3_root: str, s3_storage_options: dict
+) -> None:
+    catalog = LakehouseCatalog(s3_root, create=True, storage_options=s3_storage_options)
+    txn = catalog.begin()
+    txn.create_namespace("ns")
+    txn.commit()
+    for i in range(5):  # past the first commits (the one-time If-None-Match probe)
+        _create(catalog, f"warm{i}")
+    wire = _Wire(catalog)
+
+    for i in range(10):
+        sent, delta = wire.measure(lambda: _create(catalog, f"t{i}"))
+        assert len(sent) == _calls(delta), sent
+        assert delta.exists == 2 and delta.exclusive_creates == 1 and delta.reads == 0, delta
+        puts = [key for method, key in sent if method == "PUT"]
+        # the definition (and any node a flush rewrote), the root, the hint
+        assert len(puts) == delta.writes + 1 and "_latest_hint.txt" in puts, sent
+        assert len(sent) == 4 + (delta.writes - 1), sent
+
+    sent, delta = wire.measure(lambda: catalog.begin().describe_table("ns", "t3"))
+    assert [method for method, _ in sent] == ["HEAD", "HEAD"] and _calls(delta) == 2, sent
+    sent, delta = wire.measure(lambda: catalog.begin().table_exists("ns", "missing"))
+    assert len(sent) == 2 and _calls(delta) == 2, sent
+    sent, delta = wire.measure(lambda: catalog.begin().list_tables("ns"))
+    assert len(sent) == 2 and _calls(delta) == 2, sent
+
+    def drop() -> None:
+        txn = catalog.begin()
+        txn.drop_table("ns", "t0")
+        txn.commit()
+
+    sent, delta = wire.measure(drop)
+    assert len(sent) == _calls(delta) and delta.exclusive_creates == 1, sent
