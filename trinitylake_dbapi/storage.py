@@ -520,21 +520,21 @@ class Storage:
             for start in range(0, len(items), _OPEN_FILES_BATCH):
                 self._write_new_local_batch(items[start:start + _OPEN_FILES_BATCH])
         else:
-            if len(items) < 2:
-                for path, data in items:
-                    self.write(path, data)
-            else:
-                from concurrent.futures import ThreadPoolExecutor
-
-                with ThreadPoolExecutor(max_workers=min(_WRITE_THREADS, len(items))) as pool:
-                    futures = [pool.submit(self.write, path, data) for path, data in items]
-                for future in futures:
-                    future.result()
+            self._run_all([(path, "write", partial(self.write, path, data)) for path, data in items])
             directories = self._directories_to_sync([self._full(path) for path, _ in items])
-            try:
-                _run_concurrently([(self._relative(d), "directory fsync", partial(_fsync_dir, d)) for d in directories])
-            except _SyncFailed as failed:
-                raise self._error(failed.what, failed.where, failed.cause) from failed.cause
+            self._run_all([(self._relative(d), "directory fsync", partial(_fsync_dir, d)) for d in directories])
+
+    def _run_all(self, calls: list[tuple[str, str, Callable[[], Any]]]) -> None:
+        """``_run_concurrently``; a failure is raised as this Storage's error naming the
+        file or directory (an error that already is one is raised as it is)."""
+        try:
+            _run_concurrently(calls)
+            return
+        except _SyncFailed as failed:
+            what, where, cause = failed.what, failed.where, failed.cause
+        if isinstance(cause, Error):
+            raise cause  # outside the handler: its own cause chain, nothing added
+        raise self._error(what, where, cause) from cause
 
     def _write_new_local_batch(self, items: list[tuple[str, bytes]]) -> None:
         """``write(new=True)`` of a few files, their fsyncs and their directories' fsyncs
@@ -564,10 +564,7 @@ class Storage:
             syncs = [(path, "fsync", partial(os.fsync, fd)) for fd, _, path in opened]
             directories = self._directories_to_sync([self._full(path) for path, _ in items])
             syncs += [(self._relative(d), "directory fsync", partial(_fsync_dir, d)) for d in directories]
-            try:
-                _run_concurrently(syncs)
-            except _SyncFailed as failed:
-                raise self._error(failed.what, failed.where, failed.cause) from failed.cause
+            self._run_all(syncs)
         except BaseException:
             for _, full, _ in opened:
                 _unlink_quietly(full)
