@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from typing import Any, Iterator
+from typing import Any, Iterator, NoReturn
 
 from sqlglot.errors import SqlglotError
 
@@ -33,7 +33,7 @@ from trinitylake_dbapi.catalog import Catalog, LakehouseCatalog
 from trinitylake_dbapi.sql.execute import Result, execute
 from trinitylake_dbapi.transaction import Isolation
 
-__all__ = ["Connection", "translate_errors", "translate_error"]
+__all__ = ["Connection", "translate_errors", "raise_translated"]
 
 
 @contextlib.contextmanager
@@ -44,21 +44,18 @@ def translate_errors() -> Iterator[None]:
     try:
         yield
     except Exception as e:  # noqa: BLE001 - mapped once, here
-        translated = translate_error(e)
-        if translated is e:
-            raise
-        raise translated from e
+        raise_translated(e)
 
 
-def translate_error(e: BaseException) -> BaseException:
-    """The PEP 249 exception to raise for ``e`` (``e`` itself when it already is one, or
-    is not an Exception); raise it ``from e``. For hot paths that catch exceptions
-    themselves instead of entering :func:`translate_errors`."""
+def raise_translated(e: BaseException) -> NoReturn:
+    """Raise the PEP 249 exception for ``e`` (see :func:`translate_errors`; ``e`` itself
+    when it already is one, or is not an Exception). For hot paths that catch
+    exceptions themselves instead of entering :func:`translate_errors`."""
     if isinstance(e, errors.Error) or not isinstance(e, Exception):
-        return e
+        raise e
     if isinstance(e, SqlglotError):
-        return errors.ProgrammingError(str(e).replace("\x1b[4m", "").replace("\x1b[0m", ""))
-    return errors.InternalError(f"internal error: {type(e).__name__}: {e}")
+        raise errors.ProgrammingError(str(e).replace("\x1b[4m", "").replace("\x1b[0m", "")) from e
+    raise errors.InternalError(f"internal error: {type(e).__name__}: {e}") from e
 
 
 class Connection:
@@ -277,19 +274,13 @@ class Connection:
                 txn, self._txn = self._txn, None
                 with contextlib.suppress(Exception):
                     txn.rollback()
-            translated = translate_error(e)
-            if translated is e:
-                raise
-            raise translated from e
+            raise_translated(e)
         if auto and not self._explicit and self._txn is not None:
             txn, self._txn = self._txn, None
             try:
                 txn.commit()
-            except Exception as e:
-                translated = translate_error(e)
-                if translated is e:
-                    raise
-                raise translated from e
+            except Exception as e:  # noqa: BLE001 - translated
+                raise_translated(e)
         return result
 
     def __repr__(self) -> str:

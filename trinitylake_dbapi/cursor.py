@@ -17,7 +17,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from sqlglot import exp
 
 from trinitylake_dbapi import errors
-from trinitylake_dbapi.connection import Connection, translate_error, translate_errors
+from trinitylake_dbapi.connection import Connection, raise_translated, translate_errors
 from trinitylake_dbapi.sql.binding import bind
 from trinitylake_dbapi.sql.dialect import parse_marked
 from trinitylake_dbapi.sql.execute import Result
@@ -66,11 +66,8 @@ def _parse_checked(operation: Any) -> tuple[exp.Expr, bool]:
         )
     try:
         return _parse(operation)
-    except Exception as e:
-        translated = translate_error(e)
-        if translated is e:
-            raise
-        raise translated from e
+    except Exception as e:  # noqa: BLE001 - translated
+        raise_translated(e)
 
 
 class Cursor:
