@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from trinitylake_dbapi.format.types import ColumnSpec, type_from_sql
-
-
-def columns(*names: str) -> list[ColumnSpec]:
-    """bigint columns with the given names."""
-    return [ColumnSpec(name, type_from_sql("bigint", column=name)) for name in names]
+from lake_builders import columns  # noqa: F401 - re-exported to the engine tests
 
 
 def state(catalog) -> dict:  # type: ignore[no-untyped-def]

@@ -6,16 +6,8 @@ from __future__ import annotations
 import random
 import uuid
 
-from catalog_helpers import columns
+from lake_builders import SMALL_TREE, columns
 from trinitylake_dbapi.catalog import LakehouseCatalog
-
-SMALL_TREE = {
-    "order": 4,
-    "node_file_max_size_bytes": 3000,
-    "namespace_name_max_size_bytes": 20,
-    "table_name_max_size_bytes": 20,
-    "file_name_max_size_bytes": 202,
-}
 
 
 def test_listings_match_a_model_at_every_version() -> None:

@@ -8,28 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from node_strategies import node_files
 from trinitylake_dbapi.errors import CorruptFileError
 from trinitylake_dbapi.format.nodefile import Message, NodeFile, decode_node_file, encode_node_file
 
 PATH = "0000/1111/0000/11110000-node-x.arrow"
-text = st.text(min_size=1, max_size=12)
-
-
-@st.composite
-def node_files(draw: st.DrawFn) -> NodeFile:
-    order = draw(st.integers(min_value=3, max_value=9))
-    keys = sorted(draw(st.sets(text, max_size=order - 1)))
-    internal = draw(st.booleans())
-    return NodeFile(
-        order=order,
-        system=draw(st.dictionaries(st.sampled_from(["created_at_millis", "previous_root", "lakehouse_def"]), text)),
-        keys=tuple(keys),
-        values=tuple(draw(text) for _ in keys),
-        children=tuple(f"node-{i}.arrow" for i in range(len(keys) + 1)) if internal else (),
-        buffer=tuple(
-            draw(st.lists(st.builds(Message, text, st.one_of(st.none(), text), text), max_size=8))
-        ),
-    )
 
 
 @given(node_files())

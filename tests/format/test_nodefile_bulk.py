@@ -10,27 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from node_strategies import SYSTEM_NAMES, node_files
 from trinitylake_dbapi.errors import CorruptFileError
 from trinitylake_dbapi.format import nodefile
 from trinitylake_dbapi.format.nodefile import Message, NodeFile, decode_node_file, encode_node_file
 
 PATH = "0000/1111/0000/11110000-node-x.arrow"
 text = st.text(alphabet="abcdez0", min_size=1, max_size=3)
-
-
-@st.composite
-def node_files(draw: st.DrawFn) -> NodeFile:
-    order = draw(st.integers(min_value=3, max_value=6))
-    keys = sorted(draw(st.sets(text, max_size=order - 1)))
-    internal = draw(st.booleans())
-    return NodeFile(
-        order=order,
-        system=draw(st.dictionaries(st.sampled_from(["created_at_millis", "previous_root"]), text)),
-        keys=tuple(keys),
-        values=tuple(draw(text) for _ in keys),
-        children=tuple(f"c{i}" for i in range(len(keys) + 1)) if internal else (),
-        buffer=tuple(draw(st.lists(st.builds(Message, text, st.one_of(st.none(), text), text), max_size=4))),
-    )
 
 
 def _columns(node: NodeFile) -> dict[str, list]:
@@ -58,7 +44,7 @@ mutation = st.tuples(
 
 @settings(max_examples=600, deadline=None)
 @given(
-    node_files(),
+    node_files(text, max_order=6, system_names=SYSTEM_NAMES[:2], max_messages=4, child_name="c{}"),
     st.lists(mutation, max_size=3),
     st.sampled_from(["keep", "drop_txn", "cut", "extend_null"]),
     st.booleans(),

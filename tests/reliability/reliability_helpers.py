@@ -5,24 +5,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from lake_builders import SMALL_TREE, columns  # noqa: F401 - re-exported to the reliability tests
 from trinitylake_dbapi.catalog import LakehouseCatalog
-from trinitylake_dbapi.format.types import ColumnSpec, type_from_sql
 from trinitylake_dbapi.storage import Storage
-
-#: Small nodes, so that a few hundred keys make a tree of three levels whose commits
-#: flush, split, borrow and merge.
-SMALL_TREE = {
-    "order": 4,
-    "node_file_max_size_bytes": 3000,
-    "namespace_name_max_size_bytes": 20,
-    "table_name_max_size_bytes": 20,
-    "file_name_max_size_bytes": 202,
-}
-
-
-def columns(*names: str) -> list[ColumnSpec]:
-    """bigint columns with the given names."""
-    return [ColumnSpec(name, type_from_sql("bigint", column=name)) for name in names]
 
 
 def state(txn: Any) -> dict[str, dict[str, list[str]]]:
