@@ -21,6 +21,10 @@ Rules (SPEC 7):
      and a process that knew a version before the hole finds the end through it.
   E6 Only files named by the format are considered; anything else under the root (an
      external table's data, a user's file) is never touched.
+  E7 A root is deleted no sooner than EXPIRED_ROOT_DELETE_DELAY_S after the listing that
+     showed it (measured on this process's monotonic clock). A root that was missing
+     when a writer last looked therefore cannot appear and vanish within that writer's
+     window of trust (``transaction`` D1/D3): no commit lands in an expiration hole.
 
 Full snapshot export (SPEC 7) copies exactly the files E3 counts as reachable from one
 root, the root last (``export_snapshot_files``). ``spark.maintenance`` runs both on
@@ -31,6 +35,7 @@ Spark with the same pieces: ``existing_versions``, ``classify_versions``,
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
@@ -39,7 +44,7 @@ from .format import paths
 from .format.definitions import LakehouseSettings
 from .storage import Storage
 from .tree import Tree
-from .transaction import Lakehouse
+from .transaction import EXPIRED_ROOT_DELETE_DELAY_S, Lakehouse
 
 #: Files written by a commit become reachable within seconds; an hour is generous.
 DEFAULT_ORPHAN_GRACE_MILLIS = 3_600_000
@@ -77,18 +82,28 @@ def tree_files(tree: Tree, seen: set[str]) -> Iterable[str]:
                 stack.append((child, tree.store.load(child)))
 
 
+def wait_before_deleting_roots(listed_at: float) -> None:
+    """E7: sleep until EXPIRED_ROOT_DELETE_DELAY_S have passed since ``listed_at`` (the
+    ``time.monotonic()`` at which the listing that showed the roots returned)."""
+    remaining = listed_at + EXPIRED_ROOT_DELETE_DELAY_S - time.monotonic()
+    if remaining > 0:
+        time.sleep(remaining)
+
+
 @dataclass
 class ExpirationPlan:
     latest: int
     kept: list[int]
     versions: list[int] = field(default_factory=list)  # expired, oldest first
     files: list[str] = field(default_factory=list)  # every file to delete, roots first
+    listed_at: float = 0.0  # time.monotonic() when the listing returned (E7)
 
     def execute(self, lakehouse: Lakehouse) -> None:
         storage = lakehouse.storage
         roots = [paths.root_node_path(v) for v in self.versions]
         if roots:
             lakehouse._write_hint(max(self.latest, lakehouse.latest_version()))  # E5
+            wait_before_deleting_roots(self.listed_at)  # E7
         storage.delete_many(roots)  # E5: roots first, oldest first
         storage.delete_many([f for f in self.files if f not in set(roots)])
         lakehouse._write_hint(max(self.latest, lakehouse.latest_version()))
@@ -167,6 +182,7 @@ def plan_expiration(
 ) -> ExpirationPlan:
     """Decide which versions expire and which files go (E1-E6)."""
     listing = [p for p in lakehouse.storage.list("") if is_format_file(p)]
+    listed_at = time.monotonic()
     latest = lakehouse.snapshot()
     existing = existing_versions(listing, latest.version)
     kept, expired = classify_versions(
@@ -194,7 +210,7 @@ def plan_expiration(
     expired.sort()
     roots = [paths.root_node_path(v) for v in expired]
     rest = sorted(set(doomed) - set(roots))
-    return ExpirationPlan(latest.version, sorted(kept), expired, roots + rest)
+    return ExpirationPlan(latest.version, sorted(kept), expired, roots + rest, listed_at)
 
 
 # ---------------------------------------------------------------------------

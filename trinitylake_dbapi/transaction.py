@@ -26,6 +26,31 @@ Because nothing is visible before C2 and C2 is atomic, a crash or storage failur
 step leaves the lakehouse at the old version or the new one; files written by a failed
 attempt are unreferenced and are removed by expiration.
 
+Version discovery (SPEC 7: the hint is a starting point, a missing root is the end).
+An *observation* is "version v was the latest at time t": t is the monotonic time taken
+before the request that showed it (the probe that found root v+1 missing, or the C2
+that created root v).
+
+  D1. Within FRESH_LATEST_S of its last observation, a process probes forward from the
+      observed version: one existence check (root v+1) in steady state.
+  D2. Later, it starts at the hint when the hint is further on (expiration writes the
+      hint before it deletes roots), else at the observed version if its root still
+      exists, else at the hint, version 0, or a listing of the top level.
+  D3. C2 is issued within FRESH_LATEST_S of the observation its base came from. A
+      transaction older than that rediscovers the latest version first (D1/D2); versions
+      committed meanwhile are checked as in C4 (one that has since expired makes the
+      commit fail with a SerializationError: it cannot be checked).
+
+Why D1 and D3 are safe: expiration deletes a root only EXPIRED_ROOT_DELETE_DELAY_S
+(> FRESH_LATEST_S) after a listing that showed it (maintenance rule E7). If root v+1 was
+missing at t, any v+1 is created after t, so it cannot be listed and then deleted
+before t + EXPIRED_ROOT_DELETE_DELAY_S: within the window a missing v+1 was never
+created, and v itself is kept (expiration deletes only roots that have a newer one).
+Without E7, a process that last saw v, while v+1..w were committed and expired, would
+take v for the latest and create "v+1" inside the hole, forking the history and
+losing that commit. The argument compares durations on monotonic clocks only, never
+wall-clock times of different machines.
+
 Guards. Snapshot isolation would let two transactions each keep an invariant the other
 breaks (creating a table in a namespace that a concurrent transaction drops). The
 catalog therefore *guards* the keys and ranges its integrity depends on; guards are
@@ -43,6 +68,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 from .errors import (
     CommitFailedError,
+    Error,
     CorruptFileError,
     MissingFileError,
     ObjectExistsError,
@@ -64,10 +90,13 @@ from .format.nodefile import NodeFile, decode_node_file, encode_node_file
 from .storage import Storage
 from .tree import NodeStore, Tree, TreeConfig, empty_root
 
-#: Version discovery starts at the newest version this process has seen (two existence
-#: checks in steady state); after this many idle seconds it also reads the hint (see
-#: Lakehouse._find_latest).
-KNOWN_LATEST_TRUST_S = 1.0
+#: D1/D3: how long an observation of the latest version is trusted to have no
+#: expiration hole after it (module docstring).
+FRESH_LATEST_S = 0.25
+#: E7: expiration waits this long after the listing that showed a root before deleting
+#: it. Must exceed FRESH_LATEST_S; the difference is the margin for a process pausing
+#: between its freshness check and its request.
+EXPIRED_ROOT_DELETE_DELAY_S = 1.0
 #: Commit attempts before giving up on a lakehouse under constant contention.
 MAX_COMMIT_ATTEMPTS = 64
 _BACKOFF_BASE_S = 0.0005
@@ -154,10 +183,9 @@ class Lakehouse:
         self._defs: dict[str, LakehouseDef] = {}
         self._settings: dict[str, tuple[LakehouseSettings, TreeConfig]] = {}
         self._snapshots: dict[int, Snapshot] = {}
-        #: The newest version this process has seen exist: version discovery starts
-        #: there instead of at the hint (one read fewer per transaction).
-        self._known_latest: int | None = None
-        self._known_at = 0.0  # time.monotonic() when _known_latest was last confirmed
+        #: The last observation (version, monotonic time; module docstring), one tuple
+        #: so that threads never see a version with another version's time.
+        self._observed: tuple[int, float] | None = None
 
     # -- opening ------------------------------------------------------------------
 
@@ -230,40 +258,55 @@ class Lakehouse:
         return low
 
     def _find_latest(self, at_least: int | None = None) -> int | None:
-        """The latest version, or None if there is no lakehouse (SPEC 7).
+        """The latest version, or None if there is no lakehouse (SPEC 7, D1/D2).
 
         The hint is a starting point only: missing, unparsable, stale or ahead of
-        reality, the answer is the same.
+        reality, the answer is the same. ``at_least``: a version known to exist.
         """
-        known = self._known_latest
-        if at_least is None and known is not None:
-            if time.monotonic() - self._known_at > KNOWN_LATEST_TRUST_S:
-                # Idle for a while: versions after ``known`` may have expired, leaving a
-                # hole that probing from ``known`` would take for the end (an exported
-                # ``known`` is kept). Expiration writes the hint before and after it
-                # deletes roots, so start at the hint when it is further on.
-                hint = self._read_hint()
-                if hint is not None and hint > known and self._root_exists(hint):
-                    return self._note_latest(self._probe_forward(hint))
+        started = time.monotonic()
+        observed = self._observed
+        if at_least is None and observed is not None:
+            known, observed_at = observed
+            if started - observed_at <= FRESH_LATEST_S:  # D1
+                return self._note_latest(self._probe_forward(known), started)
+            hint = self._read_hint()  # D2
+            if hint is not None and hint > known and self._root_exists(hint):
+                return self._note_latest(self._probe_forward(hint), started)
             if self._root_exists(known):
-                return self._note_latest(self._probe_forward(known))
+                return self._note_latest(self._probe_forward(known), started)
         start = at_least if at_least is not None else self._read_hint()
         if start is not None and self._root_exists(start):
-            return self._note_latest(self._probe_forward(start))
+            return self._note_latest(self._probe_forward(start), started)
         if self._root_exists(0):
-            return self._note_latest(self._probe_forward(0))
+            return self._note_latest(self._probe_forward(0), started)
         # The hint points past the end or below expired versions: list the roots (they
         # live at the top level, so the node directories below it are not listed).
         top_level = self.storage.list("", recursive=False)
         versions = [v for v in map(paths.parse_root_node_path, top_level) if v is not None]
         if not versions:
             return None
-        return self._note_latest(self._probe_forward(max(versions)))
+        return self._note_latest(self._probe_forward(max(versions)), started)
 
-    def _note_latest(self, version: int) -> int:
-        self._known_latest = version
-        self._known_at = time.monotonic()
+    def _note_latest(self, version: int, observed_at: float) -> int:
+        """Record an observation (module docstring) unless a newer one is recorded."""
+        current = self._observed
+        if current is None or version > current[0] or (version == current[0] and observed_at > current[1]):
+            self._observed = (version, observed_at)
         return version
+
+    def _discover(self) -> tuple[int, float]:
+        """(latest version, time of this observation) for a transaction's base (D3)."""
+        started = time.monotonic()
+        latest = self._find_latest()
+        if latest is None:
+            raise ObjectNotFoundError(f"the lakehouse at {self.storage.root_uri!r} has no root")
+        return latest, started
+
+    def _ensure_still_latest(self, version: int, observed_at: float) -> None:
+        """D3, right before a C2 built on ``version``: if that observation is no longer
+        fresh, observe again; raise _BaseMoved if a newer version exists."""
+        if time.monotonic() - observed_at > FRESH_LATEST_S and self._discover()[0] != version:
+            raise _BaseMoved()
 
     def latest_version(self) -> int:
         latest = self._find_latest()
@@ -380,7 +423,8 @@ class Lakehouse:
         """A transaction on the latest version, or a read-only one on ``version``."""
         if version is not None:
             return Transaction(self, self.snapshot(version), isolation, read_only=True)
-        return Transaction(self, self.snapshot(), isolation, read_only=read_only)
+        latest, observed_at = self._discover()
+        return Transaction(self, self.snapshot(latest), isolation, read_only=read_only, observed_at=observed_at)
 
     def _rebase_target(self, attempted: int) -> int:
         latest = self._find_latest(at_least=attempted)
@@ -412,9 +456,12 @@ class Transaction:
         base: Snapshot,
         isolation: Isolation,
         read_only: bool = False,
+        observed_at: float | None = None,
     ) -> None:
         self.lakehouse = lakehouse
         self.base = base
+        #: When ``base`` was observed to be the latest version (D3); None: unknown.
+        self.observed_at = observed_at
         self.isolation = isolation
         self.read_only = read_only
         self.writes: dict[str, str | None] = {}
@@ -550,12 +597,19 @@ class Transaction:
         # the tree has been read, so that a corrupt tree gets no file at all
         self._unwritten = {p: d for p, d in self.files.items() if p in referenced}
         base = self.base
+        observed_at = self.observed_at
         messages = list(self.writes.items())
         for attempt in range(MAX_COMMIT_ATTEMPTS):
+            if observed_at is None or time.monotonic() - observed_at > FRESH_LATEST_S:  # D3
+                latest, observed_at = self.lakehouse._discover()
+                if latest != base.version:
+                    self._check_conflicts(base.version + 1, latest)
+                    base = self.lakehouse.snapshot(latest)
             version = base.version + 1
-            if self._try_commit(base, version, messages):
+            if self._try_commit(base, version, messages, observed_at):
                 self.closed = True
                 return version
+            observed_at = time.monotonic()
             latest = self.lakehouse._rebase_target(version)
             self._check_conflicts(version, latest)
             base = self.lakehouse.snapshot(latest)
@@ -565,9 +619,11 @@ class Transaction:
         )
 
     def _try_commit(
-        self, base: Snapshot, version: int, messages: list[tuple[str, str | None]]
+        self, base: Snapshot, version: int, messages: list[tuple[str, str | None]], observed_at: float
     ) -> bool:
-        """One attempt at C1-C3 on ``base``; False if another writer took ``version``."""
+        """One attempt at C1-C3 on ``base``, observed to be the latest version at
+        ``observed_at``; False if another writer took ``version`` (or committed after
+        ``base`` while C1 ran, D3)."""
         storage = self.lakehouse.storage
         now = max(now_millis(), base.created_at_millis)
         update = base.tree.apply(messages, str(version), now)
@@ -583,9 +639,19 @@ class Transaction:
         files.update(update.files)
         # C1 runs while the root is encoded and written; it is done before C2 publishes.
         written = storage.write_many(files, new=True, background=True)
+
+        def ready() -> None:
+            written()
+            self.lakehouse._ensure_still_latest(base.version, observed_at)  # D3: C1 may be slow
+
         try:
             root = _root_file(update.root, def_path, base.version, now)
-            created = _create_root(storage, version, encode_node_file(root), ready=written)
+            data = encode_node_file(root)
+            issued_at = time.monotonic()
+            try:
+                created = _create_root(storage, version, data, ready=ready)
+            except _BaseMoved:
+                created = False
         except BaseException:
             try:
                 written()  # let C1 end before the error leaves; this error is the one to report
@@ -596,7 +662,7 @@ class Transaction:
         if created:  # C2
             self.lakehouse._write_hint(version)  # C3
             # The next transaction starts from this root: keep it instead of reading it back.
-            self.lakehouse._note_latest(version)
+            self.lakehouse._note_latest(version, issued_at)
             try:
                 self.lakehouse._snapshot_of(version, root)
             except (StorageError, CorruptFileError):
@@ -613,7 +679,14 @@ class Transaction:
     def _check_conflicts(self, first: int, latest: int) -> None:
         """Raise SerializationError if a version first..latest conflicts (C4)."""
         for version in range(first, latest + 1):
-            snapshot = self.lakehouse.snapshot(version)
+            try:
+                snapshot = self.lakehouse.snapshot(version)
+            except ObjectNotFoundError:
+                raise SerializationError(
+                    f"version {version}, committed after version {first - 1} on which this "
+                    "transaction was built, has expired, so it cannot be checked for "
+                    "conflicts: retry the transaction"
+                ) from None
             if snapshot.rollback_from_version is not None:
                 raise SerializationError(
                     f"version {version}, committed concurrently, is a rollback; "
@@ -630,6 +703,11 @@ class Transaction:
                         f"{self.describe_key(key)}, which this SERIALIZABLE transaction "
                         f"read, was changed by version {version}: retry the transaction"
                     )
+
+
+class _BaseMoved(Error):
+    """Raised by C2's ``ready`` when versions were committed after the base (D3); the
+    attempt then ends like a lost race. An ``Error`` so that Storage lets it through."""
 
 
 def _root_file(
@@ -691,7 +769,8 @@ def rollback_to(lakehouse: Lakehouse, target: int) -> int:
         # A snapshot cached before another connection expired the version: its files
         # may be gone, and a rollback to it would commit a version that points at them.
         raise ObjectNotFoundError(f"version {target} does not exist any more (expired)")
-    latest = lakehouse.snapshot()
+    latest_version, observed_at = lakehouse._discover()
+    latest = lakehouse.snapshot(latest_version)
     if target == latest.version:
         raise ObjectExistsError(f"version {target} is already the latest version")
     version = latest.version + 1
@@ -702,10 +781,20 @@ def rollback_to(lakehouse: Lakehouse, target: int) -> int:
     update = goal.tree.apply([], tag, now)
     lakehouse.storage.write_many(update.files, new=True)
     root = _root_file(update.root, latest.lakehouse_def_path, latest.version, now, rollback=True)
-    if not _create_root(lakehouse.storage, version, encode_node_file(root)):
+    data = encode_node_file(root)
+    issued_at = time.monotonic()
+    try:
+        created = _create_root(
+            lakehouse.storage, version, data,
+            ready=lambda: lakehouse._ensure_still_latest(latest.version, observed_at),  # D3
+        )
+    except _BaseMoved:
+        created = False
+    if not created:
         raise SerializationError(
             f"version {version} was committed concurrently; the rollback to version "
             f"{target} did not happen: retry"
         )
     lakehouse._write_hint(version)
+    lakehouse._note_latest(version, issued_at)
     return version

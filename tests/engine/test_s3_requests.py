@@ -3,9 +3,11 @@
 The benchmark projects object-storage latency from ``Storage.counters``; that is only
 honest if every counted call is exactly one HTTP request. These tests count the
 requests s3fs sends and compare them with the counters, and pin the steady-state
-budget of the common operations: a warm read is 2 requests (the two existence checks
-of version discovery), a single-table create is those 2 plus one PUT per new file, the
-conditional PUT of the root and the PUT of the hint.
+budget of the common operations in steady state (each operation within
+FRESH_LATEST_S of the last, transaction D1): a warm read is 1 request (the existence
+check of the next root), a single-table create is that check plus one PUT per new file,
+the conditional PUT of the root and the PUT of the hint. An idle connection (D2) reads
+the hint and checks its version too.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 import pytest
 
 from catalog_helpers import columns
+from trinitylake_dbapi import transaction
 from trinitylake_dbapi.catalog import LakehouseCatalog
 from trinitylake_dbapi.storage import StorageCounters
 
@@ -52,8 +55,11 @@ def _create(catalog: LakehouseCatalog, name: str) -> None:
 
 
 def test_every_counted_call_is_one_request_and_the_steady_state_budget_holds(
-    s3_root: str, s3_storage_options: dict
+    s3_root: str, s3_storage_options: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Steady state means "within the window": widened so that a slow moto server under
+    # CI load cannot turn a measurement into the idle path, which is measured below.
+    monkeypatch.setattr(transaction, "FRESH_LATEST_S", 60.0)
     catalog = LakehouseCatalog(s3_root, create=True, storage_options=s3_storage_options)
     txn = catalog.begin()
     txn.create_namespace("ns")
@@ -65,18 +71,24 @@ def test_every_counted_call_is_one_request_and_the_steady_state_budget_holds(
     for i in range(10):
         sent, delta = wire.measure(lambda: _create(catalog, f"t{i}"))
         assert len(sent) == _calls(delta), sent
-        assert delta.exists == 2 and delta.exclusive_creates == 1 and delta.reads == 0, delta
+        assert delta.exists == 1 and delta.exclusive_creates == 1 and delta.reads == 0, delta
         puts = [key for method, key in sent if method == "PUT"]
         # the definition (and any node a flush rewrote), the root, the hint
         assert len(puts) == delta.writes + 1 and "_latest_hint.txt" in puts, sent
-        assert len(sent) == 4 + (delta.writes - 1), sent
+        assert len(sent) == 2 + delta.writes, sent  # at most 4 with one new file
 
     sent, delta = wire.measure(lambda: catalog.begin().describe_table("ns", "t3"))
-    assert [method for method, _ in sent] == ["HEAD", "HEAD"] and _calls(delta) == 2, sent
+    assert [method for method, _ in sent] == ["HEAD"] and _calls(delta) == 1, sent
     sent, delta = wire.measure(lambda: catalog.begin().table_exists("ns", "missing"))
-    assert len(sent) == 2 and _calls(delta) == 2, sent
+    assert len(sent) == 1 and _calls(delta) == 1, sent
     sent, delta = wire.measure(lambda: catalog.begin().list_tables("ns"))
-    assert len(sent) == 2 and _calls(delta) == 2, sent
+    assert len(sent) == 1 and _calls(delta) == 1, sent
+
+    # Idle (D2): the hint, then the known version and the one after it.
+    monkeypatch.setattr(transaction, "FRESH_LATEST_S", 0.0)
+    sent, delta = wire.measure(lambda: catalog.begin().describe_table("ns", "t3"))
+    assert [method for method, _ in sent] == ["GET", "HEAD", "HEAD"] and _calls(delta) == 3, sent
+    monkeypatch.setattr(transaction, "FRESH_LATEST_S", 60.0)
 
     def drop() -> None:
         txn = catalog.begin()

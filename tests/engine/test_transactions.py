@@ -277,13 +277,11 @@ def test_unique_table_names_per_process_run(tmp_path) -> None:  # type: ignore[n
     txn.commit()
 
 
-def test_a_stale_connection_does_not_commit_into_a_gap_left_by_expiration(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_stale_connection_does_not_commit_into_a_gap_left_by_expiration(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A connection last saw version v; meanwhile v was exported, more versions were
     committed and every version between v and the newest expired. Its next transaction
     must start at the newest version, not at v (committing "v+1" into the hole would fork
     the history and lose the commit)."""
-    import trinitylake_dbapi.transaction as transaction_module
-
     location = str(tmp_path / "lake")
     idle = _new(location)
     stale = idle.latest_version()
@@ -299,10 +297,77 @@ def test_a_stale_connection_does_not_commit_into_a_gap_left_by_expiration(tmp_pa
     assert storage.exists(paths.root_node_path(stale))
     assert not storage.exists(paths.root_node_path(stale + 1))
 
-    monkeypatch.setattr(transaction_module, "KNOWN_LATEST_TRUST_S", 0.0)  # the connection was idle
-    txn = idle.begin()
+    txn = idle.begin()  # expiration waited (E7): idle's observation is no longer fresh
     assert txn.version == newest
     assert txn.table_exists("ns", "t3")
     txn.create_table("ns", "late", columns("a"))
     assert txn.commit() == newest + 1
     assert {t for _, t in LakehouseCatalog(location).begin().list_tables("ns")} == {"t0", "t1", "t2", "t3", "late"}
+
+
+@pytest.mark.parametrize("exported", [False, True])
+def test_a_transaction_begun_before_its_successors_expired_fails_instead_of_forking(tmp_path, exported: bool) -> None:  # type: ignore[no-untyped-def]
+    """A transaction began at v; then v+1..w were committed and every version but w
+    expired (v too, unless exported). Its commit must not create "v+1" inside the hole
+    (a fork nobody would ever find): the versions it would have to be checked against
+    are gone, so it fails with a SerializationError and the history is untouched."""
+    location = str(tmp_path / "lake")
+    slow = _new(location)
+    txn = slow.begin()
+    begun_at = txn.version
+    txn.create_table("ns", "late", columns("a"))
+    busy = LakehouseCatalog(location)
+    if exported:
+        busy.export_snapshot("kept", begun_at)
+    for i in range(4):
+        other = busy.begin()
+        other.create_table("ns", f"t{i}", columns("a"))
+        other.commit()
+    busy.expire_versions(retain_last=1, older_than_millis=int(time.time() * 1000) + 1000, orphan_grace_millis=0)
+    newest = busy.latest_version()
+    storage = Storage(location)
+    assert storage.exists(paths.root_node_path(begun_at)) is exported
+    assert not storage.exists(paths.root_node_path(begun_at + 1))
+
+    with pytest.raises(SerializationError, match=f"version {begun_at + 1}.*expired"):
+        txn.commit()
+    assert not storage.exists(paths.root_node_path(begun_at + 1))
+    assert not storage.exists(paths.root_node_path(newest + 1))
+    assert LakehouseCatalog(location).latest_version() == newest
+    retry = slow.begin()
+    retry.create_table("ns", "late", columns("a"))
+    assert retry.commit() == newest + 1
+
+
+def test_expiration_deletes_a_root_only_after_the_delay_since_listing_it(lake: LakehouseCatalog, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """E7: the window in which a writer trusts "root v+1 is missing" (FRESH_LATEST_S)
+    is shorter than the time between a root being listed and being deleted."""
+    from trinitylake_dbapi.transaction import EXPIRED_ROOT_DELETE_DELAY_S, FRESH_LATEST_S
+
+    assert EXPIRED_ROOT_DELETE_DELAY_S > FRESH_LATEST_S
+    for name in "abcd":
+        txn = lake.begin()
+        txn.create_table("ns", name, columns("id"))
+        txn.commit()
+    events: list[tuple[str, float, list[str]]] = []
+    listing, deleting = Storage.list, Storage.delete_many
+
+    def spy_list(self: Storage, prefix: str = "", *, recursive: bool = True) -> list[str]:
+        found = listing(self, prefix, recursive=recursive)
+        events.append(("list", time.monotonic(), found))
+        return found
+
+    def spy_delete(self: Storage, paths_: list[str]) -> None:
+        events.append(("delete", time.monotonic(), list(paths_)))
+        deleting(self, paths_)
+
+    monkeypatch.setattr(Storage, "list", spy_list)
+    monkeypatch.setattr(Storage, "delete_many", spy_delete)
+    result = lake.expire_versions(retain_last=1, older_than_millis=int(time.time() * 1000) + 1000)
+    assert result.versions == list(range(lake.latest_version() - 2))  # 3 kept by default
+    deleted_roots = [(at, p) for kind, at, found in events if kind == "delete" for p in found
+                     if paths.parse_root_node_path(p) is not None]
+    assert sorted(p for _, p in deleted_roots) == sorted(paths.root_node_path(v) for v in result.versions)
+    for at, root in deleted_roots:
+        last_listed = max(t for kind, t, found in events if kind == "list" and root in found and t <= at)
+        assert at - last_listed >= EXPIRED_ROOT_DELETE_DELAY_S, root

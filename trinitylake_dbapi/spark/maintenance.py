@@ -2,7 +2,7 @@
 (``verify`` is in :mod:`.verification`).
 
 Each operation computes exactly what the local code computes
-(:mod:`trinitylake_dbapi.maintenance`: the same rules E1-E6, the same version
+(:mod:`trinitylake_dbapi.maintenance`: the same rules E1-E7, the same version
 classification function, the same reachability), with the work split so that no list
 of file paths ever has to fit in the driver:
 
@@ -39,6 +39,7 @@ location every executor can reach (a local path on one machine, or an object sto
 from __future__ import annotations
 
 import datetime as _dt
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
@@ -402,7 +403,7 @@ def expire_versions(
 ) -> SparkExpireResult:
     """Expire old versions and delete every file no kept version reaches, on Spark.
 
-    The same decision as ``LakehouseCatalog.expire_versions`` (rules E1-E6 of
+    The same decision as ``LakehouseCatalog.expire_versions`` (rules E1-E7 of
     :mod:`trinitylake_dbapi.maintenance`): a version expires when it is older than
     ``older_than`` (a datetime, or milliseconds since the epoch; default: its maximum
     age from the lakehouse definition), unless it is among the newest
@@ -424,6 +425,7 @@ def expire_versions(
         job = _Job(spark, loc, progress_)
         progress_.step("listing the root directory and planning")
         top_level = storage.list("", recursive=False)
+        listed_at = time.monotonic()
         latest = lakehouse.snapshot()
         settings = latest.settings
         existing = local.existing_versions(top_level, latest.version)
@@ -453,6 +455,7 @@ def expire_versions(
             progress_.step(f"deleting {len(expired)} expired root file(s), oldest first")
             if expired:
                 lakehouse._write_hint(max(latest.version, lakehouse.latest_version()))  # E5
+                local.wait_before_deleting_roots(listed_at)  # E7
             for chunk in rt.chunks(expired, _DELETE_BATCH):
                 storage.delete_many([paths.root_node_path(v) for v in chunk])  # E5
             progress_.step(f"deleting {count - len(expired)} unreachable file(s)")
