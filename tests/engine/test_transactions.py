@@ -277,6 +277,20 @@ def test_unique_table_names_per_process_run(tmp_path) -> None:  # type: ignore[n
     txn.commit()
 
 
+def _commit_four_then_expire_all_but_the_newest(location: str, export: int | None) -> int:
+    """Another connection exports ``export`` (if given), commits tables t0..t3 one
+    version each, then expires every version but the newest. Returns the newest."""
+    busy = LakehouseCatalog(location)
+    if export is not None:
+        busy.export_snapshot("kept", export)
+    for i in range(4):
+        txn = busy.begin()
+        txn.create_table("ns", f"t{i}", columns("a"))
+        txn.commit()
+    busy.expire_versions(retain_last=1, older_than_millis=int(time.time() * 1000) + 1000, orphan_grace_millis=0)
+    return busy.latest_version()
+
+
 def test_a_stale_connection_does_not_commit_into_a_gap_left_by_expiration(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A connection last saw version v; meanwhile v was exported, more versions were
     committed and every version between v and the newest expired. Its next transaction
@@ -285,14 +299,7 @@ def test_a_stale_connection_does_not_commit_into_a_gap_left_by_expiration(tmp_pa
     location = str(tmp_path / "lake")
     idle = _new(location)
     stale = idle.latest_version()
-    busy = LakehouseCatalog(location)
-    busy.export_snapshot("kept", stale)
-    for i in range(4):
-        txn = busy.begin()
-        txn.create_table("ns", f"t{i}", columns("a"))
-        txn.commit()
-    busy.expire_versions(retain_last=1, older_than_millis=int(time.time() * 1000) + 1000, orphan_grace_millis=0)
-    newest = busy.latest_version()
+    newest = _commit_four_then_expire_all_but_the_newest(location, export=stale)
     storage = Storage(location)
     assert storage.exists(paths.root_node_path(stale))
     assert not storage.exists(paths.root_node_path(stale + 1))
@@ -316,15 +323,7 @@ def test_a_transaction_begun_before_its_successors_expired_fails_instead_of_fork
     txn = slow.begin()
     begun_at = txn.version
     txn.create_table("ns", "late", columns("a"))
-    busy = LakehouseCatalog(location)
-    if exported:
-        busy.export_snapshot("kept", begun_at)
-    for i in range(4):
-        other = busy.begin()
-        other.create_table("ns", f"t{i}", columns("a"))
-        other.commit()
-    busy.expire_versions(retain_last=1, older_than_millis=int(time.time() * 1000) + 1000, orphan_grace_millis=0)
-    newest = busy.latest_version()
+    newest = _commit_four_then_expire_all_but_the_newest(location, export=begun_at if exported else None)
     storage = Storage(location)
     assert storage.exists(paths.root_node_path(begun_at)) is exported
     assert not storage.exists(paths.root_node_path(begun_at + 1))
