@@ -313,3 +313,37 @@ def read_log(path: str) -> list[tuple[int, Op]]:
                 continue
             out.append((version, to_op(op)))
     return out
+
+
+def paced_creator(location: str, worker: int, deadline: float, seed: int) -> dict:
+    """Create tables ``w<worker>_<i>`` one commit each until ``deadline``, pausing
+    now and then for about FRESH_LATEST_S (so that this process's last observation of
+    the latest version is sometimes just fresh, sometimes just stale, when it begins
+    again). Returns the acknowledged (version, table) pairs and the refused count."""
+    rng = random.Random(seed)
+    catalog = LakehouseCatalog(location)
+    acknowledged: list[tuple[int, str]] = []
+    refused: dict[str, int] = {}
+    seq = 0
+    while time.time() < deadline:
+        seq += 1
+        table = f"w{worker}_{seq}"
+        try:
+            txn = catalog.begin()
+            txn.create_table("ns", table, _columns(("id",)))
+            acknowledged.append((txn.commit(), table))
+        except Error as e:
+            refused[type(e).__name__] = refused.get(type(e).__name__, 0) + 1
+        if rng.random() < 0.5:
+            time.sleep(rng.uniform(0.1, 0.3))
+    return {"acknowledged": acknowledged, "refused": refused}
+
+
+def expirer(location: str, deadline: float) -> list[int]:
+    """Expire every version but the newest, again and again, until ``deadline``;
+    returns the expired versions."""
+    catalog = LakehouseCatalog(location)
+    expired: list[int] = []
+    while time.time() < deadline:
+        expired += catalog.expire_versions(retain_last=1, older_than_millis=int(time.time() * 1000) + 10**6).versions
+    return expired
