@@ -13,14 +13,16 @@ Rules (SPEC 7):
   E3 A file is deleted when no kept root reaches it: roots of expired versions, node and
      definition files only they reach, lakehouse definitions no kept root names.
   E4 Orphans (files no root at all reaches: an attempt that lost its commit race, a
-     crashed writer) are deleted only when older than ``orphan_grace_millis``, so the
-     files of a commit in flight are never taken from under it.
+     crashed writer, and this library's ``.tl-*`` temp files, which no root ever
+     names) are deleted only when older than ``orphan_grace_millis``, so the files of
+     a commit in flight are never taken from under it.
   E5 Roots are deleted first, oldest first; a crash part-way leaves a shorter history
      and unreferenced files, never a kept version with a missing file. Before and after
      the deletions the hint names the latest version, so it never points into a hole,
      and a process that knew a version before the hole finds the end through it.
-  E6 Only files named by the format are considered; anything else under the root (an
-     external table's data, a user's file) is never touched.
+  E6 Only files named by the format and this library's temp files are considered;
+     anything else under the root (an external table's data, a user's file) is never
+     touched.
   E7 A root is deleted no sooner than EXPIRED_ROOT_DELETE_DELAY_S after the listing that
      showed it (measured on this process's monotonic clock). A root that was missing
      when a writer last looked therefore cannot appear and vanish within that writer's
@@ -42,7 +44,7 @@ from typing import Callable, Iterable, Sequence
 from .errors import InvalidLocationError, ObjectExistsError
 from .format import paths
 from .format.definitions import LakehouseSettings
-from .storage import Storage
+from .storage import Storage, is_reserved_name
 from .tree import Tree
 from .transaction import EXPIRED_ROOT_DELETE_DELAY_S, Lakehouse
 
@@ -59,6 +61,12 @@ def is_format_file(path: str) -> bool:
         or paths.is_lakehouse_def_path(path)
         or _OPTIMIZED.match(path) is not None
     )
+
+
+def is_expirable_file(path: str) -> bool:
+    """The files expiration considers (E6): the format's files and this library's
+    leftover temp files (always orphans, E4)."""
+    return is_format_file(path) or is_reserved_name(path)
 
 
 def tree_files(tree: Tree, seen: set[str]) -> Iterable[str]:
@@ -180,8 +188,8 @@ def plan_expiration(
     now_millis: int,
     orphan_grace_millis: int = DEFAULT_ORPHAN_GRACE_MILLIS,
 ) -> ExpirationPlan:
-    """Decide which versions expire and which files go (E1-E6)."""
-    listing = [p for p in lakehouse.storage.list("") if is_format_file(p)]
+    """Decide which versions expire and which files go (E1-E7)."""
+    listing = [p for p in lakehouse.storage.list("", include_reserved=True) if is_expirable_file(p)]
     listed_at = time.monotonic()
     latest = lakehouse.snapshot()
     existing = existing_versions(listing, latest.version)

@@ -56,6 +56,14 @@ from trinitylake_dbapi.format.paths import check_relative_path, qualify_root_uri
 #: Last-component prefix of this module's own temporary and probe files.
 RESERVED_PREFIX = ".tl-"
 
+
+def is_reserved_name(path: str) -> bool:
+    """True for this library's own short-lived files (``.tl-tmp-*`` before a rename or
+    link, ``.tl-probe-*`` of the S3 conditional-write check): never part of a lakehouse,
+    left behind only by a process killed while writing one."""
+    return path.rpartition("/")[2].startswith(RESERVED_PREFIX)
+
+
 # S3 answers 409 ConditionalRequestConflict when conditional writes to one key overlap;
 # the request may be retried. Bounded: about 1.3 s in total at most.
 _CONFLICT_RETRIES = 8
@@ -404,14 +412,15 @@ class Storage:
                 return int(float(value) * 1000)
         return None
 
-    def list(self, prefix: str = "", *, recursive: bool = True) -> list[str]:
+    def list(self, prefix: str = "", *, recursive: bool = True, include_reserved: bool = False) -> list[str]:
         """Relative paths of the files under a directory-like prefix, sorted.
 
         ``prefix`` is "" (everything) or a relative directory path, with or without a
         trailing "/"; ``list("a")`` finds "a/x" and "a/b/y", never "ab". With
         ``recursive=False`` only the files directly under the prefix are listed ("a/x",
         not "a/b/y"; ``list("", recursive=False)`` is the lakehouse's top level: roots,
-        lakehouse definitions, the hint). Reserved ``.tl-*`` files are left out.
+        lakehouse definitions, the hint). Reserved ``.tl-*`` files (this library's own
+        temp files) are left out unless ``include_reserved``.
         """
         if not isinstance(prefix, str):
             raise InvalidLocationError(f"list prefix {prefix!r} is not a string")
@@ -428,7 +437,9 @@ class Storage:
             raise
         except Exception as e:  # noqa: BLE001
             raise self._error("list", directory, e) from e
-        return sorted(p for p in found if not p.rpartition("/")[2].startswith(RESERVED_PREFIX))
+        if include_reserved:
+            return sorted(found)
+        return sorted(p for p in found if not is_reserved_name(p))
 
     def _list_local(self, directory: str, recursive: bool) -> list[str]:
         top = self._full(directory) if directory else self._base or "/"
@@ -1015,4 +1026,4 @@ def _fsync_dir(directory: str) -> None:
         os.close(fd)
 
 
-__all__ = ["Storage", "StorageCounters", "RESERVED_PREFIX"]
+__all__ = ["Storage", "StorageCounters", "RESERVED_PREFIX", "is_reserved_name"]

@@ -269,6 +269,45 @@ def test_expiration_keeps_newest_and_exported_and_dry_run_matches(lake: Lakehous
     assert again.files == []
 
 
+def test_expiration_deletes_temp_files_a_killed_writer_left_once_they_are_old(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """E4/E6: a writer killed between writing a temp file and renaming (or linking) it
+    leaves a ``.tl-tmp-*`` file that listings hide. Expiration deletes it once it is
+    older than the orphan grace period, like any orphan, and leaves young ones (a
+    write in flight) and files that are not the library's alone."""
+    import os
+
+    location = str(tmp_path / "lake")
+    lake = _new(location)
+    node_dir = next(os.path.dirname(p) for p in lake.storage.list("") if "/" in p)
+    past = time.time() - 2 * 3600
+    made = {}
+    for age in ("old", "young"):
+        for directory in ("", node_dir):
+            path = f"{directory}/.tl-tmp-{age}" if directory else f".tl-tmp-{age}"
+            full = os.path.join(location, path)
+            with open(full, "wb") as f:
+                f.write(b"partial")
+            if age == "old":
+                os.utime(full, (past, past))
+            made.setdefault(age, []).append(path)
+    foreign = os.path.join(location, "tl-tmp-not-ours")
+    with open(foreign, "wb") as f:
+        f.write(b"user file")
+    os.utime(foreign, (past, past))
+    assert not any(".tl-tmp" in p for p in lake.storage.list(""))  # hidden from listings
+
+    dry = lake.expire_versions(dry_run=True)
+    assert set(made["old"]) <= set(dry.files) and not set(made["young"]) & set(dry.files)
+    done = lake.expire_versions()
+    assert done.files == dry.files
+    for path in made["old"]:
+        assert not os.path.exists(os.path.join(location, path))
+    for path in made["young"]:
+        assert os.path.exists(os.path.join(location, path))
+    assert os.path.exists(foreign)
+    assert lake.begin().list_tables() == []
+
+
 def test_unique_table_names_per_process_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
     catalog = _new(str(tmp_path / uuid.uuid4().hex))
     txn = catalog.begin()
@@ -351,8 +390,8 @@ def test_expiration_deletes_a_root_only_after_the_delay_since_listing_it(lake: L
     events: list[tuple[str, float, list[str]]] = []
     listing, deleting = Storage.list, Storage.delete_many
 
-    def spy_list(self: Storage, prefix: str = "", *, recursive: bool = True) -> list[str]:
-        found = listing(self, prefix, recursive=recursive)
+    def spy_list(self: Storage, prefix: str = "", **options: bool) -> list[str]:
+        found = listing(self, prefix, **options)
         events.append(("list", time.monotonic(), found))
         return found
 

@@ -79,13 +79,15 @@ def file_bytes(root: str) -> dict[str, bytes]:
 
 
 def add_orphans(root: str, *, old: int, fresh: int) -> dict[str, list[str]]:
-    """Unreferenced format files (``old`` of them two hours old, ``fresh`` just written)
-    and one file that is not a format file (never touched by expiration)."""
+    """Unreferenced format files (``old`` of them two hours old, ``fresh`` just written),
+    for each kind also two temp files a killed writer left (one in the root directory,
+    one beside a node), and one file that is not a format file (never touched by
+    expiration)."""
     made: dict[str, list[str]] = {"old": [], "fresh": [], "foreign": []}
     past = time.time() - 2 * 3600
     for kind, count in (("old", old), ("fresh", fresh)):
-        for _ in range(count):
-            path = paths.new_node_path()
+        temp_beside_node = os.path.dirname(paths.new_node_path()) + f"/.tl-tmp-{uuid.uuid4().hex}"
+        for path in [paths.new_node_path() for _ in range(count)] + [f".tl-tmp-{uuid.uuid4().hex}", temp_beside_node]:
             full = os.path.join(root, path)
             os.makedirs(os.path.dirname(full), exist_ok=True)
             with open(full, "wb") as f:

@@ -72,6 +72,9 @@ def test_list_not_recursive_lists_only_the_files_directly_under_the_prefix(stora
     assert storage.list("ab", recursive=False) == []  # a file is not a directory
     assert storage.list("nothing/here", recursive=False) == []
     assert ".tl-tmp-1" not in storage.list()  # the recursive listing filters them too
+    # ... unless asked (expiration deletes the ones a killed writer left)
+    assert storage.list(recursive=False, include_reserved=True) == [".tl-tmp-1", "_root.arrow", "ab"]
+    assert {".tl-tmp-1", "a/.tl-tmp-2"} <= set(storage.list(include_reserved=True))
 
 
 def test_list_not_recursive_of_an_empty_or_absent_root(storage_location: Any) -> None:

@@ -178,9 +178,13 @@ def _expand_nodes(location: rt.Location, order: int, counter: Any) -> Callable[[
 def _list_prefixes(location: rt.Location) -> Callable[[Iterable[str]], Iterator[tuple[str]]]:
     def run(prefixes: Iterable[str]) -> Iterator[tuple[str]]:
         store = rt.storage(location)
-        for listed in rt.thread_map(store.list, prefixes):
+
+        def one(prefix: str) -> list[str]:
+            return store.list(prefix, include_reserved=True)
+
+        for listed in rt.thread_map(one, prefixes):
             for path in listed:
-                if local.is_format_file(path):
+                if local.is_expirable_file(path):
                     yield (path,)
 
     return run
@@ -280,15 +284,15 @@ class _Job:
         return self.sc.parallelize(ranges, max(1, min(len(ranges), self.parallelism * 4)))
 
     def listing(self, top_level: list[str]) -> DataFrame:
-        """Every format file (``maintenance.is_format_file``) under the root, as a
-        DataFrame: the root directory's own files (listed by the driver) plus the
-        optimized-path directories, listed by executors."""
+        """Every file expiration considers (``maintenance.is_expirable_file``) under
+        the root, as a DataFrame: the root directory's own files (listed by the
+        driver) plus the optimized-path directories, listed by executors."""
         self.progress.step(f"listing {len(rt.PREFIX_DIRECTORIES)} path-prefix directories")
         prefixes = self.sc.parallelize(
             rt.PREFIX_DIRECTORIES, min(len(rt.PREFIX_DIRECTORIES), self.parallelism * 4)
         )
         listed = self.frame(prefixes.mapPartitions(_list_prefixes(self.location)), _PATH)
-        top = self.spark.createDataFrame([(p,) for p in top_level if local.is_format_file(p)], _PATH)
+        top = self.spark.createDataFrame([(p,) for p in top_level if local.is_expirable_file(p)], _PATH)
         return listed.union(top).localCheckpoint(eager=True)
 
     def reach(self, version_sets: list[list[int]], order: int, label: str = "") -> DataFrame:
@@ -424,7 +428,7 @@ def expire_versions(
     with Progress(spark, "expire_versions", progress) as progress_:
         job = _Job(spark, loc, progress_)
         progress_.step("listing the root directory and planning")
-        top_level = storage.list("", recursive=False)
+        top_level = storage.list("", recursive=False, include_reserved=True)
         listed_at = time.monotonic()
         latest = lakehouse.snapshot()
         settings = latest.settings
