@@ -30,8 +30,8 @@ What is checked (``rule`` of the problems in brackets):
             point at missing roots, and the latest-version hint (warnings only: it is a
             hint).
   [missing] a file that a reachable file points at does not exist.
-  [orphan]  (warning) a format file that no root reaches: left by a lost commit race or
-            a crashed writer, removed by version expiration.
+  [orphan]  (warning) a format file that no root reaches, or a ``.tl-*`` temp file: left
+            by a lost commit race or a crashed writer, removed by version expiration.
 
 Depth. Every root is read and checked, and every node that any root reaches is read
 (orphans are only defined against every root) and checked once. Definition files are
@@ -660,7 +660,7 @@ class _Verifier:
 
     def run(self) -> VerifyReport:
         report = self.report
-        listing = self.storage.list("")
+        listing = self.storage.list("", include_reserved=True)
         report.files_listed = len(listing)
         self._listing = set(listing)
         versions = self._check_names(listing)
@@ -1018,9 +1018,9 @@ class _Verifier:
     # -- orphans ---------------------------------------------------------------------------------
 
     def _check_orphans(self, listing: list[str]) -> None:
-        from .maintenance import is_format_file
+        from .maintenance import is_expirable_file
 
         for path in listing:
-            if path not in self._reached and is_format_file(path):
+            if path not in self._reached and is_expirable_file(path):
                 self.report.orphans.append(path)
                 self.add(orphan_problem(path))

@@ -573,12 +573,14 @@ def test_a_bad_hint_is_only_a_warning(lake: Lake, content: bytes | None) -> None
 def test_orphan_files_are_warnings(lake: Lake) -> None:
     orphan = paths.new_node_path()
     lake.storage.write(orphan, b"not even arrow")
+    temp = orphan.rpartition("/")[0] + "/.tl-tmp-0123abcd"  # a killed writer's temp file
+    lake.storage.write(temp, b"partial")
     other = "data/part-0.parquet"  # not a format file: never reported (E6)
     lake.storage.write(other, b"x")
     report = verify(lake.location)
     assert report.ok
-    assert report.orphans == [orphan]
-    assert warnings(report) == {(orphan, "orphan")}
+    assert report.orphans == sorted([orphan, temp])
+    assert warnings(report) == {(orphan, "orphan"), (temp, "orphan")}
 
 
 def test_old_definitions_are_parsed_only_with_all_versions(lake: Lake) -> None:

@@ -184,6 +184,7 @@ def test_verify_reports_what_the_local_verifier_reports(spark, tmp_path) -> None
         f.truncate(20)  # a corrupt node
     os.unlink(os.path.join(location, definition))  # a missing definition
     os.unlink(os.path.join(location, paths.root_node_path(30)))  # a hole in the history
+    orphans = add_orphans(location, old=1, fresh=1)  # format files and killed writers' temp files
     remote = verify(spark, location)
     local = local_verify.verify(location, all_versions=True)
     assert not remote.ok and not local.ok
@@ -191,6 +192,9 @@ def test_verify_reports_what_the_local_verifier_reports(spark, tmp_path) -> None
     local_errors = {(p.path, p.rule) for p in local.errors}
     assert remote_errors == local_errors
     assert {p.path for p in remote.warnings} == {p.path for p in local.warnings}
+    assert remote.orphans == local.orphans
+    assert set(orphans["old"] + orphans["fresh"]) <= set(local.orphans)
+    assert not set(orphans["foreign"]) & set(local.orphans)
 
 
 def test_progress_names_every_job(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]

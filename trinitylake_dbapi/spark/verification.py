@@ -21,7 +21,7 @@ all executors at once, and each node file is read once per level it appears at:
    read once and checked (SPEC 5: parses, valid columns, the name and kind its keys
    give).
 5. Executors, by the 256 ``bbbb/bbbb`` path-prefix directories: SPEC 2 names, and
-   orphans (warnings): format files that nothing reached.
+   orphans (warnings): format files that nothing reached, and ``.tl-*`` temp files.
 6. Driver: the previous_root chain, rollback_from_root, created_at_millis order and
    gaps, from one small record per root.
 
@@ -351,12 +351,16 @@ def _check_definitions(location: rt.Location) -> Callable[[Iterable[Any]], Itera
 def _check_names(location: rt.Location) -> Callable[[Iterable[str]], Iterator[tuple]]:
     def run(prefixes: Iterable[str]) -> Iterator[tuple]:
         store = rt.storage(location)
-        for listed in rt.thread_map(store.list, prefixes):
+
+        def one(prefix: str) -> list[str]:
+            return store.list(prefix, include_reserved=True)
+
+        for listed in rt.thread_map(one, prefixes):
             for path in listed:
                 found = name_problem(path)
                 if found is not None:
                     yield _row(found)
-                if local.is_format_file(path):
+                if local.is_expirable_file(path):
                     yield ("listed", path, None, None, None)
 
     return run
@@ -393,7 +397,7 @@ def verify(
             return spark.createDataFrame(rdd, _ROWS).localCheckpoint(eager=True)
 
         progress_.step("listing the root directory")
-        top_level = storage.list("", recursive=False)
+        top_level = storage.list("", recursive=False, include_reserved=True)
         problems: list[Problem] = []
         versions = sorted(v for v in (paths.parse_root_node_path(p) for p in top_level) if v is not None)
         problems += [p for p in map(name_problem, top_level) if p is not None]
@@ -439,7 +443,7 @@ def verify(
         progress_.step(f"checking the names under {len(rt.PREFIX_DIRECTORIES)} path-prefix directories")
         prefixes = sc.parallelize(rt.PREFIX_DIRECTORIES, min(len(rt.PREFIX_DIRECTORIES), parallelism * 4))
         listed = frame(prefixes.mapPartitions(_check_names(loc)))
-        top = spark.createDataFrame([("listed", p, None, None, None) for p in top_level if local.is_format_file(p)],
+        top = spark.createDataFrame([("listed", p, None, None, None) for p in top_level if local.is_expirable_file(p)],
                                     _ROWS)
         all_listed = listed.filter(F.col("kind") == "listed").select("path").union(top.select("path"))
         report.files_listed = all_listed.count()
