@@ -39,6 +39,7 @@ location every executor can reach (a local path on one machine, or an object sto
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
@@ -178,11 +179,7 @@ def _expand_nodes(location: rt.Location, order: int, counter: Any) -> Callable[[
 def _list_prefixes(location: rt.Location) -> Callable[[Iterable[str]], Iterator[tuple[str]]]:
     def run(prefixes: Iterable[str]) -> Iterator[tuple[str]]:
         store = rt.storage(location)
-
-        def one(prefix: str) -> list[str]:
-            return store.list(prefix, include_reserved=True)
-
-        for listed in rt.thread_map(one, prefixes):
+        for listed in rt.thread_map(functools.partial(store.list, include_reserved=True), prefixes):
             for path in listed:
                 if local.is_expirable_file(path):
                     yield (path,)

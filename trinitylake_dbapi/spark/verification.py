@@ -34,6 +34,7 @@ Anything the local verifier reports as an error makes this report invalid too.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
@@ -351,11 +352,7 @@ def _check_definitions(location: rt.Location) -> Callable[[Iterable[Any]], Itera
 def _check_names(location: rt.Location) -> Callable[[Iterable[str]], Iterator[tuple]]:
     def run(prefixes: Iterable[str]) -> Iterator[tuple]:
         store = rt.storage(location)
-
-        def one(prefix: str) -> list[str]:
-            return store.list(prefix, include_reserved=True)
-
-        for listed in rt.thread_map(one, prefixes):
+        for listed in rt.thread_map(functools.partial(store.list, include_reserved=True), prefixes):
             for path in listed:
                 found = name_problem(path)
                 if found is not None:
