@@ -131,7 +131,7 @@ def test_interactive_shell(tmp_path: Any) -> None:
     child = pexpect.spawn(sys.executable, ["-m", "trinitylake_dbapi.cli", lake, "--create"],
                           env=env, encoding="utf-8", timeout=30)  # fmt: skip
     try:
-        child.expect_exact("\\q to quit.")
+        child.expect_exact(".quit to quit.")
         child.expect_exact("trinitylake> ")
         child.sendline("CREATE NAMESPACE")  # a statement over several lines
         child.expect_exact("...> ")

@@ -1,0 +1,358 @@
+"""The interactive ``trinitylake`` shell in a pseudo-terminal (pexpect): whole-statement
+history, shell commands (``.tables``, ``.schema``, ``.mode``, ``.timer``, ``.help``,
+``.quit``), unknown commands, quitting or Ctrl-D with a pending statement, and Tab
+completion; plus the output formats on their own."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import trinitylake_dbapi
+from trinitylake_dbapi.cli import (
+    CONTINUATION, META_COMMANDS, PROMPT, _escape_entry, _unescape_entry, format_csv,
+    format_json, format_markdown, main,
+)  # fmt: skip
+
+UP_ARROW = "\x1b[A"
+
+
+class Session:
+    """One ``trinitylake`` process on a pseudo-terminal. :meth:`line` types a line and
+    returns what the shell printed before its next prompt (the echo left out)."""
+
+    def __init__(self, tmp_path: Path, lake: str, *args: str) -> None:
+        self.history = tmp_path / "history"
+        env = dict(os.environ, TRINITYLAKE_HISTORY=str(self.history), TERM="dumb",
+                   PYTHONUNBUFFERED="1")  # fmt: skip
+        self.child = pexpect.spawn(
+            sys.executable, ["-m", "trinitylake_dbapi.cli", lake, *args], env=env,
+            encoding="utf-8", timeout=30, dimensions=(24, 250),
+        )  # fmt: skip
+        self.child.expect_exact(PROMPT)
+        self.continued = False
+
+    def _next_prompt(self) -> str:
+        self.continued = self.child.expect_exact([PROMPT, CONTINUATION]) == 1
+        return self.child.before.replace("\r\n", "\n")
+
+    def line(self, text: str) -> str:
+        self.child.sendline(text)
+        echo_and_output = self._next_prompt()
+        return echo_and_output.split("\n", 1)[1] if "\n" in echo_and_output else ""
+
+    def keys(self, keys: str) -> str:
+        """Type ``keys`` (arrows, Tab) then Enter; everything shown before the next prompt."""
+        self.child.send(keys)
+        self.child.send("\r")
+        return self._next_prompt()
+
+    def end(self, keys: str | None = None) -> tuple[str, int]:
+        """Send ``keys`` + Enter (or Ctrl-D without keys); the output up to the process's
+        end (the echo left out) and its exit status."""
+        if keys is None:
+            self.child.sendeof()
+        else:
+            self.child.sendline(keys)
+        self.child.expect(pexpect.EOF)
+        output = self.child.before.replace("\r\n", "\n")
+        if keys is not None:
+            echo, _, output = output.partition("\n")
+            assert echo == keys
+        self.child.close()
+        return output, self.child.exitstatus
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.close(force=True)
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> str:
+    location = str(tmp_path / "lake")
+    assert main([location, "--create", "-c",
+                 "CREATE NAMESPACE sales; CREATE TABLE sales.orders (id BIGINT NOT NULL, "
+                 "total DECIMAL(10,2), PRIMARY KEY (id)); CREATE NAMESPACE hr; "
+                 "CREATE TABLE hr.people (name STRING)"]) == 0  # fmt: skip
+    return location
+
+
+@pytest.fixture
+def session(tmp_path: Path, lake: str) -> Any:
+    opened = Session(tmp_path, lake)
+    yield opened
+    opened.close()
+
+
+def namespaces(lake: str) -> list[str]:
+    with trinitylake_dbapi.connect(lake) as conn:
+        cur = conn.cursor()
+        cur.execute("SHOW NAMESPACES")
+        return [row[0] for row in cur.fetchall()]
+
+
+# ---------------------------------------------------------------------------
+# History
+# ---------------------------------------------------------------------------
+
+
+def test_the_up_arrow_recalls_a_multi_line_statement_whole(tmp_path: Path, lake: str) -> None:
+    session = Session(tmp_path, lake)
+    try:
+        assert session.line("SELECT") == "" and session.continued
+        session.line("  'multi' AS word")
+        assert session.line(";") == " word\n-------\n multi\n(1 row)\n"
+        shown = session.keys(UP_ARROW)  # the whole statement, run again
+        assert shown.endswith(" word\n-------\n multi\n(1 row)\n") and not session.continued
+        output, status = session.end(".quit")
+    finally:
+        session.close()
+    assert status == 0
+    # One entry, its line breaks escaped; a new session recalls it whole.
+    assert session.history.read_text().splitlines() == ["SELECT\\n  'multi' AS word\\n;", ".quit"]
+    session = Session(tmp_path, lake)
+    try:
+        shown = session.keys(UP_ARROW + UP_ARROW)
+        assert shown.endswith(" word\n-------\n multi\n(1 row)\n") and not session.continued
+        session.end("\\q")
+    finally:
+        session.close()
+
+
+@given(st.text())
+def test_history_entries_survive_the_file(entry: str) -> None:
+    line = _escape_entry(entry)
+    assert "\n" not in line and "\r" not in line
+    assert _unescape_entry(line) == entry
+
+
+def test_history_written_by_older_shells_reads_back_as_it_was() -> None:
+    assert _unescape_entry("\\q") == "\\q"
+    assert _unescape_entry("SELECT 'a\\b'") == "SELECT 'a\\b'"
+
+
+# ---------------------------------------------------------------------------
+# Shell commands
+# ---------------------------------------------------------------------------
+
+
+def test_tables_and_schema(session: Session, lake: str) -> None:
+    everything = (
+        " namespace | table_name\n-----------+------------\n hr        | people\n"
+        " sales     | orders\n(2 rows)\n"
+    )
+    assert session.line(".tables") == everything
+    assert session.line(".tables;") == everything
+    assert session.line(".tables sales") == (
+        " namespace | table_name\n-----------+------------\n sales     | orders\n(1 row)\n"
+    )
+    assert session.line(".tables %eo%") == (
+        " namespace | table_name\n-----------+------------\n hr        | people\n(1 row)\n"
+    )
+    assert session.line(".tables hr.p%") == session.line(".tables %eo%")
+    assert session.line(".tables nothing%").endswith("(0 rows)\n")
+    with trinitylake_dbapi.connect(lake) as conn:
+        cur = conn.cursor()
+        cur.execute("SHOW CREATE TABLE sales.orders")
+        orders = cur.fetchone()[0] + ";\n"
+        cur.execute("SHOW CREATE TABLE hr.people")
+        people = cur.fetchone()[0] + ";\n"
+    assert orders.startswith("CREATE TABLE sales.orders (")
+    assert session.line(".schema sales.orders") == orders
+    assert session.line(".schema") == people + orders
+    assert session.line(".schema nope") == "ERROR: .schema: no table matches 'nope'\n"
+    assert session.line(".tables a b") == "ERROR: .tables takes one pattern at most\n"
+    assert not session.continued
+
+
+def test_mode_timer_help_and_exit(session: Session) -> None:
+    assert session.line(".mode") == "current output mode: table\n"
+    assert session.line(".mode xml") == (
+        "ERROR: .mode: unknown mode 'xml'; the modes are table, csv, json, markdown\n"
+    )
+    assert session.line(".timer") == "timer is off\n"
+    assert session.line(".timer on") == ""
+    assert re.fullmatch(r" one\n-----\n   1\n\(1 row\)\nRun Time \(s\): real \d+\.\d{3}\n",
+                        session.line("SELECT 1 AS one;"))  # fmt: skip
+    assert session.line(".timer off") == ""
+    assert session.line("SELECT 1 AS one;") == " one\n-----\n   1\n(1 row)\n"
+    assert session.line(".timer maybe") == "ERROR: .timer: expected on or off, not 'maybe'\n"
+    shown = session.line(".help")
+    for command in META_COMMANDS:
+        for name in command.names:
+            assert name in shown
+    assert session.line("\\?") == shown
+    output, status = session.end(".exit")
+    assert (output, status) == ("", 0)
+
+
+def test_output_modes(session: Session) -> None:
+    query = "SELECT 1 AS n, 'a,b|c' AS s, NULL AS z, TRUE AS t;"
+    assert session.line(".mode csv") == ""
+    assert session.line(query) == 'n,s,z,t\n1,"a,b|c",,true\n'
+    session.line(".mode json")
+    assert session.line(query) == '[{"n":1,"s":"a,b|c","z":null,"t":true}]\n'
+    shown = session.line(
+        "SELECT table_schema, table_name FROM information_schema.tables ORDER BY 1;"
+    )
+    assert json.loads(shown) == [{"table_schema": "hr", "table_name": "people"},
+                                 {"table_schema": "sales", "table_name": "orders"}]  # fmt: skip
+    assert shown.count("\n") == 2  # one row a line
+    session.line(".mode markdown")
+    assert session.line(query) == (
+        "| n   | s      | z    | t    |\n"
+        "|----:|--------|------|------|\n"
+        "|   1 | a,b\\|c | NULL | true |\n"
+    )
+    assert session.line(".mode csv") == ""
+    assert session.line(".tables sales") == "namespace,table_name\nsales,orders\n"
+    assert session.line(".mode TABLE") == ""
+    assert session.line("SELECT 1 AS one;") == " one\n-----\n   1\n(1 row)\n"
+
+
+# ---------------------------------------------------------------------------
+# Unknown commands, quitting, end of input
+# ---------------------------------------------------------------------------
+
+
+def test_unknown_shell_commands_are_errors_and_never_sql(session: Session) -> None:
+    hint = ".help lists the shell commands (SQL statements end with ';')"
+    assert session.line("\\dt") == f"ERROR: unknown shell command '\\dt'; {hint}\n"
+    assert not session.continued
+    assert session.line(".foo bar") == f"ERROR: unknown shell command '.foo'; {hint}\n"
+    assert not session.continued
+    # At a continuation prompt too; the pending statement stays pending, untouched.
+    session.line("SELECT 'kept'")
+    assert session.line("\\dt") == f"ERROR: unknown shell command '\\dt'; {hint}\n"
+    assert session.continued
+    assert session.line(".tables hr") == (
+        " namespace | table_name\n-----------+------------\n hr        | people\n(1 row)\n"
+    )
+    assert session.continued
+    assert session.line("AS word;") == " word\n------\n kept\n(1 row)\n"
+    # Inside a string, a line starting with '.' is text.
+    session.line("SELECT 'a")
+    assert session.line(".tables") == "" and session.continued
+    assert session.line("' AS word;") == " word\n---------\n a\n .tables\n \n(1 row)\n"
+
+
+@pytest.mark.parametrize("command", ["\\q", ".quit"])
+def test_quitting_at_a_continuation_prompt_says_the_statement_was_discarded(
+    tmp_path: Path, lake: str, command: str
+) -> None:
+    session = Session(tmp_path, lake)
+    try:
+        session.line("CREATE NAMESPACE never")
+        assert session.continued
+        output, status = session.end(command)
+    finally:
+        session.close()
+    assert status == 0
+    assert output == (
+        f"NOTICE: discarded the unfinished statement, not run ({command} came before its ';'); "
+        "it is kept in the history: CREATE NAMESPACE never\n"
+    )
+    assert "never" not in namespaces(lake)
+    assert session.history.read_text().splitlines()[-1] == "CREATE NAMESPACE never"
+
+
+def test_end_of_input_with_a_pending_statement_says_it_was_discarded(
+    session: Session, lake: str
+) -> None:
+    session.line("CREATE NAMESPACE")
+    session.line("  never")
+    output, status = session.end()
+    assert status == 0
+    assert output == (
+        "\nNOTICE: discarded the unfinished statement, not run (the input ended before its "
+        "';'); it is kept in the history: CREATE NAMESPACE never\n"
+    )
+    assert "never" not in namespaces(lake)
+    assert session.history.read_text().splitlines()[-1] == "CREATE NAMESPACE\\n  never"
+
+
+def test_scripts_do_not_run_shell_commands(lake: str, capsys: Any) -> None:
+    """Unchanged: -c, -f and piped input are SQL only."""
+    assert main([lake, "-c", ".tables"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ERROR: ") and "line 1, column 1" in err and err.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------
+# Completion
+# ---------------------------------------------------------------------------
+
+
+def test_tab_completes_namespaces_tables_columns_and_keywords(session: Session) -> None:
+    shown = session.keys("SHOW TABLES IN sa\t;")  # namespace
+    assert "SHOW TABLES IN sales;" in shown and " sales     | orders\n(1 row)" in shown
+    shown = session.keys("DESCRIBE sales.or\t;")  # namespace.table
+    assert "DESCRIBE sales.orders;" in shown and " total    | decimal(10,2)" in shown
+    shown = session.keys("ALTER TABLE sales.orders RENAME COLUMN tot\t TO amount;")  # column
+    assert "RENAME COLUMN total TO amount;" in shown and shown.endswith("OK\n")
+    # A new version: the cache is refreshed, the new names complete.
+    session.line("CREATE TABLE sales.returns (reason STRING);")
+    shown = session.keys("COMMENT ON COLUMN sales.ret\t.rea\t IS 'why';")
+    assert "COMMENT ON COLUMN sales.returns.reason IS 'why';" in shown and shown.endswith("OK\n")
+    # Columns of a table named on an earlier line of the pending statement.
+    session.line("SELECT column_name FROM information_schema.columns")
+    shown = session.keys("WHERE table_na\t = 'returns';")
+    assert "WHERE table_name = 'returns';" in shown and " reason\n(1 row)" in shown
+    # Keywords, in the case they are typed.
+    shown = session.keys("sele\t1 AS k;")
+    assert "select 1 AS k;" in shown and " k\n---\n 1\n(1 row)" in shown
+    shown = session.keys(".mo\tcs\t")
+    assert ".mode csv" in shown
+    assert session.line("SELECT 1 AS k;") == "k\n1\n"
+
+
+# ---------------------------------------------------------------------------
+# The formats on their own
+# ---------------------------------------------------------------------------
+
+
+ROWS = [
+    (1, decimal.Decimal("12.50"), "two\nlines", None),
+    (22, decimal.Decimal("-0.01"), "a|b,\"c\"", b"\x00\xff"),
+]
+
+
+def test_csv_format() -> None:
+    assert format_csv(["n", "d", "s", "b"], ROWS) == (
+        'n,d,s,b\n1,12.50,"two\nlines",\n22,-0.01,"a|b,""c""",0x00ff'
+    )
+    assert format_csv(["empty"], []) == "empty"
+
+
+def test_json_format() -> None:
+    text = format_json(["n", "d", "s", "b"], ROWS)
+    assert json.loads(text) == [
+        {"n": 1, "d": "12.50", "s": "two\nlines", "b": None},
+        {"n": 22, "d": "-0.01", "s": 'a|b,"c"', "b": "0x00ff"},
+    ]
+    assert text.count("\n") == 1
+    assert format_json(["x"], []) == "[]"
+    moment = dt.datetime(2026, 1, 2, 3, 4, 5)
+    text = format_json(["t", "f", "m", "l"], [(moment, float("nan"), {"k": 1}, [1.5])])
+    assert json.loads(text) == [{"t": "2026-01-02T03:04:05", "f": "nan", "m": {"k": 1}, "l": [1.5]}]
+    assert format_json(["a", "a"], [(1, 2)]) == '[{"a":1,"a":2}]'
+
+
+def test_markdown_format() -> None:
+    assert format_markdown(["n", "d", "s", "b"], ROWS) == (
+        "| n   | d     | s            | b      |\n"
+        "|----:|------:|--------------|--------|\n"
+        "|   1 | 12.50 | two<br>lines | NULL   |\n"
+        "|  22 | -0.01 | a\\|b,\"c\"     | 0x00ff |"
+    )
