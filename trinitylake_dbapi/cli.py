@@ -374,7 +374,7 @@ class History:
         readline.set_auto_history(False)
         readline.clear_history()
         try:
-            with open(history.path, encoding="utf-8", errors="replace") as f:
+            with open(history.path, encoding="utf-8", errors="surrogateescape") as f:
                 entries = [_unescape_entry(line.rstrip("\n")) for line in f if line.strip()]
         except OSError:
             entries = []
@@ -401,13 +401,14 @@ class History:
 
     def save(self) -> None:
         """Write the last :data:`HISTORY_LENGTH` entries (best effort: a read-only home
-        directory only loses the history)."""
+        directory only loses the history). Bytes typed that are not UTF-8 (readline
+        gives them as lone surrogates) are written back as they were typed."""
         if self.readline is None:
             return
         text = "".join(_escape_entry(e) + "\n" for e in self.entries()[-HISTORY_LENGTH:])
         temporary = f"{self.path}.tmp{os.getpid()}"
         try:
-            with open(temporary, "w", encoding="utf-8") as f:
+            with open(temporary, "w", encoding="utf-8", errors="surrogateescape") as f:
                 f.write(text)
             os.replace(temporary, self.path)
         except OSError:

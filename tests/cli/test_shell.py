@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import trinitylake_dbapi
 from trinitylake_dbapi.cli import (
-    CONTINUATION, META_COMMANDS, PROMPT, _escape_entry, _unescape_entry, format_csv,
+    CONTINUATION, META_COMMANDS, PROMPT, History, _escape_entry, _unescape_entry, format_csv,
     format_json, format_markdown, main,
 )  # fmt: skip
 
@@ -130,11 +130,24 @@ def test_the_up_arrow_recalls_a_multi_line_statement_whole(tmp_path: Path, lake:
         session.close()
 
 
-@given(st.text())
-def test_history_entries_survive_the_file(entry: str) -> None:
+@given(st.text(st.characters(codec=None, exclude_categories=())))
+def test_history_entries_are_one_line_each(entry: str) -> None:
     line = _escape_entry(entry)
     assert "\n" not in line and "\r" not in line
     assert _unescape_entry(line) == entry
+
+
+def test_history_entries_survive_the_file(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("TRINITYLAKE_HISTORY", str(tmp_path / "history"))
+    entries = ["SELECT 1\n  AS x;", "\\q", "SELECT 'a\\nb\\'", "not UTF-8: \udcff\udcfe",
+               "a\rreturn", "Grüße, 東京", "-- comment\nSHOW TABLES;"]  # fmt: skip
+    history = History.open()
+    assert history.readline is not None
+    for entry in entries:
+        history.add(entry)
+    history.add(entries[-1])  # a repeat is one entry
+    history.save()
+    assert History.open().entries() == entries
 
 
 def test_history_written_by_older_shells_reads_back_as_it_was() -> None:
