@@ -244,7 +244,7 @@ def _meta_schema(shell: "Shell", args: list[str]) -> bool:
         raise errors.ProgrammingError(".schema takes one table or pattern at most")
     names = shell.matching_tables(args[0] if args else None)
     if args and not names:
-        raise errors.ProgrammingError(f".schema: no table matches {args[0]!r}")
+        raise errors.ProgrammingError(f".schema: no table matches '{args[0]}'")
     for namespace, table in names:
         shell.cur.execute(f"SHOW CREATE TABLE {quote_name(namespace)}.{quote_name(table)}")
         for (statement,) in shell.cur.fetchall():
@@ -258,7 +258,7 @@ def _meta_mode(shell: "Shell", args: list[str]) -> bool:
         return True
     if len(args) > 1 or args[0].lower() not in FORMATTERS:
         raise errors.ProgrammingError(
-            f".mode: unknown mode {' '.join(args)!r}; the modes are {', '.join(FORMATTERS)}"
+            f".mode: unknown mode '{' '.join(args)}'; the modes are {', '.join(FORMATTERS)}"
         )
     shell.mode = args[0].lower()
     return True
@@ -269,7 +269,7 @@ def _meta_timer(shell: "Shell", args: list[str]) -> bool:
         print(f"timer is {'on' if shell.timer else 'off'}", file=shell.out)
         return True
     if len(args) > 1 or args[0].lower() not in ("on", "off"):
-        raise errors.ProgrammingError(f".timer: expected on or off, not {' '.join(args)!r}")
+        raise errors.ProgrammingError(f".timer: expected on or off, not '{' '.join(args)}'")
     shell.timer = args[0].lower() == "on"
     return True
 
@@ -277,16 +277,16 @@ def _meta_timer(shell: "Shell", args: list[str]) -> bool:
 #: The shell commands, in the order ``.help`` lists them.
 META_COMMANDS: tuple[MetaCommand, ...] = (
     MetaCommand((".tables",), "[PATTERN]",
-                "list tables; PATTERN (LIKE: % any run, _ one character) matches the "
-                "namespace, the table name or namespace.table", _meta_tables),
+                "list the tables whose namespace, name or ns.name is LIKE PATTERN (% and _)",
+                _meta_tables),
     MetaCommand((".schema",), "[TABLE|PATTERN]",
-                "print the CREATE TABLE statement (SHOW CREATE TABLE) of every matching table",
+                "print SHOW CREATE TABLE of every table (or the matching ones)",
                 _meta_schema),
     MetaCommand((".mode",), "[table|csv|json|markdown]", "how results print (default: table)",
                 _meta_mode),
     MetaCommand((".timer",), "[on|off]", "print each statement's run time", _meta_timer),
     MetaCommand((".help", "\\?", "\\h"), "", "this help", _meta_help),
-    MetaCommand((".quit", ".exit", "\\q"), "", "quit (Ctrl-D too)", _meta_quit),
+    MetaCommand((".quit", ".exit", "\\q"), "", "quit, as Ctrl-D does", _meta_quit),
 )  # fmt: skip
 _META_BY_NAME = {name: command for command in META_COMMANDS for name in command.names}
 
@@ -307,6 +307,7 @@ Shell commands (at the start of a line):
     )
     + "\nTab completes keywords, namespaces, tables and the columns of the tables named."
 )
+
 
 def _meta_line(line: str) -> tuple[str, list[str]] | None:
     """(command name, arguments) when ``line`` is a shell command (it starts with ``.`` or
