@@ -21,7 +21,7 @@ timetz[(p)]    TIME(timezone=True, precision=p)
 timestamp      TIMESTAMP(precision=p)       (this module)
 timestamptz    TIMESTAMP(timezone=True, precision=p)
 fixed(n)       FIXED(n)  (a sqlalchemy BINARY: fixed length)
-binary[(n)]    VARBINARY(n)
+binary[(n)]    LargeBinary(n) (no length when unbounded)
 list<T>        sqlalchemy ARRAY(T); list<list<T>> is ARRAY(T, dimensions=2)
 map<K, V>      MAP(K, V)                    (this module)
 struct<a: T>   STRUCT(("a", T), ...)        (this module)
@@ -225,7 +225,7 @@ def to_sqlalchemy(t: TypeSpec) -> sqltypes.TypeEngine:
         assert t.length is not None
         return FIXED(t.length)
     if kind == "binary":
-        return sqltypes.VARBINARY(t.length)
+        return sqltypes.LargeBinary(t.length)
     if kind == "list":
         # SQLAlchemy writes list<list<T>> as ARRAY(T, dimensions=2), never ARRAY(ARRAY(T)).
         dimensions, inner = 0, t

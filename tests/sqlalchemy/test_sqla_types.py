@@ -1,10 +1,12 @@
-"""The dialect's types as SQLAlchemy and the tools over it use them (issue 15, item 1).
+"""The dialect's types as SQLAlchemy and the tools over it use them (issue 15, items 1, 4).
 
 * Item 1: every type of ``trinitylake_sqlalchemy.types`` survives ``adapt``
   (``constructor_copy``), ``copy``, pickling and ``eval(repr(t))`` with only its own
   class imported; a table with nested columns is reflected and selected from
   (``select(table)``, ``pandas.read_sql_table``) without breaking before the query is
   sent.
+* Item 4: every generic SQLAlchemy type goes through ``create_all`` and reflection back
+  to the generic type the format stores it as; the ones it cannot store are refused.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pandas as pd
 import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings, strategies as st
+from sqlalchemy import exc
 
 from trinitylake_sqlalchemy import types as tl
 from trinitylake_sqlalchemy.base import TrinityLakeDialect
@@ -143,7 +146,7 @@ def test_reflect_and_select_a_table_with_nested_columns(engine):
     _nested_table(engine)
     table = sa.Table("nested", sa.MetaData(), autoload_with=engine, schema="ns")
     assert [type(c.type) for c in table.columns] == [
-        sa.BIGINT, tl.STRUCT, tl.MAP, sa.ARRAY, sa.VARBINARY,
+        sa.BIGINT, tl.STRUCT, tl.MAP, sa.ARRAY, sa.LargeBinary,
     ]
     text = " ".join(str(sa.select(table).compile(engine)).split())
     assert text == "SELECT ns.nested.id, ns.nested.address, ns.nested.tags, ns.nested.history, ns.nested.raw FROM ns.nested"
@@ -163,3 +166,67 @@ def test_pandas_read_sql_table_gets_as_far_as_the_query(engine):
     with pytest.raises(Exception, match="cannot read rows of table 'ns'.'nested'") as info:
         pd.read_sql_table("nested", engine, schema="ns")
     assert "SELECT ns.nested.id, ns.nested.address" in str(info.value)
+
+
+# -- item 4: generic types through create_all and reflection ----------------------------
+
+#: (type written, generic type it reflects as, attributes the reflected type has)
+GENERIC_TYPES = [
+    (sa.Integer(), sa.Integer, {}),
+    (sa.SmallInteger(), sa.SmallInteger, {}),
+    (sa.BigInteger(), sa.BigInteger, {}),
+    (sa.Boolean(), sa.Boolean, {}),
+    (sa.Numeric(12, 3), sa.Numeric, {"precision": 12, "scale": 3}),
+    (sa.Numeric(5), sa.Numeric, {"precision": 5, "scale": 0}),
+    (sa.Float(precision=10), sa.Float, {}),  # float4
+    (sa.Double(), sa.Double, {}),
+    (sa.String(), sa.String, {"length": None}),
+    (sa.String(20), sa.String, {"length": 20}),
+    (sa.CHAR(3), sa.String, {"length": 3}),
+    (sa.Date(), sa.Date, {}),
+    (sa.DateTime(), sa.DateTime, {"timezone": False}),
+    (sa.DateTime(timezone=True), sa.DateTime, {"timezone": True}),
+    (sa.Time(), sa.Time, {"timezone": False}),
+    (sa.Time(timezone=True), sa.Time, {"timezone": True}),
+    (sa.LargeBinary(), sa.LargeBinary, {"length": None}),
+    (sa.LargeBinary(9), sa.LargeBinary, {"length": 9}),
+    (sa.ARRAY(sa.Integer()), sa.ARRAY, {}),
+    # Stored as the same format type as the one above them, so read back as that one:
+    (sa.Float(), sa.Double, {}),  # float8
+    (sa.Text(), sa.String, {"length": None}),
+    (sa.Unicode(7), sa.String, {"length": 7}),
+    (sa.UnicodeText(), sa.String, {"length": None}),
+    (sa.VARBINARY(4), sa.LargeBinary, {"length": 4}),
+]
+
+
+@pytest.mark.parametrize(("written", "generic", "attributes"), GENERIC_TYPES, ids=[repr(t[0]) for t in GENERIC_TYPES])
+def test_generic_type_round_trip(engine, written, generic, attributes):
+    sa.Table("t", (metadata := sa.MetaData()), sa.Column("c", written), schema="ns")
+    metadata.create_all(engine)
+    (column,) = sa.inspect(engine).get_columns("t", "ns")
+    reflected = column["type"]
+    assert type(reflected.as_generic()) is generic, reflected
+    if generic is sa.LargeBinary:  # not VARBINARY, which SQLAlchemy also calls LargeBinary
+        assert type(reflected) is sa.LargeBinary
+    for name, value in attributes.items():
+        assert getattr(reflected, name) == value, name
+    # The same format type: the DDL written, read back as canonical text, is the reflected DDL.
+    assert ddl(reflected) == ddl(tl.from_type_text(ddl(written), column="c"))
+
+
+@pytest.mark.parametrize(
+    ("type_", "message"),
+    [
+        (sa.Uuid(), "no UUID type"),
+        (sa.Interval(), "no INTERVAL type"),
+        (sa.JSON(), "no JSON type"),
+    ],
+    ids=["Uuid", "Interval", "JSON"],
+)
+def test_generic_types_the_format_cannot_store_are_refused(engine, type_, message):
+    table = sa.Table("t", sa.MetaData(), sa.Column("c", type_), schema="ns")
+    with pytest.raises(exc.CompileError, match=message) as info:
+        table.create(engine)
+    assert "'c'" in str(info.value)  # the column is named
+    assert sa.inspect(engine).get_table_names("ns") == []
