@@ -169,6 +169,35 @@ def test_reflection_of_missing_tables(engine):
             getattr(insp, method)("nope", "ns")
 
 
+def test_reflection_without_the_default_namespace(lake_url):
+    # Issue 15, item 2: a lakehouse whose default namespace is missing (dropped, or made
+    # before every new lakehouse got one) reflects as an empty default schema.
+    engine = sa.create_engine(lake_url)
+    with engine.begin() as conn:
+        conn.exec_driver_sql('DROP NAMESPACE IF EXISTS "default"')
+        conn.exec_driver_sql("CREATE NAMESPACE ns")
+        conn.exec_driver_sql("CREATE TABLE ns.t (a INT)")
+    insp = sa.inspect(engine)
+    assert insp.default_schema_name == "default"
+    assert insp.get_table_names() == []
+    assert insp.get_table_names("default") == []
+    assert insp.get_view_names() == []
+    assert not insp.has_table("t")
+    assert insp.get_multi_columns() == {}
+    assert insp.get_sorted_table_and_fkc_names() == [(None, [])]
+    with pytest.raises(exc.NoSuchTableError):
+        insp.get_columns("t")
+    metadata = sa.MetaData()
+    metadata.reflect(engine)
+    assert list(metadata.tables) == []
+    metadata.reflect(engine, schema="ns")
+    assert list(metadata.tables) == ["ns.t"]
+    # A namespace named explicitly must still exist.
+    with pytest.raises(exc.ProgrammingError, match="namespace 'nope' does not exist"):
+        insp.get_table_names("nope")
+    engine.dispose()
+
+
 def test_reflection_is_cached_per_inspector(engine):
     insp = sa.inspect(engine)
     assert insp.get_table_names("ns") == []
