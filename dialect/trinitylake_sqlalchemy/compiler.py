@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import exc, schema as sa_schema, types as sqltypes
+from sqlalchemy import exc, types as sqltypes
 from sqlalchemy.sql import compiler
 from sqlalchemy.sql.schema import PrimaryKeyConstraint as _PrimaryKey
 
@@ -183,9 +183,8 @@ class TrinityLakeTypeCompiler(compiler.GenericTypeCompiler):
     # -- what the format cannot store: refused, naming the column -------------------------
 
     def _refuse(self, name: str, instead: str, **kw: Any) -> str:
-        column = kw.get("type_expression")
-        where = f"column {column.name!r}: " if isinstance(column, sa_schema.Column) else ""
-        raise exc.CompileError(f"{where}TrinityLake has no {name} type; {instead}")
+        # In CREATE TABLE, SQLAlchemy prefixes the message with the table and column.
+        raise exc.CompileError(f"TrinityLake has no {name} type; {instead}")
 
     def visit_uuid(self, type_: Any, **kw: Any) -> str:
         # SQLAlchemy would write CHAR(32), which reads back as a string, not a Uuid.
