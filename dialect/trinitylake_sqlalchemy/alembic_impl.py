@@ -14,11 +14,20 @@ spaces. The version table is marked (``Table.info[HEADS_KEY]``) and:
   execution context (:mod:`.compiler`, :mod:`.base`).
 
 Offline (``--sql``) mode cannot stamp: it would need the heads at run time.
+
+Autogenerate:
+
+* the dialect's types (:mod:`.types`) are rendered as ``trinitylake_sqlalchemy.types.X(...)``
+  and the migration imports that module (``render_type``); their nested types are
+  written as type text, so nothing else needs importing;
+* foreign keys, indexes and unique constraints of the models are not compared: the
+  format stores none of them (their DDL compiles to nothing), so comparing would propose
+  creating them on every run and ``alembic check`` could never pass.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from alembic.ddl.base import (
     ColumnComment,
@@ -33,7 +42,13 @@ from sqlalchemy import select
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import dml, elements, operators
 
+from . import types as dialect_types
 from .compiler import HEADS_KEY, _string_literal
+
+if TYPE_CHECKING:
+    from alembic.autogenerate.api import AutogenContext
+    from sqlalchemy import ForeignKeyConstraint, Index, UniqueConstraint
+    from sqlalchemy.types import TypeEngine
 
 __all__ = ["TrinityLakeImpl"]
 
@@ -42,6 +57,38 @@ class TrinityLakeImpl(DefaultImpl):
     __dialect__ = "trinitylake"
     # Every statement of a migration is in one transaction, committed as one version.
     transactional_ddl = True
+
+    # -- autogenerate ---------------------------------------------------------------
+
+    def render_type(self, type_obj: TypeEngine, autogen_context: AutogenContext) -> str | Literal[False]:
+        """``trinitylake_sqlalchemy.types.MAP('VARCHAR', 'INT')`` for a type of this
+        dialect, with its module added to the migration's imports; ``False`` (Alembic's
+        own rendering) for any other type, or when the project sets its own
+        ``user_module_prefix``."""
+        module = dialect_types.__name__
+        if type(type_obj).__module__ != module or autogen_context.opts.get("user_module_prefix"):
+            return False
+        autogen_context.imports.add(f"import {module}")
+        return f"{module}.{type_obj!r}"
+
+    def correct_for_autogen_foreignkeys(
+        self, conn_fks: set[ForeignKeyConstraint], metadata_fks: set[ForeignKeyConstraint]
+    ) -> None:
+        # The format has no foreign keys: nothing to compare (module docstring).
+        metadata_fks.clear()
+
+    def correct_for_autogen_constraints(
+        self,
+        conn_uniques: set[UniqueConstraint],
+        conn_indexes: set[Index],
+        metadata_unique_constraints: set[UniqueConstraint],
+        metadata_indexes: set[Index],
+    ) -> None:
+        # Nor indexes or unique constraints.
+        metadata_unique_constraints.clear()
+        metadata_indexes.clear()
+
+    # -- the version table -------------------------------------------------------------
 
     def version_table_impl(self, **kw: Any) -> Any:
         table = super().version_table_impl(**kw)

@@ -228,6 +228,16 @@ class TrinityLakeDialect(default.DefaultDialect):
 
     @reflection.cache
     def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
+        if schema is None or schema == self.default_schema_name:
+            # The default namespace may not exist (dropped, or a lakehouse made before it
+            # was created with every new one): it then has no tables, like any name that
+            # information_schema does not know. A namespace named explicitly must exist.
+            return [row[0] for row in self._rows(
+                connection,
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_schema = ? ORDER BY table_name",
+                (self.default_schema_name,),
+            )]  # fmt: skip
         sql = f"SHOW TABLES IN {self._quote_schema(schema)}"
         return [row[1] for row in self._rows(connection, sql)]
 

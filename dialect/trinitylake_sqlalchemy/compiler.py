@@ -12,6 +12,8 @@ DDL
 
 Types
     Every generic SQLAlchemy type is written as a SPEC 5 name (table in :mod:`.types`).
+    Uuid, JSON and Interval have no SPEC 5 type that reads back as them: CompileError,
+    naming the column, rather than a column that reflects as another type.
 """
 
 from __future__ import annotations
@@ -177,6 +179,28 @@ class TrinityLakeTypeCompiler(compiler.GenericTypeCompiler):
 
     def visit_STRUCT(self, type_: STRUCT, **kw: Any) -> str:
         return "STRUCT<" + ", ".join(self._field(f, **kw) for f in type_.fields) + ">"
+
+    # -- what the format cannot store: refused, naming the column -------------------------
+
+    def _refuse(self, name: str, instead: str, **kw: Any) -> str:
+        # In CREATE TABLE, SQLAlchemy prefixes the message with the table and column.
+        raise exc.CompileError(f"TrinityLake has no {name} type; {instead}")
+
+    def visit_uuid(self, type_: Any, **kw: Any) -> str:
+        # SQLAlchemy would write CHAR(32), which reads back as a string, not a Uuid.
+        return self._refuse("UUID", "store it as FIXED(16) or CHAR(36)", **kw)
+
+    def visit_UUID(self, type_: Any, **kw: Any) -> str:
+        return self.visit_uuid(type_, **kw)
+
+    def visit_JSON(self, type_: Any, **kw: Any) -> str:
+        return self._refuse("JSON", "use VARCHAR, or MAP / STRUCT / ARRAY for structure", **kw)
+
+    def visit_type_decorator(self, type_: Any, **kw: Any) -> str:
+        if isinstance(type_, sqltypes.Interval):
+            # SQLAlchemy would write it as a TIMESTAMP since the epoch.
+            return self._refuse("INTERVAL", "store a number of seconds or microseconds", **kw)
+        return super().visit_type_decorator(type_, **kw)
 
 
 

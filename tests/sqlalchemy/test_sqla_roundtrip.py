@@ -34,8 +34,8 @@ TYPES = [
     ("dt", sa.DateTime(), (tl.TIMESTAMP, {"timezone": False, "precision": None})),
     ("dttz", sa.DateTime(timezone=True), (tl.TIMESTAMP, {"timezone": True})),
     ("ts6", tl.TIMESTAMP(timezone=True, precision=6), (tl.TIMESTAMP, {"timezone": True, "precision": 6})),
-    ("lb", sa.LargeBinary(), (sa.VARBINARY, {"length": None})),
-    ("lb9", sa.LargeBinary(9), (sa.VARBINARY, {"length": 9})),
+    ("lb", sa.LargeBinary(), (sa.LargeBinary, {"length": None})),
+    ("lb9", sa.LargeBinary(9), (sa.LargeBinary, {"length": 9})),
     ("fx", sa.BINARY(16), (tl.FIXED, {"length": 16})),
     ("arr", sa.ARRAY(sa.Integer), (sa.ARRAY, {"dimensions": None})),
     ("arr2", sa.ARRAY(sa.String(5), dimensions=2), (sa.ARRAY, {"dimensions": 2})),
@@ -167,6 +167,35 @@ def test_reflection_of_missing_tables(engine):
                    "get_foreign_keys"):  # fmt: skip
         with pytest.raises(exc.NoSuchTableError):
             getattr(insp, method)("nope", "ns")
+
+
+def test_reflection_without_the_default_namespace(lake_url):
+    # Issue 15, item 2: a lakehouse whose default namespace is missing (dropped, or made
+    # before every new lakehouse got one) reflects as an empty default schema.
+    engine = sa.create_engine(lake_url)
+    with engine.begin() as conn:
+        conn.exec_driver_sql('DROP NAMESPACE IF EXISTS "default"')
+        conn.exec_driver_sql("CREATE NAMESPACE ns")
+        conn.exec_driver_sql("CREATE TABLE ns.t (a INT)")
+    insp = sa.inspect(engine)
+    assert insp.default_schema_name == "default"
+    assert insp.get_table_names() == []
+    assert insp.get_table_names("default") == []
+    assert insp.get_view_names() == []
+    assert not insp.has_table("t")
+    assert insp.get_multi_columns() == {}
+    assert insp.get_sorted_table_and_fkc_names() == [(None, [])]
+    with pytest.raises(exc.NoSuchTableError):
+        insp.get_columns("t")
+    metadata = sa.MetaData()
+    metadata.reflect(engine)
+    assert list(metadata.tables) == []
+    metadata.reflect(engine, schema="ns")
+    assert list(metadata.tables) == ["ns.t"]
+    # A namespace named explicitly must still exist.
+    with pytest.raises(exc.ProgrammingError, match="namespace 'nope' does not exist"):
+        insp.get_table_names("nope")
+    engine.dispose()
 
 
 def test_reflection_is_cached_per_inspector(engine):
