@@ -1,0 +1,218 @@
+"""The layering of ../shared/ARCHITECTURE.md, checked on the source (issue 16).
+
+Rules, each checked on every module of ``trinitylake_dbapi`` and ``trinitylake_sqlalchemy``
+(imports inside functions count: a lazy import is still a dependency):
+
+  A1. Layers depend only downward: a module imports modules of its own layer or of a
+      lower one. ``errors`` is the one hierarchy every layer raises, so it sits at the bottom.
+  A2. No layer skips the public surface of the one below where ARCHITECTURE.md says so:
+      ``sql`` never touches the tree, storage or the version machinery; ``spark`` never
+      touches the tree; the dialect and the shell use the driver's public package only.
+  A3. The import graph has no cycle.
+  A4. No module uses another module's underscore names: neither ``from m import _x`` nor
+      ``obj._x`` where ``_x`` is defined in another of our modules and not in this one
+      (``self._x`` and ``cls._x`` are the object's own, inherited ones included).
+
+``KNOWN_DEBT`` lists the violations that stood when these rules were written down; issue 16
+removes them. The test fails on a new violation and on a listed one that is gone, so the
+list only shrinks and always tells the truth.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = {
+    "trinitylake_dbapi": REPO / "trinitylake_dbapi",
+    "trinitylake_sqlalchemy": REPO / "dialect" / "trinitylake_sqlalchemy",
+}
+
+# Layer of each module, by the longest matching dotted prefix; lower numbers sit lower.
+LAYERS = {
+    "trinitylake_dbapi.errors": 0,
+    "trinitylake_dbapi.format": 1,
+    "trinitylake_dbapi.storage": 2,
+    "trinitylake_dbapi.tree": 3,
+    "trinitylake_dbapi.lakehouse": 4,
+    "trinitylake_dbapi.transaction": 4,
+    "trinitylake_dbapi.catalog": 5,
+    "trinitylake_dbapi.iceberg": 6,
+    "trinitylake_dbapi.maintenance": 7,
+    "trinitylake_dbapi.verify": 7,
+    "trinitylake_dbapi.sql": 8,
+    "trinitylake_dbapi.spark": 8,
+    "trinitylake_dbapi": 9,  # the driver: __init__, connection, cursor, types_dbapi
+    "trinitylake_dbapi.cli": 10,
+    "trinitylake_sqlalchemy": 11,
+}
+
+# A2: (importer prefix, imported prefixes it must not use).
+SKIPS_FORBIDDEN = [
+    ("trinitylake_dbapi.sql", ("trinitylake_dbapi.tree", "trinitylake_dbapi.storage",
+                               "trinitylake_dbapi.transaction", "trinitylake_dbapi.lakehouse")),
+    ("trinitylake_dbapi.spark", ("trinitylake_dbapi.tree",)),
+]
+# A2: modules that may use only the driver's public package (and errors) of trinitylake_dbapi.
+PUBLIC_ONLY = ("trinitylake_sqlalchemy", "trinitylake_dbapi.cli")
+PUBLIC_SURFACE = {"trinitylake_dbapi", "trinitylake_dbapi.errors"}
+
+KNOWN_DEBT = {
+    "A1 trinitylake_dbapi.catalog -> trinitylake_dbapi.maintenance",
+    "A2 trinitylake_dbapi.cli -> trinitylake_dbapi.catalog",
+    "A2 trinitylake_dbapi.cli -> trinitylake_dbapi.sql.columns",
+    "A2 trinitylake_dbapi.cli -> trinitylake_dbapi.sql.dialect",
+    "A2 trinitylake_dbapi.cli -> trinitylake_dbapi.sql.system_tables",
+    "A2 trinitylake_dbapi.cli -> trinitylake_dbapi.verify",
+    "A2 trinitylake_dbapi.spark.verification -> trinitylake_dbapi.tree",
+    "A2 trinitylake_sqlalchemy.base -> trinitylake_dbapi.sql.execute",
+    "A2 trinitylake_sqlalchemy.types -> trinitylake_dbapi.format.types",
+    "A3 trinitylake_dbapi.connection <-> trinitylake_dbapi.cursor",
+    "A3 trinitylake_sqlalchemy.alembic_impl <-> trinitylake_sqlalchemy.base"
+    " <-> trinitylake_sqlalchemy.compiler <-> trinitylake_sqlalchemy.types",
+    "A4 trinitylake_dbapi.connection uses _detach",
+    "A4 trinitylake_dbapi.cursor uses _run",
+    "A4 trinitylake_dbapi.maintenance uses _find_latest",
+    "A4 trinitylake_dbapi.maintenance uses _write_hint",
+    "A4 trinitylake_dbapi.spark.maintenance uses _write_hint",
+    "A4 trinitylake_dbapi.verify uses _find_latest",
+    "A4 trinitylake_sqlalchemy.alembic_impl uses _string_literal",
+}
+
+
+def modules(packages: dict[str, Path]) -> dict[str, tuple[Path, ast.Module]]:
+    """Every module of the packages, by dotted name, with its parsed source."""
+    found = {}
+    for package, base in packages.items():
+        for path in sorted(base.rglob("*.py")):
+            parts = [package, *path.relative_to(base).with_suffix("").parts]
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = (path, ast.parse(path.read_text(encoding="utf-8")))
+    return found
+
+
+def imports(name: str, path: Path, tree: ast.Module, known: set[str]) -> set[tuple[str, str]]:
+    """(imported module, imported name or '') for every import of ours in one module."""
+    out = set()
+    own_package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update((alias.name, "") for alias in node.names if alias.name in known)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = own_package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                submodule = f"{source}.{alias.name}"
+                if submodule in known:
+                    out.add((submodule, ""))
+                elif source in known:
+                    out.add((source, alias.name))
+    return {(module, item) for module, item in out if module != name}
+
+
+def layer(name: str) -> int:
+    prefix = max((p for p in LAYERS if name == p or name.startswith(p + ".")), key=len)
+    return LAYERS[prefix]
+
+
+def under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def private_names_defined(tree: ast.Module) -> set[str]:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+def violations(packages: dict[str, Path] = PACKAGES) -> set[str]:
+    """Every violation of A1-A4, as the one-line entries KNOWN_DEBT uses."""
+    mods = modules(packages)
+    known = set(mods)
+    graph: dict[str, set[str]] = {}
+    found = set()
+    defined = {name: private_names_defined(tree) for name, (_, tree) in mods.items()}
+    for name, (path, tree) in mods.items():
+        edges = imports(name, path, tree, known)
+        graph[name] = {target for target, _ in edges}
+        for target, item in edges:
+            if layer(target) > layer(name):
+                found.add(f"A1 {name} -> {target}")
+            for importer, forbidden in SKIPS_FORBIDDEN:
+                if under(name, importer) and any(under(target, f) for f in forbidden):
+                    found.add(f"A2 {name} -> {target}")
+            if (any(under(name, p) for p in PUBLIC_ONLY) and under(target, "trinitylake_dbapi")
+                    and target not in PUBLIC_SURFACE):
+                found.add(f"A2 {name} -> {target}")
+            if item.startswith("_") and not item.startswith("__"):
+                found.add(f"A4 {name} uses {item}")
+        others = set().union(*(d for other, d in defined.items() if other != name))
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and node.attr in others
+                    and node.attr not in defined[name]
+                    and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+                found.add(f"A4 {name} uses {node.attr}")
+    for start in graph:
+        cycle = sorted(m for m in graph if m != start and reaches(graph, start, m)
+                       and reaches(graph, m, start))
+        if cycle:
+            found.add("A3 " + " <-> ".join(sorted([start, *cycle])))
+    return found
+
+
+def reaches(graph: dict[str, set[str]], start: str, goal: str) -> bool:
+    seen, todo = {start}, [start]
+    while todo:
+        for nxt in graph.get(todo.pop(), ()):
+            if nxt == goal:
+                return True
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return False
+
+
+def test_no_new_violation_of_the_layering() -> None:
+    assert sorted(violations() - KNOWN_DEBT) == []
+
+
+def test_known_debt_lists_only_what_still_stands() -> None:
+    assert sorted(KNOWN_DEBT - violations()) == []
+
+
+def test_the_checker_finds_each_kind_of_violation(tmp_path: Path) -> None:
+    package = tmp_path / "trinitylake_dbapi"
+    files = {
+        "__init__.py": "",
+        "errors.py": "",
+        "tree.py": "from .catalog import Catalog\nfrom . import errors\n",
+        "catalog.py": "class Catalog: ...\n",
+        "transaction.py": "def _write_hint(): ...\n",
+        "maintenance.py": "from . import transaction\ntransaction._write_hint()\n",
+        "connection.py": "from .cursor import Cursor\nclass Connection:\n    def _run(self): self._run()\n",
+        "cursor.py": "class Cursor:\n    def go(self):\n        from .connection import Connection\n",
+        "sql/__init__.py": "",
+        "sql/execute.py": "from trinitylake_dbapi.transaction import _write_hint\n",
+    }
+    for name, text in files.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(text)
+    assert violations({"trinitylake_dbapi": package}) == {
+        "A1 trinitylake_dbapi.tree -> trinitylake_dbapi.catalog",
+        "A2 trinitylake_dbapi.sql.execute -> trinitylake_dbapi.transaction",
+        "A3 trinitylake_dbapi.connection <-> trinitylake_dbapi.cursor",
+        "A4 trinitylake_dbapi.maintenance uses _write_hint",
+        "A4 trinitylake_dbapi.sql.execute uses _write_hint",
+    }
