@@ -16,7 +16,8 @@ from trinitylake_dbapi.errors import (
 )
 from trinitylake_dbapi.format.types import ColumnSpec, TypeSpec, parse_type, type_to_sql
 from trinitylake_dbapi.sql import dialect as d
-from trinitylake_dbapi.sql.columns import column_specs, quote_name
+from trinitylake_dbapi.sql.columns import column_specs
+from trinitylake_dbapi.sql.dialect import quote_identifier as quote_name
 from trinitylake_dbapi.sql.dialect import parse, parse_statement, split_statements
 
 
@@ -349,3 +350,35 @@ def test_compiled_sqlglot_is_refused_clearly(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(d, "_SPARE", threading.local())
     with pytest.raises(errors.InterfaceError, match="pip uninstall sqlglotc"):
         d.parse_statement("SHOW NAMESPACES")
+
+
+@pytest.mark.parametrize(
+    "sql, line, column, word, suggestion",
+    [
+        ("CREAT NAMESPACE x", 1, 1, "CREAT", "CREATE"),
+        ("SELEC 1", 1, 1, "SELEC", "SELECT"),
+        ("CREATE NAMSPACE x", 1, 8, "NAMSPACE", "NAMESPACE"),
+        ("\n  DROPP TABLE n.t", 2, 3, "DROPP", "DROP"),
+        ("SHOW NAMESPACS", 1, 6, "NAMESPACS", "NAMESPACES"),
+        ("FROBNICATE n", 1, 1, "FROBNICATE", None),
+    ],
+)
+def test_a_misspelled_statement_is_a_syntax_error_at_the_word(
+    sql: str, line: int, column: int, word: str, suggestion: str | None
+) -> None:
+    # Issue 15, item 5: a typo is not an unsupported statement.
+    with pytest.raises(SQLSyntaxError) as info:
+        one(sql)
+    assert (info.value.line, info.value.column, info.value.text) == (line, column, word)
+    assert f"unknown word {word!r}" in str(info.value)
+    if suggestion:
+        assert f"did you mean {suggestion}?" in str(info.value)
+    else:
+        assert "a statement starts with ALTER" in str(info.value)
+
+
+def test_a_misspelled_second_statement_of_a_script_is_found_too() -> None:
+    from trinitylake_dbapi.sql.dialect import parse
+
+    with pytest.raises(SQLSyntaxError, match="unknown word 'SELEC'; did you mean SELECT"):
+        parse("SELECT 1; SELEC 2")

@@ -25,6 +25,7 @@ This module depends on sqlglot parser internals, so sqlglot is pinned to a minor
 
 from __future__ import annotations
 
+import difflib
 import re
 import threading
 import typing as t
@@ -44,6 +45,8 @@ __all__ = [
     "parse_statement",
     "parse_marked",
     "split_statements",
+    "quote_identifier",
+    "RESERVED_WORDS",
     "Statement",
 ]
 
@@ -383,15 +386,24 @@ class TrinityLake(Spark):
 
         def _tl_unsupported(self, words: int, what: str | None = None) -> t.NoReturn:
             """Refuse the statement or clause starting at the current token, naming it by
-            its first ``words`` words (or ``what``)."""
+            its first ``words`` words (or ``what``).
+
+            A misspelling is a syntax error, not an unsupported statement: when one of
+            those words is not an SQL keyword at all (an unknown first word, or a word
+            close to one TrinityLake SQL uses), SQLSyntaxError points at it and suggests
+            the closest word.
+            """
             start = self._curr
             if what is None:
                 taken = []
                 for i in range(words):
                     index = self._index + i
-                    word = self._tl_word(self._tokens[index]) if index < len(self._tokens) else None
+                    tok = self._tokens[index] if index < len(self._tokens) else None
+                    word = self._tl_word(tok)
                     if word is None:
                         break
+                    first = i == 0 and (index == 0 or self._tokens[index - 1].token_type == TokenType.SEMICOLON)
+                    self._tl_check_spelling(t.cast(Token, tok), first)
                     taken.append(word)
                 what = " ".join(taken) or start.text
             line, col = _line_col(self.sql, start.start)
@@ -399,6 +411,18 @@ class TrinityLake(Spark):
                 f"{what} is not supported (line {line}, column {col}); TrinityLake SQL "
                 f"supports {_SUPPORTED}"
             )
+
+        def _tl_check_spelling(self, tok: Token, first: bool) -> None:
+            """SQLSyntaxError for a word that is no SQL keyword and is either a statement's
+            first word or close to a word of TrinityLake SQL (a misspelling)."""
+            if tok.token_type != TokenType.VAR:
+                return  # a keyword: real SQL that TrinityLake does not support
+            word = tok.text.upper()
+            close = difflib.get_close_matches(word, _VOCABULARY, n=1, cutoff=0.7)
+            if not first and not close:
+                return
+            hint = f"; did you mean {close[0]}?" if close else f"; a statement starts with {_FIRST_WORDS}"
+            raise _syntax_error(self.sql, f"unknown word {tok.text!r}{hint}", tok.start, tok.end)
 
         # -- small pieces ---------------------------------------------------------
 
@@ -914,7 +938,39 @@ class TrinityLake(Spark):
 assert all(len(words) == 1 for words, _ in TrinityLake.Parser.TL_STATEMENTS)
 _TL_BY_WORD = {words[0]: handler for words, handler in TrinityLake.Parser.TL_STATEMENTS}
 
+#: The words statements of TrinityLake SQL are made of, for "did you mean" suggestions.
+_VOCABULARY = sorted(set(re.findall(r"[A-Z]+", _SUPPORTED)) | set(_TL_BY_WORD) | {"WITH"})
+_FIRST_WORDS = ", ".join(sorted(set(_TL_BY_WORD) | {"SELECT", "WITH"}))
+
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _reserved_words() -> frozenset[str]:
+    """Every word that sqlglot or this dialect treats specially somewhere: the
+    tokenizer's keywords and the words the parser matches by text (its string-keyed
+    tables: constraints, properties, clauses...), upper-case. Function names are left
+    out: a column named ``count`` reads back as a column."""
+    words = {w.upper() for w in TrinityLake.Tokenizer.KEYWORDS}
+    for name in dir(TrinityLake.Parser):
+        table = getattr(TrinityLake.Parser, name)
+        if name != "FUNCTIONS" and isinstance(table, (dict, set, frozenset)):
+            words.update(w.upper() for k in table if isinstance(k, str) for w in k.split())
+    words.update(_VOCABULARY)
+    return frozenset(w for w in words if _WORD.fullmatch(w))
+
+
+#: Words that SQL text written by this package always quotes when used as a name.
+RESERVED_WORDS = _reserved_words()
+
+
+def quote_identifier(name: str) -> str:
+    """``name`` as SQL text that this dialect reads back as exactly that identifier:
+    plain when it is one ordinary word that is no keyword (RESERVED_WORDS), else in
+    backquotes (backquotes doubled). The one quoting rule of the SQL layer: SHOW
+    CREATE TABLE, struct field names in types, the shell."""
+    if _WORD.fullmatch(name) and name.upper() not in RESERVED_WORDS:
+        return name
+    return "`" + name.replace("`", "``") + "`"
 _PHRASE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?: [A-Za-z_][A-Za-z0-9_]*)*")
 
 
