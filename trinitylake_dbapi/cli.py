@@ -51,7 +51,7 @@ from typing import Any, Callable, Iterable, Sequence, TextIO
 import trinitylake_dbapi
 from trinitylake_dbapi import errors
 from trinitylake_dbapi.catalog import Catalog, like_to_regex
-from trinitylake_dbapi.sql.columns import quote_name
+from trinitylake_dbapi.sql.dialect import quote_identifier
 from trinitylake_dbapi.sql.dialect import split_statements
 from trinitylake_dbapi.sql.system_tables import SYSTEM_TABLES
 
@@ -246,7 +246,7 @@ def _meta_schema(shell: "Shell", args: list[str]) -> bool:
     if args and not names:
         raise errors.ProgrammingError(f".schema: no table matches '{args[0]}'")
     for namespace, table in names:
-        shell.cur.execute(f"SHOW CREATE TABLE {quote_name(namespace)}.{quote_name(table)}")
+        shell.cur.execute(f"SHOW CREATE TABLE {quote_identifier(namespace)}.{quote_identifier(table)}")
         for (statement,) in shell.cur.fetchall():
             print(statement + ";", file=shell.out)
     return True

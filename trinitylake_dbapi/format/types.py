@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Iterable, Iterator, Mapping, Sequence, Union
+from typing import Callable, Iterable, Iterator, Mapping, Sequence, Union
 
 from trinitylake_dbapi.errors import InvalidDefinitionError
 from trinitylake_dbapi.format.trinitylake_pb2 import Column, DataType
@@ -327,8 +327,10 @@ def _quote_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _field_text(c: ColumnSpec, *, show_not_null: bool = True) -> str:
-    out = type_to_sql(c.type)
+def _field_text(
+    c: ColumnSpec, quote_name: Callable[[str], str], *, show_not_null: bool = True
+) -> str:
+    out = type_to_sql(c.type, quote_name=quote_name)
     if show_not_null and not c.nullable:
         out += " NOT NULL"
     if c.comment is not None:
@@ -336,12 +338,14 @@ def _field_text(c: ColumnSpec, *, show_not_null: bool = True) -> str:
     return out
 
 
-def type_to_sql(t: TypeSpec) -> str:
+def type_to_sql(t: TypeSpec, *, quote_name: Callable[[str], str] = _quote_name) -> str:
     """The canonical text of a type (format in the module docstring), e.g. ``int8``,
     ``decimal(10,2)``, ``varchar(20)``, ``timestamp(3)``, ``map<varchar, int4>``,
     ``struct<a: int4 NOT NULL COMMENT 'x', b: list<varchar>>``.
 
-    :func:`parse_type` reads it back to an equal TypeSpec (ids aside).
+    :func:`parse_type` reads it back to an equal TypeSpec (ids aside). ``quote_name``
+    quotes struct field names; the SQL layer passes its own, which also quotes the words
+    its parser treats as keywords, so that the text runs as SQL too.
     """
     kind = t.kind
     if kind == "decimal":
@@ -352,13 +356,13 @@ def type_to_sql(t: TypeSpec) -> str:
     if kind == "list":
         if t.element is None:
             raise InvalidDefinitionError("a list type needs an element")
-        return f"list<{_field_text(t.element)}>"
+        return f"list<{_field_text(t.element, quote_name)}>"
     if kind == "map":
         if t.key is None or t.value is None:
             raise InvalidDefinitionError("a map type needs a key and a value")
-        return f"map<{_field_text(t.key, show_not_null=False)}, {_field_text(t.value)}>"
+        return f"map<{_field_text(t.key, quote_name, show_not_null=False)}, {_field_text(t.value, quote_name)}>"
     if kind == "struct":
-        inner = ", ".join(f"{_quote_name(f.name)}: {_field_text(f)}" for f in t.fields)
+        inner = ", ".join(f"{quote_name(f.name)}: {_field_text(f, quote_name)}" for f in t.fields)
         return f"struct<{inner}>"
     return kind
 

@@ -12,11 +12,9 @@ outside SPEC 5 (``TINYINT``, ``JSON``, ``INTERVAL``, ...) is refused naming the 
 
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 from sqlglot import exp
-from sqlglot.tokens import TokenType
 
 from trinitylake_dbapi.errors import InvalidDefinitionError, NotSupportedError
 from trinitylake_dbapi.format.types import (
@@ -28,9 +26,9 @@ from trinitylake_dbapi.format.types import (
     validate_column,
 )
 from trinitylake_dbapi.sql.binding import constant
-from trinitylake_dbapi.sql.dialect import TrinityLake, tokenize
+from trinitylake_dbapi.sql.dialect import TrinityLake, quote_identifier
 
-__all__ = ["DTYPE_NAMES", "type_spec", "column_spec", "column_specs", "quote_name", "create_table_sql"]
+__all__ = ["DTYPE_NAMES", "type_spec", "column_spec", "column_specs", "create_table_sql"]
 
 #: sqlglot type node -> the SPEC 5 name it was written as (resolved by format.types).
 DTYPE_NAMES: dict[exp.DType, str] = {
@@ -220,26 +218,6 @@ def column_specs(
 # ---------------------------------------------------------------------------
 
 
-_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def quote_name(name: str) -> str:
-    """A name as the dialect reads it back: plain when it is one ordinary word, else in
-    backquotes (backquotes doubled)."""
-    try:
-        tokens = tokenize(name)
-    except Exception:  # noqa: BLE001 - anything odd gets quoted
-        tokens = []
-    if (
-        _PLAIN.fullmatch(name)
-        and len(tokens) == 1
-        and tokens[0].token_type == TokenType.VAR
-        and tokens[0].text == name
-    ):
-        return name
-    return "`" + name.replace("`", "``") + "`"
-
-
 def quote_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
@@ -252,17 +230,17 @@ def create_table_sql(info) -> str:  # noqa: ANN001 - a catalog TableInfo
     """CREATE TABLE text for a table, readable by the dialect (SHOW CREATE TABLE)."""
     lines = []
     for c in info.columns:
-        line = f"  {quote_name(c.name)} {type_to_sql(c.type)}"
+        line = f"  {quote_identifier(c.name)} {type_to_sql(c.type, quote_name=quote_identifier)}"
         if not c.nullable:
             line += " NOT NULL"
         if c.comment is not None:
             line += f" COMMENT {quote_string(c.comment)}"
         lines.append(line)
     if info.primary_key:
-        lines.append(f"  PRIMARY KEY ({', '.join(quote_name(k) for k in info.primary_key)})")
-    text = f"CREATE TABLE {quote_name(info.namespace)}.{quote_name(info.name)} (\n"
+        lines.append(f"  PRIMARY KEY ({', '.join(quote_identifier(k) for k in info.primary_key)})")
+    text = f"CREATE TABLE {quote_identifier(info.namespace)}.{quote_identifier(info.name)} (\n"
     text += ",\n".join(lines) + "\n)"
-    text += f"\nUSING {quote_name(info.table_format.lower())}" if info.table_format else ""
+    text += f"\nUSING {quote_identifier(info.table_format.lower())}" if info.table_format else ""
     if info.comment is not None:
         text += f"\nCOMMENT {quote_string(info.comment)}"
     if info.properties:
