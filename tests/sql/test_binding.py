@@ -153,3 +153,42 @@ def test_statements_without_markers_are_not_marked(sql: str) -> None:
         assert str(fast.value) == str(full.value) == (
             "the statement has no parameter markers but parameters were given"
         )
+
+
+@pytest.mark.parametrize(
+    "sql, params, message",
+    [
+        ("COMMENT ON NAMESPACE n IS ?", ["a\ud800b"], r"parameter #1 \(line 1, column 27\): .* U\+D800 at index 1"),
+        ("ALTER NAMESPACE n SET PROPERTIES ('k' = :v)", {"v": "\udc00"}, r"parameter :v \(line 1, column 42\): .* U\+DC00"),
+        ("EXPORT SNAPSHOT ? AS OF VERSION 0", ["s\ud800"], r"parameter #1 .* U\+D800"),
+        ("CREATE NAMESPACE m COMMENT 'x\ud83d'", None, r"the comment: .* U\+D83D at index 1"),
+    ],
+)  # fmt: skip
+def test_a_lone_surrogate_is_a_data_error_and_writes_nothing(sql: str, params: object, message: str) -> None:
+    # Issue 15, item 12: it was an InternalError (UnicodeEncodeError) from deep inside.
+    import trinitylake_dbapi
+    from trinitylake_dbapi.errors import DataError
+
+    conn = trinitylake_dbapi.connect("memory://surrogates", create=True, autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE NAMESPACE IF NOT EXISTS n")
+    cur.execute("SHOW VERSIONS")
+    versions = cur.fetchall()
+    with pytest.raises(DataError, match=message):
+        cur.execute(sql, params)
+    cur.execute("SHOW VERSIONS")
+    assert cur.fetchall() == versions
+
+
+@pytest.mark.parametrize("value", ["5", 1.5, True, -1, None, b"1"])
+@pytest.mark.parametrize("clause", ["LIMIT ?", "LIMIT 1 OFFSET ?"])
+def test_limit_and_offset_parameters_take_non_negative_integers(clause: str, value: object) -> None:
+    # Issue 15, item 12: a non-integer was an InternalError from the executor.
+    import trinitylake_dbapi
+
+    cur = trinitylake_dbapi.connect("memory://limits", create=True).cursor()
+    word = clause.split()[-2]
+    with pytest.raises(ProgrammingError, match=rf"parameter #1 \(line 1, column \d+\): {word} takes a non-negative integer, got {value!r}"):
+        cur.execute(f"SELECT 1 {clause}", [value])
+    cur.execute(f"SELECT 1 {clause}", [0])
+    assert cur.fetchall() == ([] if word == "LIMIT" else [(1,)])

@@ -33,7 +33,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from trinitylake_dbapi.errors import ProgrammingError
+from trinitylake_dbapi.errors import DataError, ProgrammingError
 
 __all__ = ["bind", "placeholders", "to_node", "constant"]
 
@@ -81,7 +81,7 @@ def bind(statement: exp.Expr, parameters: Any = None, *, markers: bool = True) -
         for p in holes:
             if p.name not in parameters:
                 raise ProgrammingError(f"no value for parameter :{p.name}")
-            values[id(p)] = to_node(parameters[p.name], f":{p.name}")
+            values[id(p)] = _bound(p, parameters[p.name], f":{p.name}")
     else:
         if isinstance(parameters, (str, bytes, bytearray, memoryview, Mapping)) or not isinstance(
             parameters, Sequence
@@ -95,7 +95,7 @@ def bind(statement: exp.Expr, parameters: Any = None, *, markers: bool = True) -
                 f"{len(parameters)} parameter(s) were given"
             )
         for index, (p, value) in enumerate(zip(holes, parameters), start=1):
-            values[id(p)] = to_node(value, f"#{index}")
+            values[id(p)] = _bound(p, value, f"#{index}")
 
     def replace(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Placeholder):
@@ -103,6 +103,19 @@ def bind(statement: exp.Expr, parameters: Any = None, *, markers: bool = True) -
         return node
 
     return copied.transform(replace, copy=False)
+
+
+def _bound(hole: exp.Placeholder, value: Any, label: str) -> exp.Expr:
+    """The node of ``value`` for one placeholder; the label of an error names the
+    parameter and where its marker stands in the SQL."""
+    where = f"{label} (line {hole.meta.get('line', 1)}, column {hole.meta.get('col', 1)})"
+    if isinstance(hole.parent, (exp.Limit, exp.Offset)) and hole.parent.args.get("expression") is hole:
+        clause = "LIMIT" if isinstance(hole.parent, exp.Limit) else "OFFSET"
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ProgrammingError(
+                f"parameter {where}: {clause} takes a non-negative integer, got {value!r}"
+            )
+    return to_node(value, where)
 
 
 def _check_no_parameters(parameters: Any) -> None:
@@ -134,6 +147,7 @@ def to_node(value: Any, label: str = "") -> exp.Expr:
             raise ProgrammingError(f"parameter {label}: cannot bind the decimal {value}")
         return _number(str(value))
     if isinstance(value, str):
+        _check_text(value, f"parameter {label}")
         return exp.Literal.string(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return exp.Unhex(this=exp.Literal.string(bytes(value).hex()))
@@ -149,6 +163,18 @@ def to_node(value: Any, label: str = "") -> exp.Expr:
     raise ProgrammingError(
         f"parameter {label}: cannot bind a value of type {type(value).__name__}"
     )
+
+
+def _check_text(value: str, subject: str) -> None:
+    """DataError for text that has no UTF-8 form (a lone surrogate): every string the
+    lakehouse stores or shows is UTF-8 (SPEC 3)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise DataError(
+            f"{subject}: the string is not valid Unicode text: lone surrogate "
+            f"U+{ord(value[e.start]):04X} at index {e.start}"
+        ) from None
 
 
 def _number(text: str) -> exp.Expr:
@@ -173,6 +199,7 @@ def constant(node: exp.Expr | None, what: str) -> Any:
         return None
     if isinstance(node, exp.Literal):
         if node.is_string:
+            _check_text(node.this, what)
             return node.this
         text = node.this
         try:
