@@ -39,7 +39,8 @@ __all__ = ["Connection", "translate_errors", "raise_translated"]
 @contextlib.contextmanager
 def translate_errors() -> Iterator[None]:
     """The one place where exceptions from below become PEP 249 exceptions. The
-    package's own errors already are; a sqlglot error is a ProgrammingError; anything
+    package's own errors already are; a sqlglot error is a ProgrammingError, and so is a
+    RecursionError (a statement nested too deeply for sqlglot's recursive descent); anything
     else is an InternalError (a bug), with the original chained."""
     try:
         yield
@@ -55,6 +56,10 @@ def raise_translated(e: BaseException) -> NoReturn:
         raise e
     if isinstance(e, SqlglotError):
         raise errors.ProgrammingError(str(e).replace("\x1b[4m", "").replace("\x1b[0m", "")) from e
+    if isinstance(e, RecursionError):
+        raise errors.ProgrammingError(
+            "the statement is nested too deeply to run (Python's recursion limit); simplify it"
+        ) from e
     raise errors.InternalError(f"internal error: {type(e).__name__}: {e}") from e
 
 

@@ -551,3 +551,44 @@ def test_canonical_text_round_trips(t: TypeSpec) -> None:
     if "'" not in text and "`" not in text:  # spacing is free outside quoted text
         loose = " " + text.replace(", ", " ,  ").replace(": ", ":").replace("<", " < ")
         assert parse_type(loose + " ", column="c") == t
+
+
+def nested_list(levels: int) -> ColumnSpec:
+    t = type_from_sql("int", column="element")
+    for _ in range(levels):
+        t = list_type(t)
+    return ColumnSpec("deep", t)
+
+
+@pytest.mark.parametrize("levels", [65, 99, 5_000])
+def test_types_nested_deeper_than_the_limit_are_refused_naming_the_column(levels: int) -> None:
+    # Issue 15, item 7 (rule N1): 99 levels were stored, then no reader could decode them.
+    from trinitylake_dbapi.format.types import MAX_NESTING_DEPTH
+
+    assert MAX_NESTING_DEPTH == 64
+    with pytest.raises(InvalidDefinitionError, match=rf"column 'deep': the type nests {levels} levels"):
+        to_proto_columns([nested_list(levels)], 1)
+
+
+def test_the_deepest_allowed_type_is_stored_and_read_back() -> None:
+    from trinitylake_dbapi.format.types import MAX_NESTING_DEPTH, nesting_depth
+
+    column = nested_list(MAX_NESTING_DEPTH)
+    assert nesting_depth(column.type) == MAX_NESTING_DEPTH
+    protos, _ = to_proto_columns([column], 1)
+    message = pb.TableDef(name="t")
+    message.schema.columns.extend(protos)
+    decoded = decode_table_def(encode(message), "t.binpb")
+    assert without_ids(from_proto_columns(decoded.schema.columns)[0]) == column
+
+
+def test_encode_refuses_a_definition_no_reader_could_decode() -> None:
+    # Rule W1 of definitions.py: bytes that protobuf's reader would refuse are never
+    # returned, whatever built the message.
+    message = pb.TableDef(name="t")
+    column = message.schema.columns.add(name="deep", type=pb.LIST)
+    for _ in range(120):
+        column = column.list_element
+        column.name, column.type = "element", pb.LIST
+    with pytest.raises(InvalidDefinitionError, match="TableDef cannot be stored"):
+        encode(message)

@@ -382,3 +382,39 @@ def test_a_misspelled_second_statement_of_a_script_is_found_too() -> None:
 
     with pytest.raises(SQLSyntaxError, match="unknown word 'SELEC'; did you mean SELECT"):
         parse("SELECT 1; SELEC 2")
+
+
+@pytest.mark.parametrize(
+    "sql, column",
+    [
+        ("SELECT " + "(" * 5_000 + "1" + ")" * 5_000, 5_007),
+        ("SELECT " + "NOT " * 20_000 + "TRUE", 80_004),
+        ("SELECT 1 WHERE " + "NOT " * 300 + "TRUE", 1_212),
+    ],
+    ids=["parentheses", "nots", "nots-in-where"],
+)
+def test_deeply_nested_sql_is_a_syntax_error_at_its_deepest_point(sql: str, column: int) -> None:
+    # Issue 15, item 7: a RecursionError from the parser was an InternalError.
+    with pytest.raises(SQLSyntaxError, match="nested too deeply") as info:
+        one(sql)
+    assert (info.value.line, info.value.column) == (1, column)
+
+
+def test_deep_types_in_sql_are_refused_before_anything_is_written() -> None:
+    import trinitylake_dbapi
+
+    conn = trinitylake_dbapi.connect("memory://deep-types", create=True, autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE NAMESPACE n")
+    cur.execute("CREATE TABLE n.t (a INT)")
+    for opening, closing in (("ARRAY<", ">"), ("STRUCT<x: ", ">"), ("MAP<INT, ", ">")):
+        deep = opening * 99 + "INT" + closing * 99
+        with pytest.raises(InvalidDefinitionError, match="column 'a': the type nests 99 levels"):
+            cur.execute(f"CREATE TABLE n.u (a {deep})")
+        with pytest.raises(InvalidDefinitionError, match="column 'b': the type nests 99 levels"):
+            cur.execute(f"ALTER TABLE n.t ADD COLUMN b {deep}")
+    cur.execute("SHOW VERSIONS")
+    assert len(cur.fetchall()) == 3  # version 0, the namespace, the table: nothing more
+    other = trinitylake_dbapi.connect("memory://deep-types").cursor()
+    other.execute("DESCRIBE TABLE n.t")
+    assert [row[0] for row in other.fetchall()] == ["a"]

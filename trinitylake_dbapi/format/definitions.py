@@ -10,7 +10,10 @@ the same checks:
   strings parse "successfully" as unknown fields; SPEC 5 fixes every field of format
   major version 0, so an unknown field means the file is not one of ours;
 * a lakehouse definition of a major version other than 0 is refused with
-  :class:`~trinitylake_dbapi.errors.UnsupportedFormatError`.
+  :class:`~trinitylake_dbapi.errors.UnsupportedFormatError`;
+* what is written can be read (rule W1): :func:`encode` parses its own bytes back the
+  way every reader does (protobuf's nesting limit included) and raises
+  InvalidDefinitionError instead of returning bytes no reader could decode.
 
 :class:`LakehouseSettings` is the lakehouse definition with the defaults of SPEC 5
 applied, which is what every layer above wants to read; :func:`new_lakehouse_def` builds
@@ -92,9 +95,18 @@ def encode(message: Message) -> bytes:
     """Serialize a definition message to the bytes of its ``.binpb`` file.
 
     Deterministic (map entries sorted by key), so the same definition always gives the
-    same bytes; this keeps tests and content comparisons stable.
+    same bytes; this keeps tests and content comparisons stable. W1: the bytes are
+    parsed back before they are returned.
     """
-    return message.SerializeToString(deterministic=True)
+    data = message.SerializeToString(deterministic=True)
+    try:
+        type(message)().ParseFromString(data)
+    except DecodeError as e:
+        raise InvalidDefinitionError(
+            f"the {message.DESCRIPTOR.name} cannot be stored: its encoding would not be "
+            f"readable ({e}); a type nested this deeply is beyond what readers decode"
+        ) from None
+    return data
 
 
 def _parse(message: _M, data: bytes, path: str) -> _M:

@@ -22,6 +22,12 @@ Canonical text (:func:`type_to_sql`, read back by :func:`parse_type`)
     A struct field name that is not a plain identifier ``[A-Za-z_][A-Za-z0-9_]*`` is
     written in backquotes (backquotes doubled). Column ids are never shown.
 
+Nesting (rule N1)
+    A type nests at most :data:`MAX_NESTING_DEPTH` (64) levels of list, map and struct
+    (``list<int4>`` is one level). Writers refuse deeper types before anything is
+    written; the limit stays well inside what protobuf readers decode (about 97 levels
+    of this schema), so every stored definition can be read by every implementation.
+
 Storage (:func:`to_proto_columns`, :func:`from_proto_column`)
     Parameters go to ``Column.properties`` as decimal strings: ``length``,
     ``precision``, ``scale``; the comment to ``properties["comment"]``. Column ids start
@@ -82,6 +88,8 @@ MAX_TIME_PRECISION = 9
 #: Largest length of char, varchar, fixed and binary.
 MAX_LENGTH = 2**31 - 1
 _MAX_ID = 2**32 - 1
+#: Most levels of list, map and struct one column's type may nest (rule N1).
+MAX_NESTING_DEPTH = 64
 
 #: SQL type name or alias (lower case, words separated by one space) -> canonical kind.
 #: Exactly the names of SPEC 5; anything else is refused.
@@ -537,6 +545,32 @@ def _walk(columns: Iterable[ColumnSpec], prefix: str = "") -> Iterator[tuple[str
         yield from _walk(_children(c.type), path + ".")
 
 
+def nesting_depth(t: TypeSpec) -> int:
+    """Levels of list, map and struct in ``t`` (0 for a primitive type); iterative, so
+    any depth is measured without recursion."""
+    deepest = 0
+    todo = [(t, 0)]
+    while todo:
+        node, depth = todo.pop()
+        if node.kind in NESTED_KINDS:
+            depth += 1
+            deepest = max(deepest, depth)
+            todo.extend((child.type, depth) for child in _children(node) if isinstance(child, ColumnSpec))
+    return deepest
+
+
+def check_nesting(column: ColumnSpec, path: str | None = None) -> None:
+    """InvalidDefinitionError when the column's type nests deeper than N1 allows."""
+    if isinstance(column.type, TypeSpec):
+        depth = nesting_depth(column.type)
+        if depth > MAX_NESTING_DEPTH:
+            raise _fail(
+                column.name if path is None else path,
+                f"the type nests {depth} levels of list, map and struct; at most "
+                f"{MAX_NESTING_DEPTH} are allowed",
+            )
+
+
 def validate_column(column: ColumnSpec, path: str | None = None) -> None:
     """Check a column and everything nested in it can be stored.
 
@@ -544,8 +578,10 @@ def validate_column(column: ColumnSpec, path: str | None = None) -> None:
     children exactly where the kind has them (a struct has at least one field, with
     unique names; a map has a "key" that is not nullable and a "value"; a list has an
     "element"); ids, when set, between 1 and 2^32-1. ``path`` is the name used in errors
-    (default: the column's name). Raises InvalidDefinitionError.
+    (default: the column's name); the nesting limit N1. Raises InvalidDefinitionError.
     """
+    if path is None or "." not in path:
+        check_nesting(column, path)
     _validate_level(column, path)
     for child in _children(column.type):
         validate_column(child, f"{path if path is not None else column.name}.{child.name}")

@@ -1019,6 +1019,33 @@ def _syntax_error(
     )
 
 
+def _too_deep(sql: str, tokens: list[Token]) -> SQLSyntaxError:
+    """The syntax error for a statement nested deeper than the parser's recursion allows:
+    it points at the token where the nesting (parentheses plus a run of NOT or other
+    prefix operators) is deepest."""
+    depth = run = deepest = 0
+    where = tokens[0] if tokens else None
+    for tok in tokens:
+        if tok.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif tok.token_type == TokenType.R_PAREN:
+            depth -= 1
+        run = run + 1 if tok.token_type in _PREFIX_OPERATORS else 0
+        if depth + run > deepest:
+            deepest, where = depth + run, tok
+    start = where.start if where else 0
+    return _syntax_error(
+        sql,
+        f"the statement is nested too deeply ({deepest} levels of parentheses or prefix "
+        "operators here); simplify it",
+        start,
+        where.end if where else 0,
+    )
+
+
+_PREFIX_OPERATORS = frozenset((TokenType.NOT, TokenType.DASH, TokenType.PLUS, TokenType.TILDE))
+
+
 def _token_error(sql: str, error: TokenError) -> SQLSyntaxError:
     cause = str(error.__cause__ or error)
     m = re.search(r"Missing (.) from \d+:(\d+)", cause)
@@ -1093,6 +1120,8 @@ def _parse(sql: str) -> tuple[list[exp.Expr], bool]:
     try:
         statements = parser.parse(tokens, sql)
         markers = parser._tl_markers
+    except RecursionError:
+        raise _too_deep(sql, tokens) from None
     except ParseError as e:  # raised by sqlglot itself, not through raise_error
         err = e.errors[0] if e.errors else {}
         line, col = err.get("line") or 1, err.get("col") or 1
