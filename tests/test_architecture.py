@@ -61,7 +61,6 @@ PUBLIC_SURFACE = {"trinitylake_dbapi", "trinitylake_dbapi.errors"}
 KNOWN_DEBT = {
     "A1 trinitylake_dbapi.catalog -> trinitylake_dbapi.maintenance",
     "A2 trinitylake_dbapi.cli -> trinitylake_dbapi.catalog",
-    "A2 trinitylake_dbapi.cli -> trinitylake_dbapi.sql.columns",
     "A2 trinitylake_dbapi.cli -> trinitylake_dbapi.sql.dialect",
     "A2 trinitylake_dbapi.cli -> trinitylake_dbapi.sql.system_tables",
     "A2 trinitylake_dbapi.cli -> trinitylake_dbapi.verify",

@@ -16,6 +16,12 @@ Rules kept here:
      is kept in the table's reserved property ``trinitylake.last-column-id``.
   K5 Comments live in ``properties["comment"]`` of the namespace, table or column;
      the APIs show them separately and hide reserved ``trinitylake.`` properties.
+  K6 A new lakehouse has the namespace ``default`` (DEFAULT_NAMESPACE), written in
+     version 0 itself, as Spark's and Hive's catalogs have one: tools that reflect the
+     default schema work on a fresh lakehouse. It is an ordinary namespace (it can be
+     dropped), and opening an existing lakehouse never creates it: opening never writes.
+     A lakehouse whose namespace names are limited to fewer bytes than "default" has
+     no such namespace.
 """
 
 from __future__ import annotations
@@ -37,11 +43,13 @@ from .format import keys as keyfmt
 from .format import paths
 from .format.definitions import (
     LakehouseDef,
+    LakehouseSettings,
     NamespaceDef,
     TableDef,
     decode_namespace_def,
     decode_table_def,
     encode,
+    new_lakehouse_def,
 )
 from .format.types import ColumnSpec, from_proto_columns, max_column_id, to_proto_columns
 from .storage import Storage
@@ -160,6 +168,28 @@ def _check_property_keys(keys: Iterable[str], what: str) -> None:
             raise InvalidDefinitionError(f"{what} property names must be non-empty strings")
         if key.startswith(RESERVED_PREFIX):
             raise InvalidDefinitionError(f"{what} property {key!r} is reserved")
+
+
+DEFAULT_NAMESPACE = "default"
+
+
+def _create_lakehouse(storage: Storage, options: dict) -> Lakehouse:
+    """Open the lakehouse at ``storage``, creating it with the namespace ``default`` (K6)
+    when there is none."""
+    definition = new_lakehouse_def(**options)
+    settings = LakehouseSettings.from_proto(definition)
+    codec = keyfmt.KeyCodec(settings.namespace_name_max_size_bytes, settings.table_name_max_size_bytes)
+    try:
+        key = codec.namespace_key(DEFAULT_NAMESPACE)
+    except InvalidNameError:  # name limits too small for it: the lakehouse has none
+        return Lakehouse.create(storage, definition)
+    path = paths.new_namespace_def_path(DEFAULT_NAMESPACE)
+    return Lakehouse.create(
+        storage,
+        definition,
+        files={path: encode(NamespaceDef(name=DEFAULT_NAMESPACE))},
+        entries=[(key, path)],
+    )
 
 
 class Catalog:
@@ -602,7 +632,10 @@ class LakehouseCatalog:
         storage: Storage | None = None,
     ) -> None:
         self.storage = storage if storage is not None else Storage(location, storage_options)
-        self.lakehouse = Lakehouse.open(self.storage, create=create, options=lakehouse_options)
+        if create:
+            self.lakehouse = _create_lakehouse(self.storage, lakehouse_options or {})
+        else:
+            self.lakehouse = Lakehouse.open(self.storage)
         self._definitions: dict[str, Any] = {}
         self._columns: dict[str, tuple[ColumnSpec, ...]] = {}
 

@@ -64,7 +64,7 @@ import enum
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from .errors import (
     CommitFailedError,
@@ -84,7 +84,6 @@ from .format.definitions import (
     LakehouseSettings,
     decode_lakehouse_def,
     encode,
-    new_lakehouse_def,
 )
 from .format.nodefile import NodeFile, decode_node_file, encode_node_file
 from .storage import Storage
@@ -201,33 +200,59 @@ class Lakehouse:
     # -- opening ------------------------------------------------------------------
 
     @classmethod
-    def open(
-        cls, storage: Storage, *, create: bool = False, options: dict | None = None
-    ) -> "Lakehouse":
-        """Open the lakehouse at ``storage``; create it first if asked and missing."""
+    def open(cls, storage: Storage) -> "Lakehouse":
+        """Open the existing lakehouse at ``storage``; opening never writes."""
         lakehouse = cls(storage)
         if lakehouse._find_latest() is None:
-            if not create:
-                raise ObjectNotFoundError(
-                    f"no lakehouse at {storage.root_uri!r} (no root node file found); "
-                    "pass create=True to create one"
-                )
-            lakehouse._create(options or {})
+            raise ObjectNotFoundError(
+                f"no lakehouse at {storage.root_uri!r} (no root node file found); "
+                "pass create=True to create one"
+            )
         return lakehouse
 
-    def _create(self, options: dict) -> None:
-        definition = new_lakehouse_def(**options)
+    @classmethod
+    def create(
+        cls,
+        storage: Storage,
+        definition: LakehouseDef,
+        files: Mapping[str, bytes] | None = None,
+        entries: Sequence[tuple[str, str]] = (),
+    ) -> "Lakehouse":
+        """Open the lakehouse at ``storage``, creating it first if there is none.
+
+        Version 0 holds ``definition`` and the keys ``entries`` (key, value), whose
+        values may name the new ``files``; they are written as a commit's are (C1, then
+        the root by exclusive create). If another process creates the lakehouse first,
+        its version 0 wins and what this call wrote is removed again.
+        """
+        lakehouse = cls(storage)
+        if lakehouse._find_latest() is None:
+            lakehouse._create(definition, dict(files or {}), entries)
+        return lakehouse
+
+    def _create(
+        self, definition: LakehouseDef, files: dict[str, bytes], entries: Sequence[tuple[str, str]]
+    ) -> None:
         def_path = paths.new_lakehouse_def_path()
-        self.storage.write(def_path, encode(definition))
+        files[def_path] = encode(definition)
         settings = LakehouseSettings.from_proto(definition)
-        root = empty_root(settings.order, now_millis())
+        now = now_millis()
+        empty = empty_root(settings.order, now)
+        config = TreeConfig(settings.order, settings.buffer_capacity_bytes, flush_threshold(self.storage))
+        update = Tree(NodeStore(self.storage, settings.order), empty, config).apply(entries, "0", now)
+        files.update(update.files)
+        self.storage.write_many(files, new=True)
         root = NodeFile(
-            order=root.order,
-            system={keyfmt.LAKEHOUSE_DEF: def_path, **root.system},
+            order=update.root.order,
+            system={keyfmt.LAKEHOUSE_DEF: def_path, **update.root.system},
+            keys=update.root.keys,
+            values=update.root.values,
+            children=update.root.children,
+            buffer=update.root.buffer,
         )
-        if not self.storage.create_exclusive(paths.root_node_path(0), encode_node_file(root)):
+        if not _create_root(self.storage, 0, encode_node_file(root)):
             # Another process created the lakehouse first: use theirs.
-            self.storage.delete(def_path)
+            self.storage.delete_many(files)
             return
         self._write_hint(0)
 

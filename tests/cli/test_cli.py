@@ -53,7 +53,7 @@ def test_errors_are_one_line_and_stop_with_status_1(tmp_path: Any, capsys: Any) 
     assert err.count("\n") == 1 and err.startswith("ERROR: syntax error at line 1, column 26")
     assert "Traceback" not in err
     status, out, _ = run(capsys, lake, "-c", "SHOW NAMESPACES")
-    assert out.splitlines()[2:] == [" a", "(1 row)"]  # b never ran
+    assert out.splitlines()[2:] == [" a", " default", "(2 rows)"]  # b never ran
     status, out, err = run(capsys, lake, "-c", "INSERT INTO a.t VALUES (1)")
     assert status == 1 and err.startswith("ERROR: INSERT INTO is not supported")
 
@@ -96,7 +96,7 @@ def test_no_autocommit_and_read_only_versions(tmp_path: Any, capsys: Any) -> Non
     assert status == 0 and "rolled back" in err
     run(capsys, lake, "--no-autocommit", "-c", "CREATE NAMESPACE kept; COMMIT")
     status, out, err = run(capsys, lake, "--at", "0", "-c", "SHOW NAMESPACES; CREATE NAMESPACE x")
-    assert status == 1 and "(0 rows)" in out and "read-only" in err
+    assert status == 1 and " default\n(1 row)" in out and "read-only" in err
     status, out, _ = run(capsys, lake, "-c", "SHOW NAMESPACES")
     assert " kept" in out and "gone" not in out
 
@@ -141,7 +141,7 @@ def test_interactive_shell(tmp_path: Any) -> None:
         child.expect_exact("OK")
         child.expect_exact("trinitylake> ")
         child.sendline("SHOW NAMESPACES; SELECT 'two' AS n;")
-        child.expect(r" sales\r\n\(1 row\)")
+        child.expect(r" default\r\n sales\r\n\(2 rows\)")
         child.expect(r" two\s*\r\n\(1 row\)")
         child.expect_exact("trinitylake> ")
         child.sendline("SHOW TABLES IN nope;")

@@ -43,8 +43,7 @@ class TestTrinityLakeDBAPI20(dbapi20.DatabaseAPI20Test):
         super().setUp()
         self._dir = tempfile.mkdtemp(prefix="dbapi20-")
         location = f"{self._dir}/lake"
-        with trinitylake_dbapi.connect(location, create=True) as conn:
-            conn.cursor().execute("CREATE NAMESPACE default")
+        trinitylake_dbapi.connect(location, create=True).close()  # has the namespace default
         self.connect_args = (location,)
         self._rows = 0
 

@@ -19,7 +19,9 @@ def rows(conn: tl.Connection, sql: str, params: Any = None) -> list[tuple]:
 
 
 def namespaces(conn: tl.Connection) -> list[str]:
-    return [r[0] for r in rows(conn, "SHOW NAMESPACES")]
+    """The namespaces the test made: every one but ``default``, which every new
+    lakehouse has (test_a_new_lakehouse_has_the_namespace_default checks it)."""
+    return [r[0] for r in rows(conn, "SHOW NAMESPACES") if r[0] != "default"]
 
 
 # ---------------------------------------------------------------------------
@@ -331,3 +333,29 @@ def test_repr_and_lakehouse_api(conn: tl.Connection) -> None:
     assert "memory://" in repr(conn)
     assert conn.lakehouse.latest_version() == 0
     assert conn.version is None and not conn.read_only
+
+
+def test_a_new_lakehouse_has_the_namespace_default(lake: Lake) -> None:
+    # Issue 15, item 2 (catalog rule K6): tools that reflect the default schema (sqlacodegen,
+    # Alembic, jupysql, eralchemy) work on a fresh lakehouse.
+    with lake.connect() as conn:
+        assert rows(conn, "SHOW NAMESPACES") == [("default",)]
+        assert rows(conn, "SHOW VERSIONS")[0][0] == 0  # written in version 0 itself
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE t (a INT)")  # an unqualified name lands in default
+        conn.commit()
+        assert rows(conn, "SHOW TABLES IN default") == [("default", "t")]
+        cur.execute("DROP TABLE t")
+        cur.execute("DROP NAMESPACE default")  # an ordinary namespace
+        conn.commit()
+        version = rows(conn, "SHOW VERSIONS")[0][0]
+    with lake.connect(create=False) as conn:  # opening never writes, never re-creates it
+        assert rows(conn, "SHOW NAMESPACES") == []
+        assert rows(conn, "SHOW VERSIONS")[0][0] == version
+        with pytest.raises(errors.ObjectNotFoundError, match="namespace 'default' does not exist"):
+            conn.cursor().execute("CREATE TABLE t (a INT)")
+
+
+def test_no_default_namespace_when_the_name_limit_is_below_its_length(lake: Lake) -> None:
+    with lake.connect(lakehouse_options={"namespace_name_max_size_bytes": 4}) as conn:
+        assert rows(conn, "SHOW NAMESPACES") == []

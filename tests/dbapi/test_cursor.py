@@ -47,17 +47,17 @@ def test_description_and_type_codes(filled: Any) -> None:
 
 def test_fetching(filled: Any) -> None:
     filled.execute("SHOW NAMESPACES")
-    assert filled.rowcount == 5
+    assert filled.rowcount == 6  # with default
     assert filled.rownumber == 0
     assert filled.fetchone() == ("a",)
     assert filled.fetchmany() == [("b",)]  # arraysize 1
     filled.arraysize = 2
     assert filled.fetchmany() == [("c",), ("d",)]
-    assert filled.fetchmany(10) == [("e",)]
+    assert filled.fetchmany(10) == [("default",), ("e",)]
     assert filled.fetchone() is None
     assert filled.fetchmany() == [] and filled.fetchall() == []
     filled.execute("SHOW NAMESPACES")
-    assert list(filled) == [("a",), ("b",), ("c",), ("d",), ("e",)]
+    assert list(filled) == [("a",), ("b",), ("c",), ("d",), ("default",), ("e",)]
     filled.execute("SHOW NAMESPACES LIKE 'z%'")
     assert filled.rowcount == 0 and filled.fetchall() == [] and filled.description is not None
     with pytest.raises(errors.ProgrammingError):
@@ -129,7 +129,7 @@ def test_errors_are_pep249_classes(cur: Any) -> None:
 def test_cursors_of_one_connection_share_its_transaction(conn: tl.Connection) -> None:
     a, b = conn.cursor(), conn.cursor()
     a.execute("CREATE NAMESPACE shared")
-    assert b.execute("SHOW NAMESPACES").fetchall() == [("shared",)]
+    assert b.execute("SHOW NAMESPACES").fetchall() == [("default",), ("shared",)]
 
 
 def test_parsed_statements_are_shared_but_never_changed(filled: Any) -> None:
@@ -138,7 +138,7 @@ def test_parsed_statements_are_shared_but_never_changed(filled: Any) -> None:
     sql = "SHOW NAMESPACES LIKE ?"
     assert filled.execute(sql, ["a"]).fetchall() == [("a",)]
     assert filled.execute(sql, ["b"]).fetchall() == [("b",)]
-    assert filled.execute(sql, ("%",)).rowcount == 5
+    assert filled.execute(sql, ("%",)).rowcount == 6
     with pytest.raises(errors.ProgrammingError) as info:
         filled.execute(sql)
     assert str(info.value) == "the statement has 1 parameter marker(s) but no parameters were given"

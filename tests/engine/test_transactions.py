@@ -106,7 +106,7 @@ def test_create_table_and_drop_namespace_cannot_both_commit(lake: LakehouseCatal
     dropper.commit()
     with pytest.raises(SerializationError, match="namespace 'ns'"):
         creator.commit()
-    assert lake.begin().list_namespaces() == []
+    assert lake.begin().list_namespaces() == ["default"]
 
 
 def test_disjoint_transactions_are_replayed_not_failed(lake: LakehouseCatalog) -> None:
@@ -233,7 +233,7 @@ def test_catalog_errors(lake: LakehouseCatalog) -> None:
         txn.describe_table("ns", "nope")
     assert txn.drop_namespace("ns", cascade=True) is True
     txn.commit()
-    assert lake.begin().list_namespaces() == []
+    assert lake.begin().list_namespaces() == ["default"]
 
 
 def test_expiration_keeps_newest_and_exported_and_dry_run_matches(lake: LakehouseCatalog) -> None:

@@ -59,6 +59,7 @@ def node_on_path_of(location: str, key: str) -> str:
     import bisect
 
     assert root.children, "the template lakehouse must have more than one level"
+    assert key not in root.keys and key not in {m.key for m in root.buffer}, "the root holds it"
     return root.children[bisect.bisect_left(root.keys, key)]
 
 
@@ -123,12 +124,12 @@ CASES: list[tuple[str, Callable[[str], str], Callable[[str, str], None], list[st
      ["SHOW NAMESPACES", "CREATE NAMESPACE fresh"]),
     ("latest root not Arrow", latest_root, _not_arrow,
      ["SHOW TABLES IN ns", "CREATE TABLE ns.zz (id BIGINT)"]),
-    ("node not Arrow", lambda loc: node_on_path_of(loc, table_key("t010")), _not_arrow,
-     ["DESCRIBE ns.t010", "CREATE TABLE ns.t010x (id BIGINT)", "SHOW TABLES IN ns"]),
-    ("truncated node", lambda loc: node_on_path_of(loc, table_key("t010")), _truncate,
-     ["DESCRIBE ns.t010", "ALTER TABLE ns.t010 ADD COLUMN z BIGINT"]),
-    ("node with a wrong schema", lambda loc: node_on_path_of(loc, table_key("t010")),
-     _wrong_schema, ["DESCRIBE ns.t010", "DROP TABLE ns.t010"]),
+    ("node not Arrow", lambda loc: node_on_path_of(loc, table_key("t011")), _not_arrow,
+     ["DESCRIBE ns.t011", "CREATE TABLE ns.t011x (id BIGINT)", "SHOW TABLES IN ns"]),
+    ("truncated node", lambda loc: node_on_path_of(loc, table_key("t011")), _truncate,
+     ["DESCRIBE ns.t011", "ALTER TABLE ns.t011 ADD COLUMN z BIGINT"]),
+    ("node with a wrong schema", lambda loc: node_on_path_of(loc, table_key("t011")),
+     _wrong_schema, ["DESCRIBE ns.t011", "DROP TABLE ns.t011"]),
     ("invalid protobuf table definition", lambda loc: definition_of(loc, "ns", "t012"),
      _bad_protobuf, ["DESCRIBE ns.t012", "ALTER TABLE ns.t012 ADD COLUMN z BIGINT"]),
     ("missing table definition", lambda loc: definition_of(loc, "ns", "t013"), _delete,
@@ -167,11 +168,11 @@ def test_corruption_gives_a_database_error_naming_the_file_and_writes_nothing(
     # the catalog API too: a write transaction fails before writing
     writes = {"CREATE NAMESPACE fresh": lambda t: t.create_namespace("fresh"),
               "CREATE TABLE ns.zz (id BIGINT)": lambda t: t.create_table("ns", "zz", columns("id")),
-              "CREATE TABLE ns.t010x (id BIGINT)":
-                  lambda t: t.create_table("ns", "t010x", columns("id")),
-              "ALTER TABLE ns.t010 ADD COLUMN z BIGINT":
-                  lambda t: t.add_columns("ns", "t010", columns("z")),
-              "DROP TABLE ns.t010": lambda t: t.drop_table("ns", "t010"),
+              "CREATE TABLE ns.t011x (id BIGINT)":
+                  lambda t: t.create_table("ns", "t011x", columns("id")),
+              "ALTER TABLE ns.t011 ADD COLUMN z BIGINT":
+                  lambda t: t.add_columns("ns", "t011", columns("z")),
+              "DROP TABLE ns.t011": lambda t: t.drop_table("ns", "t011"),
               "ALTER TABLE ns.t012 ADD COLUMN z BIGINT":
                   lambda t: t.add_columns("ns", "t012", columns("z")),
               "ALTER TABLE ns.t013 RENAME TO ns.t013b":

@@ -89,7 +89,7 @@ def test_hostile_names_through_the_catalog(box: Any) -> None:
     view = catalog.begin()
     namespaces = set(view.list_namespaces())
     tables = {t for _, t in view.list_tables("ns")}
-    assert namespaces == set(stored) | {"ns"}
+    assert namespaces == set(stored) | {"ns", "default"}
     assert tables == set(stored)
     for name in stored:  # exactly the name given, through its definition
         assert view.describe_namespace(name).name == name
@@ -117,7 +117,7 @@ def test_hostile_names_through_sql(box: Any) -> None:
         else:
             with pytest.raises(ProgrammingError):
                 cur.execute(sql)
-    assert sorted(r[0] for r in cur.execute("SHOW NAMESPACES").fetchall()) == sorted(stored)
+    assert sorted(r[0] for r in cur.execute("SHOW NAMESPACES").fetchall()) == sorted([*stored, "default"])
     conn.close()
     _check_confined(box)
 
@@ -139,7 +139,7 @@ def test_parameters_cannot_change_a_statement(tmp_path: Any) -> None:
         (comment,) = [r for r in cur.execute("SHOW NAMESPACES").fetchall() if r[0] == f"n{i}"]
         assert conn.lakehouse.begin().describe_namespace(f"n{i}").comment == payload
     names = {r[0] for r in cur.execute("SHOW NAMESPACES").fetchall()}
-    assert names == {"ns"} | {f"n{i}" for i in range(len(payloads))}
+    assert names == {"ns", "default"} | {f"n{i}" for i in range(len(payloads))}
     for params in ([], ["a", "b"]):
         with pytest.raises(ProgrammingError):
             cur.execute("CREATE NAMESPACE z COMMENT ?", params)

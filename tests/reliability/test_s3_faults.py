@@ -82,7 +82,8 @@ def workload(root: str, server: Any) -> dict:
     return state(second.begin())
 
 
-EXPECTED = {"ns": {**{f"t{b}{i}": ["id"] for b in range(3) for i in range(4)},
+EXPECTED = {"default": {},
+            "ns": {**{f"t{b}{i}": ["id"] for b in range(3) for i in range(4)},
                    "a": ["id", "x"], "b": ["id"]}}
 
 MIXED = [

@@ -39,7 +39,7 @@ def test_create_namespace_variants(auto: Any) -> None:
     q(auto, "CREATE SCHEMA b WITH (owner = 'bob', x.y = 'z')")
     q(auto, "CREATE DATABASE c WITH PROPERTIES ('comment' = 'from a property')")
     q(auto, "CREATE NAMESPACE `MixedCase`")
-    assert q(auto, "SHOW NAMESPACES") == [("MixedCase",), ("a",), ("b",), ("c",), ("ns",)]
+    assert q(auto, "SHOW NAMESPACES") == [("MixedCase",), ("a",), ("b",), ("c",), ("default",), ("ns",)]
     assert q(auto, "DESCRIBE NAMESPACE a") == [
         ("namespace", "a"), ("comment", "first"), ("k", "v"), ("n", "1")
     ]
@@ -65,7 +65,7 @@ def test_create_namespace_errors(auto: Any) -> None:
         q(auto, "CREATE NAMESPACE d WITH ('trinitylake.x' = '1')")
     with pytest.raises(errors.ProgrammingError, match="must be a string"):
         q(auto, "CREATE NAMESPACE d COMMENT ?", [5])
-    assert q(auto, "SHOW NAMESPACES") == [("ns",)]
+    assert q(auto, "SHOW NAMESPACES") == [("default",), ("ns",)]
 
 
 def test_alter_namespace(auto: Any) -> None:
@@ -89,7 +89,7 @@ def test_drop_namespace(auto: Any) -> None:
     with pytest.raises(errors.ObjectNotEmptyError):
         q(auto, "DROP NAMESPACE ns RESTRICT")
     q(auto, "DROP NAMESPACE ns CASCADE")
-    assert q(auto, "SHOW NAMESPACES") == []
+    assert q(auto, "SHOW NAMESPACES") == [("default",)]
     assert q(auto, "SHOW TABLES") == []
     with pytest.raises(errors.ObjectNotFoundError, match="'ns' does not exist"):
         q(auto, "DROP NAMESPACE ns")
@@ -204,10 +204,7 @@ def test_create_table_errors(auto: Any) -> None:
 
 
 def test_unqualified_names_use_default_then_use(auto: Any) -> None:
-    with pytest.raises(errors.ObjectNotFoundError, match="namespace 'default' does not exist"):
-        q(auto, "CREATE TABLE t (a INT)")
-    q(auto, "CREATE NAMESPACE default")
-    q(auto, "CREATE TABLE t (a INT)")
+    q(auto, "CREATE TABLE t (a INT)")  # a new lakehouse has the namespace default
     assert q(auto, "SHOW TABLES IN default") == [("default", "t")]
     q(auto, "USE ns")
     q(auto, "CREATE TABLE t (b INT)")
@@ -496,7 +493,7 @@ def test_time_travel_on_show_describe_select(history: Any) -> None:
     assert q(history, "SHOW TABLES FOR SYSTEM_VERSION AS OF 2") == [("ns", "t")]
     assert q(history, "DESCRIBE ns.t FOR SYSTEM_VERSION AS OF 2") == [("a", "int4", True, None)]
     assert len(q(history, "DESCRIBE ns.t")) == 2
-    assert q(history, "SHOW NAMESPACES FOR SYSTEM_VERSION AS OF 0") == []
+    assert q(history, "SHOW NAMESPACES FOR SYSTEM_VERSION AS OF 0") == [("default",)]
     assert q(history, "SHOW CREATE TABLE ns.t FOR SYSTEM_VERSION AS OF ?", [2])[0][0].count("\n") == 3
     assert q(history, "DESCRIBE NAMESPACE ns FOR SYSTEM_VERSION AS OF 1")[0] == ("namespace", "ns")
     rows = q(history, "SELECT v3.table_name, v4.table_name AS now FROM "
@@ -577,7 +574,7 @@ def test_expire_versions(memory_lake: Lake) -> None:
     with memory_lake.connect() as fresh:
         assert [r[0] for r in q(fresh.cursor(), "SHOW VERSIONS")] == [5, 4]
         fresh_cur = fresh.cursor()
-        assert q(fresh_cur, "SHOW NAMESPACES FOR SYSTEM_VERSION AS OF 'keep'") == [("n0",)]
+        assert q(fresh_cur, "SHOW NAMESPACES FOR SYSTEM_VERSION AS OF 'keep'") == [("default",), ("n0",)]
         with pytest.raises(errors.ObjectNotFoundError):
             q(fresh_cur, "SHOW NAMESPACES FOR SYSTEM_VERSION AS OF 2")
     with pytest.raises(errors.ProgrammingError, match="at least 1"):
@@ -605,7 +602,7 @@ def test_lakehouse_statements_refused_with_pending_writes(memory_lake: Lake) -> 
     conn.commit()
     assert q(cur, "EXPORT SNAPSHOT s") == [("s", 1)]
     assert q(cur, "ROLLBACK TO VERSION 0") == [(3,)]
-    assert q(cur, "SHOW NAMESPACES") == []  # the read view starts afresh
+    assert q(cur, "SHOW NAMESPACES") == [("default",)]  # the read view starts afresh
     conn.close()
 
 
@@ -635,7 +632,7 @@ def test_select_without_tables(auto: Any) -> None:
 
 def test_information_schema_schemata_and_tables(catalog: Any) -> None:
     assert q(catalog, "SELECT schema_name, comment FROM information_schema.schemata "
-                      "ORDER BY schema_name") == [("hr", "people"), ("ns", None)]  # fmt: skip
+                      "ORDER BY schema_name") == [("default", None), ("hr", "people"), ("ns", None)]  # fmt: skip
     rows = q(catalog, "SELECT * FROM information_schema.tables WHERE table_schema = 'ns' "
                       "ORDER BY table_name")  # fmt: skip
     assert [c[0] for c in catalog.description] == [
@@ -714,9 +711,9 @@ def test_select_sees_uncommitted_work_of_its_transaction(memory_lake: Lake) -> N
     conn = memory_lake.connect()
     cur = conn.cursor()
     q(cur, "CREATE NAMESPACE a")
-    assert q(cur, "SELECT schema_name FROM information_schema.schemata") == [("a",)]
+    assert q(cur, "SELECT schema_name FROM information_schema.schemata") == [("a",), ("default",)]
     conn.rollback()
-    assert q(cur, "SELECT schema_name FROM information_schema.schemata") == []
+    assert q(cur, "SELECT schema_name FROM information_schema.schemata") == [("default",)]
     conn.close()
 
 

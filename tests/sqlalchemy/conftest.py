@@ -25,11 +25,10 @@ def lake_url(lake_path: Path) -> str:
 
 @pytest.fixture
 def engine(lake_url: str) -> Iterator[sa.Engine]:
-    """An engine on a new lakehouse that has the namespaces ``default`` (where
-    unqualified names live) and ``ns``."""
+    """An engine on a new lakehouse, which has the namespace ``default`` (where
+    unqualified names live), and the namespace ``ns``."""
     eng = sa.create_engine(lake_url)
     with eng.begin() as conn:
-        conn.exec_driver_sql('CREATE NAMESPACE "default"')
         conn.exec_driver_sql("CREATE NAMESPACE ns COMMENT 'for tests'")
     yield eng
     eng.dispose()

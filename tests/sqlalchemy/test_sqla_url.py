@@ -37,7 +37,7 @@ def test_create_engine_after_installation_needs_no_registry_call(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120)  # fmt: skip
-    assert out.stdout.strip() == "['n']"
+    assert out.stdout.strip() == "['default', 'n']"
     assert (lake / "_latest_hint.txt").exists() or any(lake.iterdir())
 
 

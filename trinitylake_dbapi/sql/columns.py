@@ -240,7 +240,9 @@ def create_table_sql(info) -> str:  # noqa: ANN001 - a catalog TableInfo
         lines.append(f"  PRIMARY KEY ({', '.join(quote_identifier(k) for k in info.primary_key)})")
     text = f"CREATE TABLE {quote_identifier(info.namespace)}.{quote_identifier(info.name)} (\n"
     text += ",\n".join(lines) + "\n)"
-    text += f"\nUSING {quote_identifier(info.table_format.lower())}" if info.table_format else ""
+    if info.table_format:  # a format word, not a name: quoted only when it must be
+        fmt = info.table_format.lower()
+        text += f"\nUSING {fmt if fmt.isidentifier() and fmt.isascii() else quote_identifier(fmt)}"
     if info.comment is not None:
         text += f"\nCOMMENT {quote_string(info.comment)}"
     if info.properties:
