@@ -15,6 +15,21 @@ ReadOnlyError before anything is touched.
 ROLLBACK TO VERSION, EXPORT SNAPSHOT and EXPIRE VERSIONS commit on their own, on the
 lakehouse itself; they are refused while the transaction has uncommitted writes.
 
+Threads (``threadsafety = 2``: threads may share a connection and its cursors).
+
+  L1. Every operation on a connection's transaction (a statement, ``commit``,
+      ``rollback``, ``close``, ``BEGIN``, changing ``autocommit`` or the isolation
+      level) runs under the connection's one reentrant lock: statements of a shared
+      connection run one at a time, never interleaved inside one another.
+  L2. So an acknowledged commit is never lost: a statement either joins the
+      transaction before ``commit()`` takes it, and is committed with it, or starts a
+      new one after.
+  L3. Threads sharing a connection share its transaction, as they would with any
+      PEP 249 driver of threadsafety 2: under autocommit each statement is its own
+      commit; otherwise one thread's ``commit()`` publishes the other threads' work too.
+      ``serialized()`` holds the lock over several statements that must not be
+      interleaved with other threads' statements.
+
 Errors. Everything raised is a PEP 249 exception from :mod:`trinitylake_dbapi.errors`;
 the one translation of foreign exceptions is :func:`translate_errors`. Using a closed
 connection raises InterfaceError.
@@ -23,6 +38,7 @@ connection raises InterfaceError.
 from __future__ import annotations
 
 import contextlib
+import threading
 import weakref
 from typing import Any, Iterator, NoReturn
 
@@ -90,6 +106,7 @@ class Connection:
         version: int | str | None = None,
     ) -> None:
         self._closed = True
+        self._lock = threading.RLock()  # L1
         with translate_errors():
             isolation = Isolation.parse(isolation_level)
             if version is not None and (
@@ -130,11 +147,12 @@ class Connection:
     @autocommit.setter
     def autocommit(self, value: bool) -> None:
         """Turning autocommit on commits the open transaction (as sqlite3 does)."""
-        self._check_open()
-        value = bool(value)
-        if value and not self._autocommit:
-            self.commit()
-        self._autocommit = value
+        with self._lock:
+            self._check_open()
+            value = bool(value)
+            if value and not self._autocommit:
+                self.commit()
+            self._autocommit = value
 
     @property
     def isolation_level(self) -> str:
@@ -143,14 +161,15 @@ class Connection:
 
     @isolation_level.setter
     def isolation_level(self, value: str | None) -> None:
-        self._check_open()
-        with translate_errors():
-            isolation = Isolation.parse(value)
-        if self._txn is not None and self._txn.has_writes:
-            raise errors.ProgrammingError(
-                "cannot change the isolation level while a transaction has uncommitted changes"
-            )
-        self._isolation = isolation
+        with self._lock:
+            self._check_open()
+            with translate_errors():
+                isolation = Isolation.parse(value)
+            if self._txn is not None and self._txn.has_writes:
+                raise errors.ProgrammingError(
+                    "cannot change the isolation level while a transaction has uncommitted changes"
+                )
+            self._isolation = isolation
 
     @property
     def read_only(self) -> bool:
@@ -178,42 +197,55 @@ class Connection:
     def cursor(self) -> Any:
         from trinitylake_dbapi.cursor import Cursor
 
-        self._check_open()
-        cursor = Cursor(self)
-        self._cursors.add(cursor)
-        return cursor
+        with self._lock:
+            self._check_open()
+            cursor = Cursor(self)
+            self._cursors.add(cursor)
+            return cursor
 
     def commit(self) -> None:
         """Publish the transaction's writes as a new version (nothing to do without
         writes). A conflicting concurrent commit raises SerializationError; the
         transaction is then discarded."""
-        self._check_open()
-        txn, self._txn, self._explicit = self._txn, None, False
-        if txn is not None:
-            with translate_errors():
-                txn.commit()
+        with self._lock:
+            self._check_open()
+            txn, self._txn, self._explicit = self._txn, None, False
+            if txn is not None:
+                with translate_errors():
+                    txn.commit()
 
     def rollback(self) -> None:
         """Discard the transaction's writes."""
-        self._check_open()
-        txn, self._txn, self._explicit = self._txn, None, False
-        if txn is not None:
-            with translate_errors():
-                txn.rollback()
+        with self._lock:
+            self._check_open()
+            txn, self._txn, self._explicit = self._txn, None, False
+            if txn is not None:
+                with translate_errors():
+                    txn.rollback()
 
     def close(self) -> None:
         """Discard any uncommitted work and close. Closing twice raises InterfaceError."""
-        self._check_open()
-        for cursor in list(self._cursors):
-            cursor._detach()
-        txn, self._txn = self._txn, None
-        self._closed = True
-        with translate_errors():
-            try:
-                if txn is not None:
-                    txn.rollback()
-            finally:
-                self._lakehouse.close()
+        with self._lock:
+            self._check_open()
+            for cursor in list(self._cursors):
+                cursor._detach()
+            txn, self._txn = self._txn, None
+            self._closed = True
+            with translate_errors():
+                try:
+                    if txn is not None:
+                        txn.rollback()
+                finally:
+                    self._lakehouse.close()
+
+    @contextlib.contextmanager
+    def serialized(self) -> Iterator["Connection"]:
+        """Hold the connection's lock (L1) over a block: statements of other threads
+        sharing this connection wait until it ends, e.g. around a read and the write
+        that depends on it, or around ``execute`` and the ``commit`` that ends it."""
+        with self._lock:
+            self._check_open()
+            yield self
 
     def __enter__(self) -> "Connection":
         self._check_open()
@@ -269,7 +301,11 @@ class Connection:
             raise errors.InterfaceError("the connection is closed")
 
     def _run(self, statement: Any) -> Result:
-        """Run one bound statement under the connection's transaction rules."""
+        """Run one bound statement under the connection's transaction rules (L1)."""
+        with self._lock:
+            return self._run_locked(statement)
+
+    def _run_locked(self, statement: Any) -> Result:
         self._check_open()
         auto = self._autocommit and not self._explicit
         try:

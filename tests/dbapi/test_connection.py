@@ -31,7 +31,7 @@ def namespaces(conn: tl.Connection) -> list[str]:
 
 def test_module_globals() -> None:
     assert tl.apilevel == "2.0"
-    assert tl.threadsafety == 1
+    assert tl.threadsafety == 2
     assert tl.paramstyle == "qmark"
     assert tl.__version__
     for name in tl.__all__:
