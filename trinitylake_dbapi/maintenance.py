@@ -36,7 +36,6 @@ Spark with the same pieces: ``existing_versions``, ``classify_versions``,
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
@@ -51,16 +50,10 @@ from .transaction import EXPIRED_ROOT_DELETE_DELAY_S, Lakehouse
 #: Files written by a commit become reachable within seconds; an hour is generous.
 DEFAULT_ORPHAN_GRACE_MILLIS = 3_600_000
 
-_OPTIMIZED = re.compile(r"^[01]{4}/[01]{4}/[01]{4}/[01]{8}-(node|namespace|table)-.+\.(arrow|binpb)$")
-
-
 def is_format_file(path: str) -> bool:
-    """True for the files the format names (E6): roots, definitions, nodes."""
-    return (
-        paths.parse_root_node_path(path) is not None
-        or paths.is_lakehouse_def_path(path)
-        or _OPTIMIZED.match(path) is not None
-    )
+    """True for exactly the files the format names (E6, paths rule P1): roots,
+    definitions, nodes; never a user's file that only looks like one."""
+    return paths.parse_format_path(path) is not None
 
 
 def is_expirable_file(path: str) -> bool:

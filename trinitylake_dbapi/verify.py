@@ -61,7 +61,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-import mmh3
 
 from .errors import (
     CorruptFileError,
@@ -115,13 +114,6 @@ MAX_PER_FILE_AND_RULE = 5
 #: Deeper than this, a chain of child pointers is reported instead of followed.
 MAX_DEPTH = 64
 
-_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-_OPTIMIZED_RE = re.compile(r"([01]{4})/([01]{4})/([01]{4})/([01]{8})-(.+)", re.DOTALL)
-_ORIGINAL_RE = {
-    "node": re.compile(r"node-" + _UUID + r"\.arrow"),
-    "namespace": re.compile(r"namespace-.+-" + _UUID + r"\.binpb", re.DOTALL),
-    "table": re.compile(r"table-.+-.+-" + _UUID + r"\.binpb", re.DOTALL),
-}
 _ROOT_SYSTEM_KEYS = frozenset({keyfmt.LAKEHOUSE_DEF, keyfmt.PREVIOUS_ROOT, keyfmt.ROLLBACK_FROM_ROOT})
 _NODE_SYSTEM_KEYS = frozenset({keyfmt.CREATED_AT_MILLIS, keyfmt.N_KEYS})
 
@@ -234,17 +226,16 @@ def describe(key: keyfmt.ObjectKey) -> str:
 
 def optimized_problem(path: str, kind: str | None) -> str | None:
     """Why ``path`` is not an optimised path (of ``kind``, if given), or None (SPEC 2)."""
-    m = _OPTIMIZED_RE.fullmatch(path)
-    if m is None:
+    parts = paths.split_optimized_path(path)
+    if parts is None:
         return "not an optimised path ('bbbb/bbbb/bbbb/bbbbbbbb-<original>')"
-    rest = m.group(5)
-    bits = "".join(m.groups()[:4])
-    want = format(mmh3.hash(rest.encode("utf-8", "surrogatepass"), 0, signed=False), "032b")[:20]
+    bits, rest = parts
+    want = paths.hash_prefix_bits(rest)
     if bits != want:
         return (f"optimised prefix {bits} is not the first 20 bits of the MurmurHash3 "
                 f"of {rest!r} ({want})")
-    kinds = [kind] if kind else list(_ORIGINAL_RE)
-    if not any(_ORIGINAL_RE[k].fullmatch(rest) for k in kinds):
+    kinds = [kind] if kind else list(paths.ORIGINAL_NAME_SHAPES)
+    if not any(paths.ORIGINAL_NAME_SHAPES[k].fullmatch(rest) for k in kinds):
         shape = {"node": "node-<uuid4>.arrow", "namespace": "namespace-<ns>-<uuid4>.binpb",
                  "table": "table-<table>-<ns>-<uuid4>.binpb"}
         return (f"original name {rest!r} is not "
@@ -277,8 +268,8 @@ def name_problem(path: str) -> Problem | None:
         return None
     if path == paths.LATEST_HINT_PATH or paths.is_lakehouse_def_path(path):
         return None
-    m = _OPTIMIZED_RE.fullmatch(path)
-    if m is not None and re.match(r"(node|namespace|table)-", m.group(5)):
+    parts = paths.split_optimized_path(path)
+    if parts is not None and re.match(r"(node|namespace|table)-", parts[1]):
         why = optimized_problem(path, None)
         return Problem(path, R_NAMES, why) if why else None
     if "/" not in path and path.startswith("_") and path.endswith((".arrow", ".binpb")):

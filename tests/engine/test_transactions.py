@@ -409,3 +409,36 @@ def test_expiration_deletes_a_root_only_after_the_delay_since_listing_it(lake: L
     for at, root in deleted_roots:
         last_listed = max(t for kind, t, found in events if kind == "list" and root in found and t <= at)
         assert at - last_listed >= EXPIRED_ROOT_DELETE_DELAY_S, root
+
+
+def test_expiration_never_deletes_user_files_that_look_like_format_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # Issue 15, item 10: these were deleted as orphans.
+    import os
+
+    from trinitylake_dbapi.format import paths
+
+    location = str(tmp_path / "lake")
+    lake = _new(location)
+    for i in range(4):
+        txn = lake.begin()
+        txn.create_table("ns", f"t{i}", columns("id"))
+        txn.commit()
+    node = next(p for p in lake.storage.list("") if paths.parse_format_path(p) and "/" in p)
+    lookalikes = [
+        "0000/0000/0000/00000000-table-events/part-0001.binpb",
+        "0000/0000/0000/00000000-node-x/data.arrow",
+        node + ".bak",
+        node[:24] + "table-copy/" + node[24:],
+    ]
+    past = time.time() - 2 * 3600
+    for path in lookalikes:
+        full = os.path.join(location, path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as f:
+            f.write(b"user data")
+        os.utime(full, (past, past))
+    result = lake.expire_versions(older_than_millis=int(time.time() * 1000) + 1000, orphan_grace_millis=0)
+    assert result.versions  # it did expire versions and delete their files
+    for path in lookalikes:
+        assert os.path.exists(os.path.join(location, path)), path
+        assert path not in result.files

@@ -360,3 +360,43 @@ def test_a_leading_dot_slash_on_a_local_path_is_the_same_place() -> None:
     for refused in ("./", "a/./b", ".//x", "s3://b/./x", "file:///./x"):
         with pytest.raises(InvalidLocationError):
             qualify_root_uri(refused)
+
+
+# --- P1: exactly the names the format produces --------------------------------------
+
+NAMES = st.text(min_size=1, max_size=80)
+
+
+@given(NAMES, NAMES, st.integers(0, paths.MAX_VERSION))
+def test_every_name_the_format_produces_is_recognised_as_its_kind(ns: str, table: str, version: int) -> None:
+    assert paths.parse_format_path(paths.new_node_path()) == paths.FormatPath("node")
+    assert paths.parse_format_path(paths.new_namespace_def_path(ns)) == paths.FormatPath("namespace")
+    assert paths.parse_format_path(paths.new_table_def_path(ns, table)) == paths.FormatPath("table")
+    assert paths.parse_format_path(paths.new_lakehouse_def_path()) == paths.FormatPath("lakehouse_def")
+    assert paths.parse_format_path(paths.root_node_path(version)) == paths.FormatPath("root", version)
+
+
+@given(st.sampled_from(["node", "namespace", "table"]), NAMES, st.data())
+def test_a_name_that_only_looks_like_a_format_file_is_not_one(kind: str, name: str, data: st.DataObject) -> None:
+    # Issue 15, item 10: a user's file whose path looks like a format file was deleted by
+    # expiration (the old pattern's ".+" crossed "/").
+    made = {"node": paths.new_node_path(), "namespace": paths.new_namespace_def_path(name),
+            "table": paths.new_table_def_path(name, name)}[kind]
+    prefix, original = made[:24], made[24:]
+    cut = data.draw(st.integers(1, len(original) - 1))
+    variants = [
+        prefix + original[:cut] + "/" + original[cut:],  # a file inside a look-alike folder
+        prefix + original + "/part-0001.parquet",
+        made[:-1],  # another suffix
+        made + "x",
+        "0" + made[1:] if made[0] == "1" else "1" + made[1:],  # a prefix that is not the hash
+        "x/" + made,
+    ]
+    for path in variants:
+        assert paths.parse_format_path(path) is None, path
+
+
+def test_the_reported_lookalike_is_not_a_format_file() -> None:
+    assert paths.parse_format_path("0000/0000/0000/00000000-table-events/part-0001.binpb") is None
+    original = "table-events-ns-00000000-0000-4000-8000-000000000000.binpb"
+    assert paths.parse_format_path(paths.optimize_path(original)) == paths.FormatPath("table")

@@ -14,6 +14,14 @@ Invariants:
   character from a user's name reaches storage, and no component exceeds 255 bytes
   (the longest generated path is MAX_GENERATED_PATH_BYTES bytes).
 * Path optimisation (SPEC 2) is a pure function of the original path text.
+* ``parse_format_path`` recognises exactly the names the format produces (rule P1): a
+  root node file, a lakehouse definition, or an optimised path with exactly four "/"
+  whose 20-bit prefix is the hash of the rest and whose rest is
+  ``node-<uuid>.arrow``, ``namespace-<ns>-<uuid>.binpb`` or
+  ``table-<table>-<ns>-<uuid>.binpb`` (name parts without "/"). A user's file that
+  only looks like one (``.../00000000-table-events/part-0001.binpb``) is not one.
+  Every module that must tell format files from others (expiration, verify, Spark)
+  asks it.
 * A root URI is *qualified*: normalising its path part as POSIX (``.``, ``..``,
   ``//``) would not change it, apart from one trailing "/". ``qualify_root_uri``
   returns it ending with "/". Resolving relative local paths is left to storage.
@@ -26,6 +34,7 @@ from __future__ import annotations
 import posixpath
 import re
 import uuid
+from dataclasses import dataclass
 
 import mmh3
 
@@ -151,6 +160,57 @@ def is_lakehouse_def_path(path: str) -> bool:
     That is "_lakehouse_def_" + a uuid in 8-4-4-4-12 hex form (either case) + ".binpb".
     """
     return isinstance(path, str) and _LAKEHOUSE_DEF_RE.fullmatch(path) is not None
+
+
+#: The shape of the original name inside an optimised path, by kind (P1).
+ORIGINAL_NAME_SHAPES = {
+    "node": re.compile(r"node-" + _UUID_RE + r"\.arrow"),
+    "namespace": re.compile(r"namespace-[^/]+-" + _UUID_RE + r"\.binpb", re.DOTALL),
+    "table": re.compile(r"table-[^/]+-[^/]+-" + _UUID_RE + r"\.binpb", re.DOTALL),
+}
+_OPTIMIZED_RE = re.compile(r"([01]{4})/([01]{4})/([01]{4})/([01]{8})-([^/]+)", re.DOTALL)
+
+
+def split_optimized_path(path: str) -> tuple[str, str] | None:
+    """(the 20 prefix bits, the rest) of a path shaped ``bbbb/bbbb/bbbb/bbbbbbbb-rest``
+    with no "/" in the rest, else None. Says nothing about whether the bits match."""
+    m = _OPTIMIZED_RE.fullmatch(path) if isinstance(path, str) else None
+    return None if m is None else ("".join(m.groups()[:4]), m.group(5))
+
+
+def hash_prefix_bits(original: str) -> str:
+    """The 20 bits ``optimize_path`` puts in front of ``original`` (lone surrogates, which
+    a listing may show, are hashed as their surrogate-pass UTF-8 bytes)."""
+    return format(mmh3.hash(original.encode("utf-8", "surrogatepass"), 0, signed=False), "032b")[:20]
+
+
+def original_name_kind(original: str) -> str | None:
+    """"node", "namespace" or "table" when ``original`` has that kind's shape (P1)."""
+    return next((k for k, shape in ORIGINAL_NAME_SHAPES.items() if shape.fullmatch(original)), None)
+
+
+@dataclass(frozen=True)
+class FormatPath:
+    """What a format file is: ``kind`` is "root", "lakehouse_def", "node", "namespace"
+    or "table"; ``version`` is set for a root."""
+
+    kind: str
+    version: int | None = None
+
+
+def parse_format_path(path: str) -> FormatPath | None:
+    """The format file ``path`` names, or None when the format never produces that name
+    (rule P1 in the module docstring)."""
+    version = parse_root_node_path(path)
+    if version is not None:
+        return FormatPath("root", version)
+    if is_lakehouse_def_path(path):
+        return FormatPath("lakehouse_def")
+    parts = split_optimized_path(path)
+    if parts is None or parts[0] != hash_prefix_bits(parts[1]):
+        return None
+    kind = original_name_kind(parts[1])
+    return None if kind is None else FormatPath(kind)
 
 
 def new_node_path() -> str:
