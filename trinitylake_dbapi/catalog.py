@@ -29,11 +29,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import (
+    CorruptFileError,
     InvalidDefinitionError,
     InvalidNameError,
+    MissingFileError,
     ObjectExistsError,
     ObjectNotEmptyError,
     ObjectNotFoundError,
@@ -228,6 +230,20 @@ class Catalog:
     def rollback(self) -> None:
         self._txn.rollback()
 
+    def _decode(self, key: str) -> keyfmt.ObjectKey:
+        """A key of the tree, decoded with this lakehouse's name limits. A key that does
+        not fit them means the lakehouse definition disagrees with the tree (written by
+        something else, or tampered with): CorruptFileError naming the definition."""
+        try:
+            return self._codec.decode(key)
+        except ValueError as e:
+            raise CorruptFileError(
+                self._txn.lakehouse_def_path,
+                f"the tree holds a key that the name limits of this lakehouse definition "
+                f"(namespace names {self._codec.namespace_max_bytes} bytes, table names "
+                f"{self._codec.table_max_bytes} bytes) cannot hold: {e}",
+            ) from None
+
     def describe_key(self, key: str) -> str:
         """An object key in words, for messages: "table ns.t", "namespace ns"."""
         try:
@@ -352,7 +368,7 @@ class Catalog:
 
     def list_namespaces(self, pattern: str | None = None) -> list[str]:
         lo, hi = self._codec.namespaces_range()
-        names = [self._codec.decode(key).namespace for key, _ in self._txn.scan(lo, hi)]
+        names = [self._decode(key).namespace for key, _ in self._txn.scan(lo, hi)]
         if pattern is not None:
             regex = like_to_regex(pattern)
             names = [n for n in names if regex.fullmatch(n)]
@@ -563,7 +579,7 @@ class Catalog:
         for key, _ in self._txn.scan(lo, hi):
             table = None if namespace is None else self._table_name_in(lo, key)
             if table is None:
-                decoded = self._codec.decode(key)
+                decoded = self._decode(key)
                 assert decoded.table is not None
                 ns, table = decoded.namespace, decoded.table
             else:
@@ -631,9 +647,14 @@ class LakehouseCatalog:
         storage_options: dict | None = None,
         storage: Storage | None = None,
     ) -> None:
+        if lakehouse_options is not None and not isinstance(lakehouse_options, Mapping):
+            raise InvalidDefinitionError(
+                "lakehouse_options must be a mapping of option names to values (e.g. "
+                f"{{'order': 16}}), not {type(lakehouse_options).__name__}"
+            )
         self.storage = storage if storage is not None else Storage(location, storage_options)
         if create:
-            self.lakehouse = _create_lakehouse(self.storage, lakehouse_options or {})
+            self.lakehouse = _create_lakehouse(self.storage, dict(lakehouse_options or {}))
         else:
             self.lakehouse = Lakehouse.open(self.storage)
         self._definitions: dict[str, Any] = {}
@@ -644,8 +665,6 @@ class LakehouseCatalog:
     def _definition(self, txn: Transaction, path: str, decode: Any) -> Any:
         definition = self._definitions.get(path)
         if definition is None:
-            from .errors import MissingFileError, CorruptFileError
-
             try:
                 data = txn.read_file(path)
             except MissingFileError:

@@ -17,6 +17,9 @@ Commit protocol. A transaction that began at version v:
       conflicts with everything. No conflict: the messages are applied again on w and
       C2 is retried at w+1 (bounded, with jittered backoff). Conflict: the transaction
       fails with a SerializationError naming the object and the version.
+  C6. version 2^32-1 (paths.MAX_VERSION) is the last: root names hold 32 bits (SPEC 2).
+      A commit or rollback that would create version 2^32 fails with CommitFailedError
+      before it writes any file (check_version_limit).
 
 The keys version u changed are exactly the messages tagged ``txn == str(u)`` in root
 u's buffer (tree invariant T5). The transaction id written into the ``txn`` column is
@@ -518,6 +521,11 @@ class Transaction:
         return self.base.settings
 
     @property
+    def lakehouse_def_path(self) -> str:
+        """The lakehouse definition file of the version this transaction reads."""
+        return self.base.lakehouse_def_path
+
+    @property
     def has_writes(self) -> bool:
         return bool(self.writes) or self.lakehouse_def_update is not None
 
@@ -642,6 +650,7 @@ class Transaction:
                     self._check_conflicts(base.version + 1, latest)
                     base = self.lakehouse.snapshot(latest)
             version = base.version + 1
+            check_version_limit(version)  # C6
             if self._try_commit(base, version, messages, observed_at):
                 self.closed = True
                 return version
@@ -792,6 +801,17 @@ def _create_root(
         return False  # another writer's root: we lost the race (C4)
 
 
+def check_version_limit(version: int) -> None:
+    """C6: CommitFailedError when ``version`` is past the last version a lakehouse can
+    have; called before a commit writes anything."""
+    if version > paths.MAX_VERSION:
+        raise CommitFailedError(
+            f"the lakehouse is at version {paths.MAX_VERSION}, the last one its root file "
+            "names can hold (32 bits, SPEC 2): no further commit is possible; export the "
+            "latest version to a new lakehouse (EXPORT SNAPSHOT) and continue there"
+        )
+
+
 def rollback_to(lakehouse: Lakehouse, target: int) -> int:
     """Commit version v+1 whose content equals version ``target`` (SPEC 7).
 
@@ -810,6 +830,7 @@ def rollback_to(lakehouse: Lakehouse, target: int) -> int:
     if target == latest.version:
         raise ObjectExistsError(f"version {target} is already the latest version")
     version = latest.version + 1
+    check_version_limit(version)  # C6
     tag = str(version)
     now = max(now_millis(), latest.created_at_millis)
     # Re-settle the target's root: its own transaction's messages may exceed the

@@ -442,3 +442,77 @@ def test_expiration_never_deletes_user_files_that_look_like_format_files(tmp_pat
     for path in lookalikes:
         assert os.path.exists(os.path.join(location, path)), path
         assert path not in result.files
+
+
+@pytest.mark.parametrize("options", [[("order", 4)], "order=4", 4, ("order",)])
+def test_lakehouse_options_that_are_not_a_mapping_are_a_programming_error(tmp_path, options) -> None:  # type: ignore[no-untyped-def]
+    # Issue 15, item 12: a TypeError from deep inside became an InternalError.
+    import trinitylake_dbapi
+    from trinitylake_dbapi.errors import InvalidDefinitionError
+
+    with pytest.raises(InvalidDefinitionError, match="lakehouse_options must be a mapping"):
+        trinitylake_dbapi.connect(str(tmp_path / "lake"), create=True, lakehouse_options=options)
+    assert not (tmp_path / "lake").exists() or not any((tmp_path / "lake").iterdir())
+
+
+def test_no_commit_past_the_last_version_and_nothing_written(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # Issue 15, item 12 (rule C6): the commit after version 2^32-1 raised an InternalError
+    # and left its files behind.
+    import os
+
+    from trinitylake_dbapi.errors import CommitFailedError
+    from trinitylake_dbapi.format import keys as keyfmt
+    from trinitylake_dbapi.format import paths
+    from trinitylake_dbapi.format.nodefile import NodeFile, decode_node_file, encode_node_file
+
+    location = str(tmp_path / "lake")
+    lake = _new(location)
+    # The latest root, re-published as version 2^32-1 (its predecessors expired).
+    latest = lake.latest_version()
+    root = decode_node_file(lake.storage.read(paths.root_node_path(latest)), "root")
+    for version in (paths.MAX_VERSION - 1, paths.MAX_VERSION):
+        system = dict(root.system, **{keyfmt.PREVIOUS_ROOT: paths.root_node_path(version - 1)})
+        copy = NodeFile(root.order, system, root.keys, root.values, root.children, root.buffer)
+        lake.storage.write(paths.root_node_path(version), encode_node_file(copy))
+    for version in range(latest + 1):
+        lake.storage.delete(paths.root_node_path(version))
+    lake.storage.delete(paths.LATEST_HINT_PATH)
+    reopened = LakehouseCatalog(location)
+    assert reopened.latest_version() == paths.MAX_VERSION
+    before = sorted(os.listdir(location))
+    txn = reopened.begin()
+    txn.create_namespace("one_too_many")
+    with pytest.raises(CommitFailedError, match="the last one its root file names can hold"):
+        txn.commit()
+    with pytest.raises(CommitFailedError, match="no further commit is possible"):
+        reopened.rollback_to(paths.MAX_VERSION - 1)
+    assert sorted(os.listdir(location)) == before
+    assert reopened.begin().list_namespaces() == ["default", "ns"]
+
+
+def test_keys_that_do_not_fit_the_lakehouse_definition_are_a_corrupt_definition(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # Issue 15, item 12: a lakehouse definition whose name limits are below its existing
+    # keys gave an InternalError (ValueError: malformed key).
+    import os
+
+    import trinitylake_dbapi
+    from trinitylake_dbapi.errors import CorruptFileError
+    from trinitylake_dbapi.format.definitions import LakehouseDef, encode
+
+    location = str(tmp_path / "lake")
+    lake = _new(location)
+    txn = lake.begin()
+    txn.create_namespace("a_long_namespace")
+    txn.create_table("a_long_namespace", "a_long_table", columns("id"))
+    txn.commit()
+    def_path = lake.lakehouse.snapshot().lakehouse_def_path
+    definition = LakehouseDef.FromString(lake.storage.read(def_path))
+    definition.namespace_name_max_size_bytes = definition.table_name_max_size_bytes = 4
+    os.chmod(os.path.join(location, def_path), 0o644)
+    with open(os.path.join(location, def_path), "wb") as f:
+        f.write(encode(definition))
+    cur = trinitylake_dbapi.connect(location).cursor()
+    for sql in ("SHOW NAMESPACES", "SHOW TABLES", "SELECT * FROM information_schema.tables"):
+        with pytest.raises(CorruptFileError, match="name limits of this lakehouse definition") as info:
+            cur.execute(sql)
+        assert def_path in str(info.value)
