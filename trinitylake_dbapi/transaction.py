@@ -398,7 +398,7 @@ class Lakehouse:
             )
         if self.store is None:
             self.store = NodeStore(self.storage, settings.order)
-        snapshot = Snapshot(version, probe, Tree(self.store, probe, config), def_path, definition, settings)
+        snapshot = Snapshot(version, probe, Tree(self.store, probe, config, path), def_path, definition, settings)
         self._snapshots[version] = snapshot
         if len(self._snapshots) > 256:
             self._snapshots.pop(next(iter(self._snapshots)))

@@ -26,6 +26,12 @@ Invariants. Every function that changes the tree restores them before it returns
   T7 Immutability: a node file is never rewritten; a changed node is a new file with a
      new name, and a node is referenced once within a tree.
   T8 Every node file carries ``n_keys`` and ``created_at_millis``.
+  T9 Depth: a path from the root has at most MAX_TREE_DEPTH (64) levels and names no
+     file twice. Writers never come near it (order >= 3 and 2^32 versions keep a real
+     tree far shallower); readers check it on every descent, so a child pointer that
+     points back at an ancestor (a cycle) or a chain of pointers that never ends is a
+     CorruptFileError naming the file that holds the pointer, never an endless loop.
+     A child pointer that is not a valid path is a CorruptFileError naming that file too.
 
 How writes keep T1-T8 (B-epsilon): messages are appended to the root's buffer. When a
 buffer exceeds its flush threshold (at most its capacity), the messages of its children
@@ -50,6 +56,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence, Union
 
+from .errors import CorruptFileError, InvalidLocationError
 from .format.nodefile import (
     CREATED_AT_MILLIS,
     N_KEYS,
@@ -61,6 +68,9 @@ from .format.nodefile import (
 
 if TYPE_CHECKING:
     from .storage import Storage
+
+#: T9: more levels than this from the root to a node means a cycle of child pointers.
+MAX_TREE_DEPTH = 64
 
 #: Bytes added to every message's text when estimating a buffer's size (Arrow offsets
 #: and validity bits of four columns).
@@ -278,15 +288,39 @@ class NodeStore:
 class Tree:
     """One version's tree: merge-on-read lookups and copy-on-write updates."""
 
-    def __init__(self, store: NodeStore, root: NodeFile, config: TreeConfig) -> None:
+    def __init__(
+        self, store: NodeStore, root: NodeFile, config: TreeConfig, root_path: str = "the root node"
+    ) -> None:
         self.store = store
         self.root = root
         self.config = config
+        #: The root's file name, for errors about the pointers it holds.
+        self.root_path = root_path
         self._root_entry = _CachedNode(root)
+
+    def _child(self, parent: str | None, child: str, depth: int, ancestors: Sequence[str] = ()) -> _CachedNode:
+        """The node ``child`` that ``parent`` (None: the root) points at, ``depth``
+        levels below the root, checked against T9."""
+        holder = self.root_path if parent is None else parent
+        if child in ancestors or child == parent:
+            raise CorruptFileError(
+                holder, f"child pointer {child!r} points back at a node on its own path "
+                "from the root (a cycle, tree invariant T9)"
+            )
+        if depth > MAX_TREE_DEPTH:
+            raise CorruptFileError(
+                holder, f"child pointer {child!r} is more than {MAX_TREE_DEPTH} levels below "
+                "the root: a cycle of child pointers or a tree no writer makes (T9)"
+            )
+        try:
+            return self.store._entry(child)
+        except InvalidLocationError as e:
+            raise CorruptFileError(holder, f"child pointer {child!r} is not a valid path: {e}") from None
 
     def get(self, key: str) -> str | None:
         """The value of ``key`` or None (T6); reads at most one node file per level."""
         entry = self._root_entry
+        path: list[str] = []
         while True:
             message = entry.latest.get(key)
             if message is not None:
@@ -298,7 +332,9 @@ class Tree:
                 return node.values[index]
             if not node.children:
                 return None
-            entry = self.store._entry(node.children[index])
+            child = node.children[index]
+            entry = self._child(path[-1] if path else None, child, len(path) + 1, path)
+            path.append(child)
 
     def scan(
         self, lo: str | None = None, hi: str | None = None, derive: Callable | None = None
@@ -325,9 +361,11 @@ class Tree:
         hi: str | None,
         derive: Callable | None = None,
         path: str | None = None,
+        depth: int = 0,
     ) -> Sequence | None:
         """Pairs (or derived keys) of ``entry``'s subtree in [lo, hi). ``path`` is the
-        node's file (None for the root, whose derived results are not cached)."""
+        node's file (None for the root, whose derived results are not cached), ``depth``
+        its level below the root (T9)."""
         if derive is not None and path is not None and entry.derived is not None:
             cached = entry.derived.get((lo, hi, derive))
             if cached is not None:
@@ -345,7 +383,8 @@ class Tree:
             else:
                 items = []
                 for index in range(first, last + 1):
-                    items.extend(self._scan(self.store._entry(children[index]), lo, hi))
+                    child = children[index]
+                    items.extend(self._scan(self._child(path, child, depth + 1), lo, hi, None, child, depth + 1))
                     if index < last:
                         items.append((keys[index], node.values[index]))
             if not overrides:
@@ -365,10 +404,9 @@ class Tree:
             items = list(own)
         else:
             items = []
-            store = self.store
             for index in range(first, last + 1):
                 child = children[index]
-                found = self._scan(store._entry(child), lo, hi, derive, child)
+                found = self._scan(self._child(path, child, depth + 1), lo, hi, derive, child, depth + 1)
                 if found is None:
                     return None
                 items.extend(found)
@@ -414,7 +452,7 @@ class Tree:
             path, node, depth = stack.pop()
             yield path, node, depth
             for child in reversed(node.children):
-                stack.append((child, self.store.load(child), depth + 1))
+                stack.append((child, self._child(path, child, depth + 1).file, depth + 1))
 
     def node_paths(self) -> Iterator[str]:
         """Paths of every non-root node file this tree reaches."""
@@ -424,9 +462,10 @@ class Tree:
 
     def height(self) -> int:
         """Number of levels (1 for a lone root)."""
-        levels, node = 1, self.root
+        levels, node, path = 1, self.root, None
         while not node.is_leaf:
-            node = self.store.load(node.children[0])
+            child = node.children[0]
+            node, path = self._child(path, child, levels).file, child
             levels += 1
         return levels
 

@@ -21,7 +21,7 @@ import pytest
 import trinitylake_dbapi
 from reliability_helpers import SMALL_TREE, build_lake, columns, local_files
 from trinitylake_dbapi.catalog import LakehouseCatalog
-from trinitylake_dbapi.errors import DatabaseError
+from trinitylake_dbapi.errors import CorruptFileError, DatabaseError
 from trinitylake_dbapi.format import keys as keyfmt
 from trinitylake_dbapi.format import paths
 from trinitylake_dbapi.format.definitions import LakehouseDef, encode
@@ -264,3 +264,40 @@ def test_a_commit_that_meets_a_corrupt_node_writes_nothing(lake: str) -> None:
         txn.commit()
     assert any(child in str(raised.value) for child in snapshot.root.children), str(raised.value)
     assert fingerprint(lake) == before
+
+
+@pytest.mark.parametrize("target", ["itself", "the root"])
+def test_a_cycle_of_child_pointers_is_a_corrupt_file_not_an_endless_loop(lake: str, target: str) -> None:
+    # Issue 15, item 9 (tree invariant T9): reads and commits spun at 100 % CPU, scans
+    # raised RecursionError.
+    from trinitylake_dbapi.format.nodefile import NodeFile, decode_node_file, encode_node_file
+
+    node_path = node_on_path_of(lake, table_key("t011"))
+    node = decode_node_file(Storage(lake).read(node_path), node_path)
+    back = node_path if target == "itself" else latest_root(lake)
+    cyclic = NodeFile(node.order, node.system, node.keys, node.values,
+                      tuple(back for _ in range(len(node.keys) + 1)), node.buffer)
+    write(lake, node_path, encode_node_file(cyclic))
+    before = fingerprint(lake)
+    for sql in ("DESCRIBE ns.t011", "SHOW TABLES IN ns", "SELECT * FROM information_schema.tables",
+                "CREATE TABLE ns.t011x (id BIGINT)"):
+        with pytest.raises(CorruptFileError, match=r"T9") as raised:
+            _run(lake, sql)
+        assert node_path in str(raised.value), sql
+    assert fingerprint(lake) == before
+    report = verify(lake)
+    assert not report.ok and any(p.path == node_path for p in report.errors)
+
+
+def test_a_child_pointer_that_is_not_a_path_names_the_node_that_holds_it(lake: str) -> None:
+    # Issue 15, item 12: the error named the bad pointer but not the file holding it.
+    from trinitylake_dbapi.format.nodefile import NodeFile, decode_node_file, encode_node_file
+
+    root_path = latest_root(lake)
+    root = decode_node_file(Storage(lake).read(root_path), root_path)
+    bad = NodeFile(root.order, root.system, root.keys, root.values,
+                   tuple("../../etc/passwd" for _ in root.children), root.buffer)
+    write(lake, root_path, encode_node_file(bad))
+    with pytest.raises(CorruptFileError, match=r"child pointer '../../etc/passwd' is not a valid path") as raised:
+        _run(lake, "DESCRIBE ns.t011")
+    assert root_path in str(raised.value)
