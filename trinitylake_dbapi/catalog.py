@@ -22,6 +22,10 @@ Rules kept here:
      dropped), and opening an existing lakehouse never creates it: opening never writes.
      A lakehouse whose namespace names are limited to fewer bytes than "default" has
      no such namespace.
+  K7 A definition file is read only through the key that points at it, and must agree
+     with it: a namespace key points at a namespace definition of that name, a table
+     key at a table definition of that name (CorruptFileError naming the file; a file
+     of the other kind fails to decode as this kind).
 """
 
 from __future__ import annotations
@@ -175,6 +179,17 @@ def _check_property_keys(keys: Iterable[str], what: str) -> None:
 DEFAULT_NAMESPACE = "default"
 
 
+def _check_definition_name(path: str, kind: str, defined: str, name: str, namespace: str | None = None) -> None:
+    """K7: the definition names the key's object; anything else is a tampered or
+    foreign lakehouse, never silently another object's definition. (File names are not
+    checked: SPEC 2 lets writers name definition files as they like.)"""
+    if defined != name:
+        owner = name if namespace is None else f"{namespace}.{name}"
+        raise CorruptFileError(
+            path, f"this {kind} definition names {defined!r}, but the key that points at it is {kind} {owner!r}"
+        )
+
+
 def _create_lakehouse(storage: Storage, options: dict) -> Lakehouse:
     """Open the lakehouse at ``storage``, creating it with the namespace ``default`` (K6)
     when there is none."""
@@ -269,7 +284,9 @@ class Catalog:
         path = self._txn.get(self._ns_key(name), guard=guard)
         if path is None:
             return None
-        return path, self._owner._namespace_def(self._txn, path)
+        definition = self._owner._namespace_def(self._txn, path)
+        _check_definition_name(path, "namespace", definition.name, name)
+        return path, definition
 
     def _require_namespace(self, name: str, *, guard: bool = False) -> NamespaceDef:
         found = self._read_namespace(name, guard=guard)
@@ -281,7 +298,9 @@ class Catalog:
         path = self._txn.get(self._table_key(namespace, name))
         if path is None:
             return None
-        return path, self._owner._table_def(self._txn, path)
+        definition = self._owner._table_def(self._txn, path)
+        _check_definition_name(path, "table", definition.name, name, namespace)
+        return path, definition
 
     def _require_table(self, namespace: str, name: str) -> TableDef:
         found = self._read_table(namespace, name)

@@ -29,6 +29,10 @@ Because nothing is visible before C2 and C2 is atomic, a crash or storage failur
 step leaves the lakehouse at the old version or the new one; files written by a failed
 attempt are unreferenced and are removed by expiration.
 
+History. H0: root v > 0 names root v-1 as its ``previous_root`` (C2 writes it so); a
+root that names anything else was not written by a commit and is a CorruptFileError
+naming it when read, so no commit is ever built on top of it.
+
 Version discovery (SPEC 7: the hint is a starting point, a missing root is the end).
 An *observation* is "version v was the latest at time t": t is the monotonic time taken
 before the request that showed it (the probe that found root v+1 missing, or the C2
@@ -395,6 +399,12 @@ class Lakehouse:
         if probe.order != settings.order:
             raise CorruptFileError(
                 path, f"node key table has {probe.order} rows, the tree order is {settings.order}"
+            )
+        previous = probe.system.get(keyfmt.PREVIOUS_ROOT)
+        if version > 0 and previous != paths.root_node_path(version - 1):  # H0
+            raise CorruptFileError(
+                path, f"previous_root is {previous!r}, but root {version} must name the root of "
+                f"version {version - 1} ({paths.root_node_path(version - 1)!r})"
             )
         if self.store is None:
             self.store = NodeStore(self.storage, settings.order)

@@ -301,3 +301,42 @@ def test_a_child_pointer_that_is_not_a_path_names_the_node_that_holds_it(lake: s
     with pytest.raises(CorruptFileError, match=r"child pointer '../../etc/passwd' is not a valid path") as raised:
         _run(lake, "DESCRIBE ns.t011")
     assert root_path in str(raised.value)
+
+
+def test_a_root_whose_previous_root_is_not_the_version_before_is_corrupt(lake: str) -> None:
+    # Issue 15, item 11 (transaction.py H0).
+    from trinitylake_dbapi.format.nodefile import NodeFile, encode_node_file
+
+    root_path = latest_root(lake)
+    root = decode_node_file(Storage(lake).read(root_path), root_path)
+    wrong = dict(root.system, **{keyfmt.PREVIOUS_ROOT: paths.root_node_path(0)})
+    write(lake, root_path, encode_node_file(NodeFile(root.order, wrong, root.keys, root.values,
+                                                     root.children, root.buffer)))
+    before = fingerprint(lake)
+    for sql in ("SHOW NAMESPACES", "CREATE NAMESPACE fresh"):
+        with pytest.raises(CorruptFileError, match="previous_root") as raised:
+            _run(lake, sql)
+        assert root_path in str(raised.value)
+    assert fingerprint(lake) == before
+
+
+def test_a_definition_that_disagrees_with_its_key_is_corrupt(lake: str) -> None:
+    # Issue 15, item 11 (catalog rule K7): another table's or namespace's definition, or
+    # a definition with another name, behind a key.
+    from trinitylake_dbapi.format.definitions import decode_table_def
+
+    t012 = definition_of(lake, "ns", "t012")
+    renamed = decode_table_def(Storage(lake).read(t012), t012)
+    renamed.name = "someone_else"
+    write(lake, t012, encode(renamed))
+    with pytest.raises(CorruptFileError, match="names 'someone_else', but the key that points at it is table 'ns.t012'") as raised:
+        _run(lake, "DESCRIBE ns.t012")
+    assert t012 in str(raised.value)
+    # a namespace key pointing at a table definition
+    catalog = LakehouseCatalog(lake)
+    txn = catalog.begin()
+    codec = keyfmt.KeyCodec(20, 20)
+    txn._txn.put(codec.namespace_key("other"), definition_of(lake, "ns", "t013"))
+    with pytest.raises(CorruptFileError, match="not a valid NamespaceDef") as raised:
+        txn.describe_namespace("other")
+    assert definition_of(lake, "ns", "t013") in str(raised.value)
