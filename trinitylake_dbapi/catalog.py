@@ -57,7 +57,14 @@ from .format.definitions import (
     encode,
     new_lakehouse_def,
 )
-from .format.types import ColumnSpec, from_proto_columns, max_column_id, to_proto_columns
+from .format.types import (
+    ColumnSpec,
+    TypeSpec,
+    from_proto_columns,
+    max_column_id,
+    nested_fields,
+    to_proto_columns,
+)
 from .storage import Storage
 from .transaction import Isolation, Lakehouse, Snapshot, Transaction, now_millis, rollback_to
 
@@ -177,6 +184,19 @@ def _check_property_keys(keys: Iterable[str], what: str) -> None:
 
 
 DEFAULT_NAMESPACE = "default"
+
+
+def _check_new_column_names(columns: Sequence[ColumnSpec]) -> None:
+    """Rule N2 of format/keys.py for new columns and all their struct fields, by path."""
+    todo: list[tuple[ColumnSpec, str | None]] = [(c, None) for c in columns]
+    while todo:
+        column, parent = todo.pop()
+        kind = "column" if parent is None else f"struct field (in {parent!r})"
+        if isinstance(column.name, str) and column.name:
+            keyfmt.validate_new_name(column.name, keyfmt.MAX_COLUMN_NAME_BYTES, kind)
+        if isinstance(column.type, TypeSpec):
+            path = column.name if parent is None else f"{parent}.{column.name}"
+            todo.extend((child, path) for child in nested_fields(column.type))
 
 
 def _check_definition_name(path: str, kind: str, defined: str, name: str, namespace: str | None = None) -> None:
@@ -333,6 +353,7 @@ class Catalog:
         if_not_exists: bool = False,
     ) -> bool:
         """Create a namespace; False if it existed and ``if_not_exists``."""
+        keyfmt.validate_new_name(name, self._codec.namespace_max_bytes, "namespace")
         properties = dict(properties or {})
         _check_property_keys(properties, f"namespace {name!r}")
         if self._read_namespace(name) is not None:
@@ -422,6 +443,8 @@ class Catalog:
         """Create a table (EXTERNAL when a location is given); False if it existed and
         ``if_not_exists``."""
         key = self._table_key(namespace, name)
+        keyfmt.validate_new_name(name, self._codec.table_max_bytes, "table")
+        _check_new_column_names(columns)
         properties = dict(properties or {})
         _check_property_keys(properties, f"table {namespace!r}.{name!r}")
         self._require_namespace(namespace, guard=True)
@@ -472,6 +495,7 @@ class Catalog:
         raise ObjectNotFoundError(f"column {column!r} does not exist in table {namespace!r}.{name!r}")
 
     def add_columns(self, namespace: str, name: str, columns: Sequence[ColumnSpec]) -> None:
+        _check_new_column_names(columns)
         definition = self._altered(namespace, name)
         existing = from_proto_columns(definition.schema.columns)
         last_id = max(
@@ -514,8 +538,7 @@ class Catalog:
         index = self._column_index(definition, old, namespace, name)
         if any(c.name == new for c in definition.schema.columns):
             raise ObjectExistsError(f"column {new!r} already exists in table {namespace!r}.{name!r}")
-        if not new:
-            raise InvalidDefinitionError("a column name must be a non-empty string")
+        keyfmt.validate_new_name(new, keyfmt.MAX_COLUMN_NAME_BYTES, "column")
         definition.schema.columns[index].name = new
         self._write_table(namespace, definition)
 
@@ -565,6 +588,7 @@ class Catalog:
 
     def rename_table(self, namespace: str, name: str, new_namespace: str, new_name: str) -> None:
         """Rename a table, also into another namespace."""
+        keyfmt.validate_new_name(new_name, self._codec.table_max_bytes, "table")
         definition = self._altered(namespace, name)
         new_key = self._table_key(new_namespace, new_name)
         self._require_namespace(new_namespace, guard=True)
@@ -790,8 +814,7 @@ class LakehouseCatalog:
 
     def export_snapshot(self, name: str, version: int | None = None) -> int:
         """Record ``name`` for a version in the lakehouse definition (a new version)."""
-        if not isinstance(name, str) or not name:
-            raise InvalidNameError("a snapshot name must be a non-empty string")
+        keyfmt.validate_new_name(name, keyfmt.MAX_SNAPSHOT_NAME_BYTES, "snapshot")
         target = self.lakehouse.snapshot(version)
         root_path = paths.root_node_path(target.version)
         if version is not None and not self.storage.exists(root_path):

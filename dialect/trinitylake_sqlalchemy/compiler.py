@@ -18,6 +18,7 @@ Types
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sqlalchemy import exc, types as sqltypes
@@ -44,6 +45,10 @@ class TrinityLakeIdentifierPreparer(compiler.IdentifierPreparer):
     """ANSI double quotes (a quote inside a name is doubled); case is kept as written."""
 
     reserved_words = RESERVED_WORDS
+    #: ASCII only and case-sensitive: SQLAlchemy's default (``[A-Z0-9_$]`` with
+    #: IGNORECASE) also takes letters such as U+0131 (dotless i) for plain ones, which
+    #: the type parser (and other SQL engines) read as something else.
+    legal_characters = re.compile(r"^[A-Za-z0-9_]+$")
 
     def __init__(self, dialect: Any, **kw: Any) -> None:
         super().__init__(dialect, initial_quote='"', escape_quote='"', **kw)

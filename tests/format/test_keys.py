@@ -293,3 +293,59 @@ def test_prefix_range_edge_cases() -> None:
         prefix_range("")
     with pytest.raises(ValueError):
         prefix_range("\U0010ffff")
+
+
+# --- N2: names this library writes -------------------------------------------------
+
+import re  # noqa: E402
+import unicodedata  # noqa: E402
+
+from hypothesis import given as _given  # noqa: E402
+from hypothesis import strategies as _st  # noqa: E402
+
+from trinitylake_dbapi.format.keys import validate_new_name  # noqa: E402
+
+
+def written_name_ok(name: str, max_bytes: int) -> bool:
+    """The rule of docs/format.md, written out independently of keys.py."""
+    try:
+        data = name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return (
+        0 < len(data) <= max_bytes
+        and unicodedata.normalize("NFC", name) == name
+        and not any(unicodedata.category(c) in ("Zs", "Zl", "Zp", "Cc", "Cf") for c in name)
+        and b"\x7f" not in data and not any(b <= 0x20 for b in data)
+    )
+
+
+@_given(_st.text(max_size=40), _st.integers(1, 60))
+def test_a_new_name_is_accepted_exactly_when_it_follows_the_rule(name: str, max_bytes: int) -> None:
+    # Issue 15, item 15: NFC, no Zs/Zl/Zp/Cc/Cf, and the byte limit.
+    try:
+        validate_new_name(name, max_bytes, "column")
+        accepted = True
+    except InvalidNameError as e:
+        accepted = False
+        assert str(e).startswith("column name")
+    assert accepted == written_name_ok(name, max_bytes)
+
+
+@pytest.mark.parametrize(
+    "name, why",
+    [
+        ("e\u0301", "not in Unicode normalization form NFC; write it as 'é'"),
+        ("a\u00a0b", "U+00A0 (NO-BREAK SPACE, category Zs) at character 1"),
+        ("a\u3000b", "U+3000 (IDEOGRAPHIC SPACE, category Zs)"),
+        ("a\u2028b", "a line separator U+2028"),
+        ("a\u200bb", "a format character U+200B (ZERO WIDTH SPACE, category Cf)"),
+        ("\u202eevil", "U+202E (RIGHT-TO-LEFT OVERRIDE, category Cf) at character 0"),
+        ("\ufeffbom", "U+FEFF"),
+        ("a\u0085b", "U+0085"),
+        ("a b", "a space (byte 0x20)"),
+    ],
+)
+def test_refused_new_names_say_which_character_and_where(name: str, why: str) -> None:
+    with pytest.raises(InvalidNameError, match=re.escape(why)):
+        validate_new_name(name, 100, "table")

@@ -19,7 +19,7 @@ from trinitylake_dbapi.errors import (
     ProgrammingError,
     ReadOnlyError,
 )
-from trinitylake_dbapi.format.keys import validate_name
+from trinitylake_dbapi.format.keys import validate_new_name
 from trinitylake_dbapi.verify import verify
 
 MAX = 100  # the default name limits, in bytes
@@ -39,7 +39,7 @@ HOSTILE_NAMES = [
 
 def _valid(name: str) -> bool:
     try:
-        validate_name(name, MAX, "name")
+        validate_new_name(name, MAX, "name")  # the rule for names this library writes (N2)
         return True
     except InvalidNameError:
         return False

@@ -123,7 +123,7 @@ ALL_TYPES = """
       fx FIXED(16), b BINARY, vb VARBINARY(8),
       arr ARRAY<STRING>, lst LIST<INT NOT NULL>,
       m MAP<STRING, ARRAY<DECIMAL(5,2)>>,
-      rec STRUCT<name: STRING NOT NULL COMMENT 'who', tags: ARRAY<STRING>, `odd name`: INT>,
+      rec STRUCT<name: STRING NOT NULL COMMENT 'who', tags: ARRAY<STRING>, `odd-name`: INT>,
       PRIMARY KEY (id)
     ) USING iceberg COMMENT 'every type' TBLPROPERTIES ('owner' = 'me', 'write.format' = 'parquet')
 """
@@ -139,7 +139,7 @@ ALL_TYPES_DESCRIBED = [
     ("fx", "fixed(16)", True, None), ("b", "binary", True, None), ("vb", "binary(8)", True, None),
     ("arr", "list<varchar>", True, None), ("lst", "list<int4 NOT NULL>", True, None),
     ("m", "map<varchar, list<decimal(5,2)>>", True, None),
-    ("rec", "struct<name: varchar NOT NULL COMMENT 'who', tags: list<varchar>, `odd name`: int4>",
+    ("rec", "struct<name: varchar NOT NULL COMMENT 'who', tags: list<varchar>, `odd-name`: int4>",
      True, None),
 ]  # fmt: skip
 
@@ -549,7 +549,7 @@ def test_rollback_to_version(history: Any) -> None:
 
 def test_export_snapshot(history: Any) -> None:
     assert q(history, "EXPORT SNAPSHOT first_table AS OF VERSION 2") == [("first_table", 2)]
-    assert q(history, "EXPORT SNAPSHOT ?", ["latest one"]) == [("latest one", 5)]
+    assert q(history, "EXPORT SNAPSHOT ?", ["latest-one"]) == [("latest-one", 5)]
     with pytest.raises(errors.ObjectExistsError, match="first_table"):
         q(history, "EXPORT SNAPSHOT first_table")
     with pytest.raises(errors.ObjectNotFoundError):
@@ -781,3 +781,23 @@ def test_table_level_foreign_key_is_not_supported_and_says_so(memory_lake: Lake)
     q(cur, "CREATE NAMESPACE ns")
     with pytest.raises(errors.NotSupportedError, match="FOREIGN KEY"):
         q(cur, "CREATE TABLE ns.d (a INT, FOREIGN KEY (a) REFERENCES ns.x(a))")
+
+
+@pytest.mark.parametrize("kind", ["column", "struct field", "namespace", "table", "snapshot"])
+def test_new_names_are_validated_everywhere_with_byte_limits(auto: Any, kind: str) -> None:
+    # Issue 15, item 15: column names took NUL, newlines and a megabyte; snapshot names
+    # were unbounded.
+    statements = {
+        "column": lambda n: f"CREATE TABLE ns.t ({n} INT)",
+        "struct field": lambda n: f"CREATE TABLE ns.t (s STRUCT<{n}: INT>)",
+        "namespace": lambda n: f"CREATE NAMESPACE {n}",
+        "table": lambda n: f"CREATE TABLE ns.{n} (a INT)",
+        "snapshot": lambda n: f"EXPORT SNAPSHOT '{n[1:-1]}'",
+    }
+    versions = q(auto, "SHOW VERSIONS")
+    for bad, why in (('"a\u200bb"', r"format character U\+200B"), ('"e\u0301"', "NFC"),
+                     ('"a\nb"', "control character"), ('"' + "x" * 300 + '"', "bytes")):
+        with pytest.raises(errors.InvalidNameError, match=why):
+            q(auto, statements[kind](bad))
+    assert q(auto, "SHOW VERSIONS") == versions  # nothing written
+    q(auto, statements[kind]('"ünïcödé-ok"'))  # NFC, no spaces: fine

@@ -40,7 +40,7 @@ TYPES = [
     ("arr", sa.ARRAY(sa.Integer), (sa.ARRAY, {"dimensions": None})),
     ("arr2", sa.ARRAY(sa.String(5), dimensions=2), (sa.ARRAY, {"dimensions": 2})),
     ("mp", tl.MAP(sa.String, sa.BigInteger, value_nullable=False), (tl.MAP, {"value_nullable": False})),
-    ("st", tl.STRUCT(("a", sa.Integer), tl.StructField("b c", sa.String(3), False, "x's")), (tl.STRUCT, {})),
+    ("st", tl.STRUCT(("a", sa.Integer), tl.StructField("b-c", sa.String(3), False, "x's")), (tl.STRUCT, {})),
 ]
 
 
@@ -102,7 +102,7 @@ def test_create_all_inspect_autoload_drop_all(engine):
     assert (type(mp.key_type), type(mp.value_type)) == (sa.VARCHAR, sa.BIGINT)
     st = columns["st"]["type"]
     assert [(f.name, type(f.type), f.nullable, f.comment) for f in st.fields] == [
-        ("a", sa.INTEGER, True, None), ("b c", sa.VARCHAR, False, "x's"),
+        ("a", sa.INTEGER, True, None), ("b-c", sa.VARCHAR, False, "x's"),
     ]
 
     reflected = sa.Table("everything", sa.MetaData(), autoload_with=engine, schema="ns")
@@ -222,7 +222,7 @@ def test_ddl_text():
     assert "PRIMARY KEY (id, id2) ) COMMENT 'every type in one table'" in text
     for word in ("FOREIGN", "UNIQUE", "CHECK", "INDEX", "CONSTRAINT"):
         assert word not in text
-    assert ("st STRUCT<a: INT, \"b c\": VARCHAR(3) NOT NULL COMMENT 'x''s'>") in text
+    assert ("st STRUCT<a: INT, \"b-c\": VARCHAR(3) NOT NULL COMMENT 'x''s'>") in text
     assert "mp MAP<VARCHAR, BIGINT NOT NULL>" in text
     assert "arr2 ARRAY<ARRAY<VARCHAR(5)>>" in text
     assert "ts6 TIMESTAMPTZ(6)" in text and "fx FIXED(16)" in text

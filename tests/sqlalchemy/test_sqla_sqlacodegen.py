@@ -61,7 +61,7 @@ def _lakehouse(engine: sa.Engine) -> None:
             "history ARRAY<STRUCT<at: TIMESTAMPTZ(6), what: MAP<INT, FIXED(2)>>>, "
             "grid ARRAY<ARRAY<DECIMAL(10,2)>>, opens TIME(3), raw BINARY, PRIMARY KEY (id))"
         )
-        conn.exec_driver_sql("CREATE TABLE ns.keyless (m MAP<INT, STRUCT<\"a b\": DATE>>)")
+        conn.exec_driver_sql("CREATE TABLE ns.keyless (m MAP<INT, STRUCT<\"a-b\": DATE>>)")
 
 
 def _columns(engine: sa.Engine, table: str) -> list[tuple]:

@@ -41,7 +41,7 @@ DIALECT_TYPES = [
     tl.MAP("VARCHAR(5)", "ARRAY<BIGINT>"),
     tl.MAP(sa.Integer, tl.STRUCT(("x", sa.Date()), ("y", tl.FIXED(2), False, "why"))),
     tl.STRUCT(tl.StructField("a", sa.Integer())),
-    tl.STRUCT(("a", sa.Integer), tl.StructField("b c", sa.String(3), False, "x's")),
+    tl.STRUCT(("a", sa.Integer), tl.StructField("b-c", sa.String(3), False, "x's")),
     tl.STRUCT(("n", tl.STRUCT(("m", tl.MAP(sa.String, sa.ARRAY(sa.Numeric(10, 2), dimensions=2)))))),
     tl.STRUCT(("t", "TIMESTAMPTZ(3)"), ("k", "STRUCT<\"select\": INT NOT NULL>", True, "c")),
 ]
@@ -230,3 +230,14 @@ def test_generic_types_the_format_cannot_store_are_refused(engine, type_, messag
         table.create(engine)
     assert "(in table 't', column 'c')" in str(info.value)  # the column is named
     assert sa.inspect(engine).get_table_names("ns") == []
+
+
+def test_a_field_named_with_a_letter_that_only_looks_ascii_round_trips(engine) -> None:  # type: ignore[no-untyped-def]
+    # Found by test_any_nested_type_survives_every_round_trip: SQLAlchemy took U+0131
+    # (dotless i) for a plain identifier character and left it unquoted.
+    type_ = tl.MAP(sa.Integer(), tl.STRUCT(("ı", "INT", False)), False)
+    metadata = sa.MetaData()
+    sa.Table("dotless", metadata, sa.Column("m", type_), schema="ns")
+    metadata.create_all(engine)
+    reflected = sa.inspect(engine).get_columns("dotless", "ns")[0]["type"]
+    assert repr(reflected) == repr(type_)

@@ -16,6 +16,17 @@ Invariants (every function below relies on them; the tests check each one):
 * Every key has exactly one decoding and every decoding exactly one key
   (``KeyCodec.decode`` refuses anything ``KeyCodec`` would not produce).
 
+Names this library writes (rule N2; SPEC 3 lets a writer be stricter than a reader):
+``validate_new_name`` accepts a name only when ``validate_name`` does and it is in
+Unicode normalization form NFC and has no character of the categories Zs, Zl, Zp
+(spaces and separators, U+00A0 and U+3000 included), Cc (controls) or Cf (format
+characters such as U+200B, U+200D, U+FEFF and the bidirectional marks). So two names
+that look the same are the same name, and no name hides characters. Namespace, table,
+column, struct field and snapshot names are checked this way when created or renamed;
+names already stored are read as they are. Columns, struct fields and snapshot names
+have no limit of their own in the format: this library caps them at
+MAX_COLUMN_NAME_BYTES and MAX_SNAPSHOT_NAME_BYTES UTF-8 bytes.
+
 System keys (``lakehouse_def``, ...) live in a node's system rows and are never sorted
 with object keys; they start with a lower-case letter, never with a schema ID.
 
@@ -25,7 +36,7 @@ Pure module: no I/O, no state beyond the constants below.
 from __future__ import annotations
 
 import re
-
+import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
@@ -109,6 +120,36 @@ def validate_name(name: str, max_bytes: int, kind: str) -> None:
             f"{kind} name {_show(name)} is {len(data)} bytes in UTF-8; "
             f"the maximum for a {kind} name is {max_bytes} bytes"
         )
+
+
+#: Longest column or struct field name this library writes, in UTF-8 bytes (N2).
+MAX_COLUMN_NAME_BYTES = 255
+#: Longest exported snapshot name this library writes, in UTF-8 bytes (N2).
+MAX_SNAPSHOT_NAME_BYTES = 255
+_REFUSED_CATEGORIES = {
+    "Zs": "a space", "Zl": "a line separator", "Zp": "a paragraph separator",
+    "Cc": "a control character", "Cf": "a format character",
+}
+
+
+def validate_new_name(name: str, max_bytes: int, kind: str) -> None:
+    """Refuse a name this library will not write (rule N2 above), before anything is
+    written: InvalidNameError naming the rule, the character and where it is."""
+    validate_name(name, max_bytes, kind)
+    if not unicodedata.is_normalized("NFC", name):
+        raise InvalidNameError(
+            f"{kind} name {_show(name)} is not in Unicode normalization form NFC; "
+            f"write it as {_show(unicodedata.normalize('NFC', name))}"
+        )
+    for i, c in enumerate(name):
+        category = unicodedata.category(c)
+        if category in _REFUSED_CATEGORIES:
+            raise InvalidNameError(
+                f"{kind} name {_show(name)} contains {_REFUSED_CATEGORIES[category]} "
+                f"U+{ord(c):04X} ({unicodedata.name(c, 'unnamed')}, category {category}) "
+                f"at character {i}; names may not contain spaces, separators, control or "
+                "format characters"
+            )
 
 
 def encode_name(name: str, max_bytes: int, kind: str = "object") -> str:

@@ -66,6 +66,7 @@ __all__ = [
     "parse_type",
     "type_to_sql",
     "validate_column",
+    "nested_fields",
     "to_proto_columns",
     "from_proto_column",
     "from_proto_columns",
@@ -524,7 +525,8 @@ def parse_type(text: str, *, column: str) -> TypeSpec:
 # ---------------------------------------------------------------------------
 
 
-def _children(t: TypeSpec) -> Iterator[ColumnSpec]:
+def nested_fields(t: TypeSpec) -> Iterator[ColumnSpec]:
+    """The fields directly inside ``t``: struct fields, map key and value, list element."""
     if t.kind == "struct":
         yield from t.fields
     elif t.kind == "map":
@@ -542,7 +544,7 @@ def _walk(columns: Iterable[ColumnSpec], prefix: str = "") -> Iterator[tuple[str
     for c in columns:
         path = prefix + c.name
         yield path, c
-        yield from _walk(_children(c.type), path + ".")
+        yield from _walk(nested_fields(c.type), path + ".")
 
 
 def nesting_depth(t: TypeSpec) -> int:
@@ -555,7 +557,7 @@ def nesting_depth(t: TypeSpec) -> int:
         if node.kind in NESTED_KINDS:
             depth += 1
             deepest = max(deepest, depth)
-            todo.extend((child.type, depth) for child in _children(node) if isinstance(child, ColumnSpec))
+            todo.extend((child.type, depth) for child in nested_fields(node) if isinstance(child, ColumnSpec))
     return deepest
 
 
@@ -583,7 +585,7 @@ def validate_column(column: ColumnSpec, path: str | None = None) -> None:
     if path is None or "." not in path:
         check_nesting(column, path)
     _validate_level(column, path)
-    for child in _children(column.type):
+    for child in nested_fields(column.type):
         validate_column(child, f"{path if path is not None else column.name}.{child.name}")
 
 
@@ -677,7 +679,7 @@ def max_column_id(columns: Iterable[Union[Column, ColumnSpec]]) -> int:
                     children.append(getattr(c, name))
         else:
             best = max(best, c.id or 0)
-            children = list(_children(c.type))
+            children = list(nested_fields(c.type))
         best = max(best, max_column_id(children))
     return best
 
