@@ -167,6 +167,13 @@ class MissingFileError(StorageError):
         self.path = path
 
 
+class CommitOutcomeUnknownError(StorageError):
+    """Creating a commit's root failed and reading it back failed too: the commit may
+    have happened. Reopen the lakehouse to see, before retrying."""
+
+    code = "commit_outcome_unknown"
+
+
 class SerializationError(OperationalError):
     """A concurrent commit conflicts with this transaction; retry it."""
 
@@ -202,6 +209,7 @@ __all__ = [
     "UnsupportedFormatError",
     "StorageError",
     "MissingFileError",
+    "CommitOutcomeUnknownError",
     "SerializationError",
     "CommitFailedError",
 ]

@@ -17,6 +17,11 @@ Commit protocol. A transaction that began at version v:
       conflicts with everything. No conflict: the messages are applied again on w and
       C2 is retried at w+1 (bounded, with jittered backoff). Conflict: the transaction
       fails with a SerializationError naming the object and the version.
+  C5. a commit that fails (a conflict, a storage error, C6) removes every file it wrote,
+      best effort, before the error reaches the caller: a failed statement leaves no
+      file behind unless the removal itself fails (then expiration removes them once
+      they are older than its grace period). The one exception is a commit whose
+      outcome is unknown (CommitOutcomeUnknownError): its files may be a version now.
   C6. version 2^32-1 (paths.MAX_VERSION) is the last: root names hold 32 bits (SPEC 2).
       A commit or rollback that would create version 2^32 fails with CommitFailedError
       before it writes any file (check_version_limit).
@@ -26,8 +31,8 @@ u's buffer (tree invariant T5). The transaction id written into the ``txn`` colu
 therefore the version the transaction commits as; a replay re-tags its messages.
 
 Because nothing is visible before C2 and C2 is atomic, a crash or storage failure at any
-step leaves the lakehouse at the old version or the new one; files written by a failed
-attempt are unreferenced and are removed by expiration.
+step leaves the lakehouse at the old version or the new one; files a crashed writer
+left are unreferenced and are removed by expiration.
 
 History. H0: root v > 0 names root v-1 as its ``previous_root`` (C2 writes it so); a
 root that names anything else was not written by a commit and is a CorruptFileError
@@ -75,6 +80,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from .errors import (
     CommitFailedError,
+    CommitOutcomeUnknownError,
     Error,
     CorruptFileError,
     MissingFileError,
@@ -650,6 +656,16 @@ class Transaction:
         # C1: the definition files still referenced, written by the first attempt once
         # the tree has been read, so that a corrupt tree gets no file at all
         self._unwritten = {p: d for p, d in self.files.items() if p in referenced}
+        self._written: list[str] = []  # definition files written, for C5
+        try:
+            return self._commit_attempts()
+        except CommitOutcomeUnknownError:
+            raise  # C5's exception: these files may belong to a version now
+        except BaseException:
+            _remove_best_effort(self.lakehouse.storage, self._written)  # C5
+            raise
+
+    def _commit_attempts(self) -> int:
         base = self.base
         observed_at = self.observed_at
         messages = list(self.writes.items())
@@ -693,7 +709,11 @@ class Transaction:
             files[def_path] = encode(definition)
         files.update(update.files)
         # C1 runs while the root is encoded and written; it is done before C2 publishes.
-        written = storage.write_many(files, new=True, background=True)
+        try:
+            written = storage.write_many(files, new=True, background=True)
+        except BaseException:
+            _remove_best_effort(storage, files)  # C5: what C1 wrote before it failed
+            raise
 
         def ready() -> None:
             written()
@@ -707,12 +727,15 @@ class Transaction:
                 created = _create_root(storage, version, data, ready=ready)
             except _BaseMoved:
                 created = False
-        except BaseException:
+        except BaseException as error:
             try:
                 written()  # let C1 end before the error leaves; this error is the one to report
             except Exception:  # noqa: BLE001 - secondary to the error being raised
                 pass
+            if not isinstance(error, CommitOutcomeUnknownError):
+                _remove_best_effort(storage, files)  # C5
             raise
+        self._written.extend(self._unwritten)
         self._unwritten = {}
         if created:  # C2
             self.lakehouse._write_hint(version)  # C3
@@ -724,11 +747,7 @@ class Transaction:
                 pass  # only a cache: committed all the same, the root is read when needed
             return True
         # C4: lost the race. Our node files and definition are unreferenced: tidy up.
-        leftovers = list(update.files) + ([new_def_path] if new_def_path else [])
-        try:
-            storage.delete_many(leftovers)
-        except StorageError:
-            pass  # expiration removes unreferenced files later
+        _remove_best_effort(storage, list(update.files) + ([new_def_path] if new_def_path else []))
         return False
 
     def _check_conflicts(self, first: int, latest: int) -> None:
@@ -800,7 +819,7 @@ def _create_root(
         except MissingFileError:
             raise failure from None  # it did not land: not committed
         except StorageError as unreadable:
-            raise StorageError(
+            raise CommitOutcomeUnknownError(
                 f"commit of version {version}: the outcome is unknown: creating the root "
                 f"file {storage.uri(path)!r} failed ({failure}) and reading it back failed "
                 f"too ({unreadable}); reopen the lakehouse to see whether version {version} "
@@ -809,6 +828,16 @@ def _create_root(
         if existing == data:
             return True
         return False  # another writer's root: we lost the race (C4)
+
+
+def _remove_best_effort(storage: Storage, files: Iterable[str]) -> None:
+    """Delete files no root refers to (C4, C5); a failure leaves them to expiration."""
+    files = list(files)
+    if files:
+        try:
+            storage.delete_many(files)
+        except StorageError:
+            pass
 
 
 def check_version_limit(version: int) -> None:
@@ -857,7 +886,13 @@ def rollback_to(lakehouse: Lakehouse, target: int) -> int:
         )
     except _BaseMoved:
         created = False
+    except CommitOutcomeUnknownError:
+        raise
+    except BaseException:
+        _remove_best_effort(lakehouse.storage, update.files)  # C5
+        raise
     if not created:
+        _remove_best_effort(lakehouse.storage, update.files)  # C5
         raise SerializationError(
             f"version {version} was committed concurrently; the rollback to version "
             f"{target} did not happen: retry"

@@ -10,7 +10,7 @@ from fsspec.implementations.memory import MemoryFileSystem
 
 from catalog_helpers import columns, state
 from trinitylake_dbapi.catalog import LakehouseCatalog
-from trinitylake_dbapi.errors import StorageError
+from trinitylake_dbapi.errors import CommitOutcomeUnknownError, StorageError
 from trinitylake_dbapi.storage import Storage
 from trinitylake_dbapi.tree import check_tree
 
@@ -103,12 +103,18 @@ def test_a_fault_at_every_storage_call_of_a_commit(when: str, sticky: bool) -> N
         catalog = LakehouseCatalog(location, storage=Storage(location, filesystem=faulty))
         old_version = catalog.latest_version()
         txn = _transaction(catalog)
+        files_before = set(Storage(location).list(""))
         faulty.arm(k, when, sticky)
         try:
             txn.commit()
             raised = False
-        except StorageError:
+        except StorageError as error:
             raised = True
+            # C5 (issue 15, item 16): a failed commit leaves no file behind, unless its
+            # outcome is unknown or every later call fails too (the removal itself).
+            if not sticky and not isinstance(error, CommitOutcomeUnknownError):
+                left = set(Storage(location).list("")) - files_before
+                assert left == set(), (k, error, left)
         calls = faulty.calls
         faulty.arm(None)
 

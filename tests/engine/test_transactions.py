@@ -516,3 +516,27 @@ def test_keys_that_do_not_fit_the_lakehouse_definition_are_a_corrupt_definition(
         with pytest.raises(CorruptFileError, match="name limits of this lakehouse definition") as info:
             cur.execute(sql)
         assert def_path in str(info.value)
+
+
+def test_a_commit_that_loses_a_conflict_leaves_no_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # Issue 15, item 16 (rule C5): its definition and node files stayed as orphans.
+    import os
+
+    from trinitylake_dbapi.errors import SerializationError
+
+    location = str(tmp_path / "lake")
+    lake = _new(location)
+    first, second = lake.begin(), LakehouseCatalog(location).begin()
+    for i in range(30):  # enough to flush and split: node files as well as definitions
+        first.create_table("ns", f"t{i}", columns("id"))
+        second.create_table("ns", f"t{i}", columns("id", "other"))
+    first.commit()
+
+    def files() -> set[str]:
+        return {os.path.relpath(os.path.join(d, f), location)
+                for d, _, names in os.walk(location) for f in names}
+
+    before = files()
+    with pytest.raises(SerializationError):
+        second.commit()
+    assert files() == before
