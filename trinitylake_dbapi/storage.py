@@ -21,6 +21,12 @@ Invariants:
   are not counted. ``uri()`` is not a storage call.
 * Names whose last component starts with ``.tl-`` are reserved for this module's
   temporary and probe files; ``list`` never returns them.
+* L1 (local disk): a write never goes through a symbolic link inside the root. Before
+  a file is created or written, every existing directory between the root and the file
+  is checked with ``lstat`` (a directory found clean is remembered), files are opened
+  with ``O_NOFOLLOW``, and a symlink found is a StorageError naming it: so a planted
+  ``_latest_hint.txt`` link or a linked hash directory never makes a commit write
+  outside the root. (The root itself may be a link: the user chose it.)
 
 Local disk ("file") uses the ``os`` module directly, not fsspec: exclusive create needs
 ``os.link`` and every write is made atomic and durable (temp file, fsync, rename).
@@ -33,6 +39,7 @@ import errno
 import inspect
 import os
 import random
+import stat
 import threading
 import time
 import uuid
@@ -86,6 +93,7 @@ _NO_TMPFILE_ERRNOS = frozenset(
 )
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 # The memory filesystem is one store per process; check-then-write needs a lock.
 _MEMORY_CREATE_LOCK = threading.Lock()
@@ -250,6 +258,7 @@ class Storage:
             self.fs = None
             self._base = self.root_uri[len("file://"):].rstrip("/")
             self._anonymous_files = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
+            self._checked_dirs: set[str] = set()  # L1: directories found not to be links
             return
 
         if filesystem is None:
@@ -600,6 +609,30 @@ class Storage:
         directories.update(os.path.dirname(d) for d in created)
         return sorted(directories, key=len, reverse=True)
 
+    def _refuse_symlinks(self, full: str) -> None:
+        """L1: StorageError if a directory between the root and ``full`` is a symlink."""
+        directory = os.path.dirname(full)
+        checked = self._checked_dirs
+        pending = []
+        while len(directory) > len(self._base) and directory not in checked:
+            pending.append(directory)
+            directory = os.path.dirname(directory)
+        for directory in reversed(pending):  # from the root down
+            try:
+                mode = os.lstat(directory).st_mode
+            except FileNotFoundError:
+                return  # the rest is created by this writer (makedirs) as directories
+            if stat.S_ISLNK(mode):
+                raise StorageError(
+                    f"refusing to write {self._uri_of(full)!r}: {self._uri_of(directory)!r} is "
+                    "a symbolic link inside the lakehouse; writes never follow links (storage "
+                    "rule L1): replace it with a directory"
+                )
+            checked.add(directory)
+
+    def _uri_of(self, full: str) -> str:
+        return "file://" + full
+
     def _make_parents(self, parent: str) -> None:
         """``os.makedirs``, remembering the directories it created (see _directories_to_sync)."""
         missing = []
@@ -614,8 +647,9 @@ class Storage:
     def _local_temp(self, full: str) -> tuple[int, str]:
         """Open a new temp file beside ``full``, creating parent directories lazily."""
         parent = os.path.dirname(full)
+        self._refuse_symlinks(full)
         tmp = f"{parent}/{RESERVED_PREFIX}tmp-{uuid.uuid4().hex}"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | _O_NOFOLLOW
         try:
             return os.open(tmp, flags, 0o666), tmp
         except FileNotFoundError:
@@ -641,13 +675,23 @@ class Storage:
             raise
 
     def _open_local(self, full: str, flags: int) -> int:
-        """``os.open`` for writing, creating parent directories lazily."""
-        flags |= os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+        """``os.open`` for writing, creating parent directories lazily; never through a
+        symlink (L1)."""
+        self._refuse_symlinks(full)
+        flags |= os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | _O_NOFOLLOW
         try:
-            return os.open(full, flags, 0o666)
-        except FileNotFoundError:
-            self._make_parents(os.path.dirname(full))
-            return os.open(full, flags, 0o666)
+            try:
+                return os.open(full, flags, 0o666)
+            except FileNotFoundError:
+                self._make_parents(os.path.dirname(full))
+                return os.open(full, flags, 0o666)
+        except OSError as e:
+            if e.errno != errno.ELOOP:
+                raise
+            raise StorageError(
+                f"refusing to write {self._uri_of(full)!r}: it is a symbolic link inside the "
+                "lakehouse; writes never follow links (storage rule L1): remove it"
+            ) from None
 
     def _write_local_new(self, path: str, data: bytes) -> None:
         full = self._full(path)
@@ -763,8 +807,9 @@ class Storage:
         None if this filesystem or kernel cannot do it (the caller falls back, and this
         Storage stops trying)."""
         parent = os.path.dirname(full)
+        self._refuse_symlinks(full)
         try:
-            dir_fd = os.open(parent, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+            dir_fd = os.open(parent, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC | _O_NOFOLLOW)
         except FileNotFoundError:
             return None  # the temp-file path creates missing parents
         try:
