@@ -59,6 +59,8 @@ def connect(
     autocommit: bool = False,
     isolation_level: str | None = None,
     version: int | str | None = None,
+    statement_timeout: float | None = None,
+    max_query_rows: int | None = None,
 ) -> "Connection":
     """Open a connection to the lakehouse at ``location``.
 
@@ -68,7 +70,10 @@ def connect(
     ``storage_options`` go to fsspec. ``autocommit``: commit after every statement.
     ``isolation_level``: ``"SNAPSHOT"`` (default) or ``"SERIALIZABLE"``. ``version``: a
     version number or an exported snapshot name; the connection then reads that version
-    and refuses writes.
+    and refuses writes. ``statement_timeout``: seconds after which a statement is
+    canceled (QueryCanceledError; ``Connection.interrupt()`` cancels from another thread).
+    ``max_query_rows``: the most rows a query may hold at any step (QueryTooLargeError;
+    default 1,000,000).
     """
     return Connection(
         location,
@@ -78,6 +83,8 @@ def connect(
         autocommit=autocommit,
         isolation_level=isolation_level,
         version=version,
+        statement_timeout=statement_timeout,
+        max_query_rows=max_query_rows,
     )
 
 

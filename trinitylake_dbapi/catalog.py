@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from .errors import (
     CorruptFileError,
@@ -793,21 +793,31 @@ class LakehouseCatalog:
         return tuple(changes)
 
     def versions(self) -> list[VersionInfo]:
-        """Every version still in the history chain, newest first."""
-        chain = list(self.lakehouse.history())
-        infos = []
-        for index, snapshot in enumerate(chain):
-            previous = chain[index + 1] if index + 1 < len(chain) else None
-            infos.append(
-                VersionInfo(
-                    version=snapshot.version,
-                    created_at_millis=snapshot.created_at_millis,
-                    previous_version=snapshot.previous_version,
-                    rollback_from_version=snapshot.rollback_from_version,
-                    changes=self.changes_of(snapshot, previous),
-                )
+        """Every version of the history, newest first (see iter_versions)."""
+        return list(self.iter_versions())
+
+    def iter_versions(self, newest: int | None = None, oldest: int = 0) -> Iterator[VersionInfo]:
+        """The versions from ``newest`` (default the latest) down to ``oldest``, newest
+        first, read lazily one root at a time (plus the one below, to tell what changed):
+        the history chain, and past an expired gap the exported snapshots below it."""
+        chain = self.lakehouse.history(newest, max(0, oldest - 1))
+        snapshot = next(chain, None)
+        while snapshot is not None and snapshot.version >= oldest:
+            previous = next(chain, None)
+            before = previous if previous is not None and previous.version == snapshot.previous_version else None
+            if before is None and snapshot.previous_version is not None:
+                try:
+                    before = self.lakehouse.snapshot(snapshot.previous_version)
+                except ObjectNotFoundError:
+                    before = None
+            yield VersionInfo(
+                version=snapshot.version,
+                created_at_millis=snapshot.created_at_millis,
+                previous_version=snapshot.previous_version,
+                rollback_from_version=snapshot.rollback_from_version,
+                changes=self.changes_of(snapshot, before),
             )
-        return infos
+            snapshot = previous
 
     def rollback_to(self, version: int) -> int:
         return rollback_to(self.lakehouse, version)

@@ -46,6 +46,7 @@ from sqlglot.errors import SqlglotError
 
 from trinitylake_dbapi import errors
 from trinitylake_dbapi.catalog import Catalog, LakehouseCatalog
+from trinitylake_dbapi.sql.control import DEFAULT_MAX_QUERY_ROWS, StatementControl
 from trinitylake_dbapi.sql.execute import Result, execute
 from trinitylake_dbapi.transaction import Isolation
 
@@ -79,6 +80,15 @@ def raise_translated(e: BaseException) -> NoReturn:
     raise errors.InternalError(f"internal error: {type(e).__name__}: {e}") from e
 
 
+def _positive(value: Any, name: str, kind: type) -> Any:
+    """``value`` as a positive ``kind`` (None stays None); ProgrammingError otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int) or value <= 0:
+        raise errors.ProgrammingError(f"{name} must be a positive {kind.__name__} or None, not {value!r}")
+    return kind(value)
+
+
 class Connection:
     """A PEP 249 connection to one lakehouse (see the module docstring)."""
 
@@ -104,9 +114,16 @@ class Connection:
         autocommit: bool = False,
         isolation_level: str | None = None,
         version: int | str | None = None,
+        statement_timeout: float | None = None,
+        max_query_rows: int | None = None,
     ) -> None:
         self._closed = True
         self._lock = threading.RLock()  # L1
+        #: Cancellation, timeout and row limit of this connection's statements (sql.control).
+        self.control = StatementControl(
+            _positive(statement_timeout, "statement_timeout", float),
+            _positive(max_query_rows, "max_query_rows", int) or DEFAULT_MAX_QUERY_ROWS,
+        )
         with translate_errors():
             isolation = Isolation.parse(isolation_level)
             if version is not None and (
@@ -238,6 +255,22 @@ class Connection:
                 finally:
                     self._lakehouse.close()
 
+    def interrupt(self) -> None:
+        """Cancel the statement running on this connection, from any thread: it raises
+        QueryCanceledError at its next check and writes nothing (sql.control S1). Takes
+        no lock (L1 would make it wait for the very statement it cancels); with no
+        statement running it does nothing."""
+        self.control.interrupt()
+
+    @property
+    def statement_timeout(self) -> float | None:
+        """Seconds after which a statement is canceled; None: no limit."""
+        return self.control.timeout_s
+
+    @statement_timeout.setter
+    def statement_timeout(self, value: float | None) -> None:
+        self.control.timeout_s = _positive(value, "statement_timeout", float)
+
     @contextlib.contextmanager
     def serialized(self) -> Iterator["Connection"]:
         """Hold the connection's lock (L1) over a block: statements of other threads
@@ -307,6 +340,13 @@ class Connection:
 
     def _run_locked(self, statement: Any) -> Result:
         self._check_open()
+        self.control.start()
+        try:
+            return self._run_controlled(statement)
+        finally:
+            self.control.finish()
+
+    def _run_controlled(self, statement: Any) -> Result:
         auto = self._autocommit and not self._explicit
         try:
             result = execute(statement, self)

@@ -174,6 +174,20 @@ class CommitOutcomeUnknownError(StorageError):
     code = "commit_outcome_unknown"
 
 
+class QueryCanceledError(OperationalError):
+    """The statement was stopped by ``Connection.interrupt()`` or its statement timeout;
+    it wrote nothing."""
+
+    code = "query_canceled"
+
+
+class QueryTooLargeError(OperationalError):
+    """A query would hold more rows than the connection's ``max_query_rows`` (a join
+    that multiplies, a result too large to hold in memory)."""
+
+    code = "query_too_large"
+
+
 class SerializationError(OperationalError):
     """A concurrent commit conflicts with this transaction; retry it."""
 
@@ -210,6 +224,8 @@ __all__ = [
     "StorageError",
     "MissingFileError",
     "CommitOutcomeUnknownError",
+    "QueryCanceledError",
+    "QueryTooLargeError",
     "SerializationError",
     "CommitFailedError",
 ]

@@ -37,6 +37,13 @@ left are unreferenced and are removed by expiration.
 History. H0: root v > 0 names root v-1 as its ``previous_root`` (C2 writes it so); a
 root that names anything else was not written by a commit and is a CorruptFileError
 naming it when read, so no commit is ever built on top of it.
+H1: ``created_at_millis`` never decreases from a version to the next (a commit or
+rollback stamps max(now, its base's time)), so the version at a time is found by
+bisection. H2: expiration deletes old roots only, keeping exported ones, so the
+missing roots below the latest are older than every kept one except those snapshots;
+bisection treats a missing root as too old and looks at the exported snapshots last.
+H3: the history is read lazily, one root at a time, newest first (memory stays
+bounded however many versions there are).
 
 Version discovery (SPEC 7: the hint is a starting point, a missing root is the end).
 An *observation* is "version v was the latest at time t": t is the monotonic time taken
@@ -446,26 +453,66 @@ class Lakehouse:
             raise CorruptFileError(latest.lakehouse_def_path, f"snapshot {name!r} points at {root_path!r}")
         return self.snapshot(version)
 
-    def history(self, start: int | None = None) -> Iterator[Snapshot]:
-        """Versions from ``start`` (default latest) back along previous_root, newest
-        first, until the chain ends at version 0 or at an expired root."""
+    def history(self, start: int | None = None, oldest: int = 0) -> Iterator[Snapshot]:
+        """Versions from ``start`` (default latest) down to ``oldest``, newest first, read
+        one root at a time (H3): back along previous_root, and past a gap that
+        expiration left, on with the exported snapshots below it."""
         snapshot: Snapshot | None = self.snapshot(start)
-        while snapshot is not None:
+        exported: list[int] | None = None
+        while snapshot is not None and snapshot.version >= oldest:
             yield snapshot
             previous = snapshot.previous_version
             if previous is None:
                 return
             try:
                 snapshot = self.snapshot(previous)
+                continue
             except ObjectNotFoundError:
-                return
+                pass
+            if exported is None:
+                exported = self._exported_versions()
+            below = [v for v in exported if v < snapshot.version]
+            snapshot = None
+            while below and snapshot is None:
+                try:
+                    snapshot = self.snapshot(below.pop())
+                except ObjectNotFoundError:
+                    pass
+
+    def _exported_versions(self) -> list[int]:
+        """Versions of the exported snapshots of the latest definition, ascending."""
+        found = {paths.parse_root_node_path(p) for p in self.snapshot().settings.exported_snapshots.values()}
+        return sorted(v for v in found if v is not None)
 
     def snapshot_at(self, millis: int) -> Snapshot:
-        """The newest version created at or before ``millis`` (FOR SYSTEM_TIME AS OF)."""
-        for snapshot in self.history():
-            if snapshot.created_at_millis <= millis:
-                return snapshot
-        raise ObjectNotFoundError(f"no version of the lakehouse existed at {millis} ms since epoch")
+        """The newest version created at or before ``millis`` (FOR SYSTEM_TIME AS OF),
+        found by bisection over version numbers (H1, H2): O(log n) root reads."""
+        latest = self.snapshot()
+        if latest.created_at_millis <= millis:
+            return latest
+        low, high = 0, latest.version - 1  # the answer, if any, is in [low, high]
+        found: Snapshot | None = None
+        while low <= high:
+            middle = (low + high) // 2
+            try:
+                candidate = self.snapshot(middle)
+            except ObjectNotFoundError:
+                low = middle + 1  # H2: a missing root is older than every kept one
+                continue
+            if candidate.created_at_millis <= millis:
+                found, low = candidate, middle + 1
+            else:
+                high = middle - 1
+        if found is None:  # older than every root of the chain: an exported snapshot?
+            for version in reversed(self._exported_versions()):
+                try:
+                    candidate = self.snapshot(version)
+                except ObjectNotFoundError:
+                    continue
+                if candidate.created_at_millis <= millis:
+                    return candidate
+            raise ObjectNotFoundError(f"no version of the lakehouse existed at {millis} ms since epoch")
+        return found
 
     # -- transactions -----------------------------------------------------------------
 

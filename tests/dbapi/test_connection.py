@@ -45,11 +45,13 @@ def test_module_globals() -> None:
 def test_connect_signature_is_the_public_contract() -> None:
     params = inspect.signature(tl.connect).parameters
     assert list(params) == ["location", "create", "lakehouse_options", "storage_options",
-                            "autocommit", "isolation_level", "version"]  # fmt: skip
+                            "autocommit", "isolation_level", "version", "statement_timeout",
+                            "max_query_rows"]  # fmt: skip
     assert params["location"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
     for name, default in [("create", False), ("lakehouse_options", None),
                           ("storage_options", None), ("autocommit", False),
-                          ("isolation_level", None), ("version", None)]:  # fmt: skip
+                          ("isolation_level", None), ("version", None),
+                          ("statement_timeout", None), ("max_query_rows", None)]:  # fmt: skip
         assert params[name].kind is inspect.Parameter.KEYWORD_ONLY
         assert params[name].default == default
 

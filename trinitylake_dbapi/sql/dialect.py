@@ -189,7 +189,7 @@ class ShowCreateTable(Statement):
 
 class ShowVersions(Statement):
     title = "SHOW VERSIONS"
-    arg_types: t.ClassVar[dict[str, bool]] = {}
+    arg_types: t.ClassVar[dict[str, bool]] = {"limit": False}
 
 
 class UseNamespace(Statement):
@@ -811,7 +811,8 @@ class TrinityLake(Spark):
                 table = self._tl_table()
                 return ShowCreateTable(this=table, version=self._tl_version())
             if self._match_text_seq("VERSIONS"):
-                return ShowVersions()
+                limit = self._tl_value("a number of versions") if self._match(TokenType.LIMIT) else None
+                return ShowVersions(limit=limit)
             self._retreat(self._index - 1)
             self._tl_unsupported(2)
 

@@ -34,6 +34,7 @@ from trinitylake_dbapi.format.types import type_to_sql
 from trinitylake_dbapi.sql import dialect as d
 from trinitylake_dbapi.sql.binding import constant
 from trinitylake_dbapi.sql.columns import column_specs, create_table_sql
+from trinitylake_dbapi.sql.control import StatementControl
 
 # sql.system_tables (sqlglot's optimizer, planner and executor) is imported by the first
 # SELECT: no other statement needs it, and it is ~10 ms of the import of the driver.
@@ -52,6 +53,8 @@ class Session(Protocol):
     read_only: bool
     #: Set by USE; None until then.
     current_namespace: str | None
+    #: Cancellation, timeout and row limit of the running statement (sql.control).
+    control: StatementControl
 
     def transaction(self) -> Catalog:
         """The current transaction, begun when first needed."""
@@ -541,12 +544,17 @@ _VERSION_COLUMNS = (
 
 @_handles(d.ShowVersions)
 def _show_versions(s: d.ShowVersions, session: Session) -> Result:
-    rows = [
-        (v.version, _EPOCH_NAIVE + dt.timedelta(milliseconds=v.created_at_millis),
-         v.previous_version,
-         v.rollback_from_version, ", ".join(v.changes))
-        for v in session.lakehouse.versions()
-    ]  # fmt: skip
+    """Newest first, read lazily (H3): LIMIT n reads about n roots, not the history."""
+    limit = None if s.args.get("limit") is None else _int(s.args["limit"], "SHOW VERSIONS LIMIT")
+    if limit is not None and limit < 0:
+        raise ProgrammingError(f"SHOW VERSIONS LIMIT must be at least 0, not {limit}")
+    rows = []
+    for v in session.lakehouse.iter_versions():
+        if limit is not None and len(rows) >= limit:
+            break
+        session.control.check()  # sql.control S1
+        rows.append((v.version, _EPOCH_NAIVE + dt.timedelta(milliseconds=v.created_at_millis),
+                     v.previous_version, v.rollback_from_version, ", ".join(v.changes)))
     return _rows(_VERSION_COLUMNS, rows)
 
 
@@ -630,7 +638,7 @@ def _select(query: exp.Query, session: Session) -> Result:
 
         result = system_tables.run_query(
             query, catalog_for=catalog_for, lakehouse=session.lakehouse,
-            resolve_table=resolve_table,
+            resolve_table=resolve_table, control=session.control,
         )  # fmt: skip
     finally:
         for catalog in owned:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import re
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -51,9 +52,12 @@ from trinitylake_dbapi.errors import (
     NotSupportedError,
     ObjectNotFoundError,
     ProgrammingError,
+    QueryCanceledError,
+    QueryTooLargeError,
 )
 from trinitylake_dbapi.format.types import canonical_kind, type_to_sql
 from trinitylake_dbapi.sql.columns import DTYPE_NAMES
+from trinitylake_dbapi.sql.control import StatementControl
 from trinitylake_dbapi.sql.dialect import TrinityLake
 
 __all__ = ["SYSTEM_TABLES", "CATALOG_NAME", "QueryResult", "run_query", "millis_to_datetime"]
@@ -69,8 +73,21 @@ _SQLGLOT_TYPES = {"varchar": "varchar", "int4": "int", "int8": "bigint", "boolea
 @dataclass(frozen=True)
 class SystemTable:
     columns: tuple[tuple[str, str], ...]  # (name, type kind)
-    # (catalog, lakehouse, filters) -> rows; filters maps column name -> required value
-    build: Callable[[Catalog, LakehouseCatalog, dict[str, str]], list[tuple]]
+    # (catalog, lakehouse, scope) -> rows: at least every row the query's WHERE keeps
+    build: Callable[[Catalog, LakehouseCatalog, "Scope"], list[tuple]]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a query needs of one system table, pushed down into building it (the
+    executor still applies the whole query): equality filters on names, the range of
+    ``version`` values, how many rows are enough (only when nothing else filters or
+    orders them), and the statement's control (S1, S2)."""
+
+    filters: dict[str, str]
+    versions: tuple[int | None, int | None] = (None, None)  # inclusive bounds
+    limit: int | None = None
+    control: StatementControl = dataclasses.field(default_factory=StatementControl)
 
 
 def millis_to_datetime(millis: int) -> dt.datetime:
@@ -103,26 +120,29 @@ def _tables(catalog: Catalog, filters: dict[str, str]) -> list[tuple[str, str]]:
     return found
 
 
-def _schemata(catalog: Catalog, lakehouse: LakehouseCatalog, filters: dict[str, str]) -> list[tuple]:
+def _schemata(catalog: Catalog, lakehouse: LakehouseCatalog, scope: Scope) -> list[tuple]:
     rows = []
-    for ns in _namespaces(catalog, filters):
+    for ns in _namespaces(catalog, scope.filters):
+        scope.control.check()
         info = catalog.describe_namespace(ns)
         rows.append((CATALOG_NAME, ns, None, info.comment))
     return rows
 
 
-def _tables_rows(catalog: Catalog, lakehouse: LakehouseCatalog, filters: dict[str, str]) -> list[tuple]:
+def _tables_rows(catalog: Catalog, lakehouse: LakehouseCatalog, scope: Scope) -> list[tuple]:
     rows = []
-    for ns, name in _tables(catalog, filters):
+    for ns, name in _tables(catalog, scope.filters):
+        scope.control.check()
         info = catalog.describe_table(ns, name)
         rows.append((CATALOG_NAME, ns, name, "BASE TABLE", info.table_type, info.table_format,
                      info.location, info.comment))  # fmt: skip
     return rows
 
 
-def _columns_rows(catalog: Catalog, lakehouse: LakehouseCatalog, filters: dict[str, str]) -> list[tuple]:
+def _columns_rows(catalog: Catalog, lakehouse: LakehouseCatalog, scope: Scope) -> list[tuple]:
     rows = []
-    for ns, name in _tables(catalog, filters):
+    for ns, name in _tables(catalog, scope.filters):
+        scope.control.check()
         info = catalog.describe_table(ns, name)
         key = {column: i for i, column in enumerate(info.primary_key, start=1)}
         for position, c in enumerate(info.columns, start=1):
@@ -142,13 +162,28 @@ def _columns_rows(catalog: Catalog, lakehouse: LakehouseCatalog, filters: dict[s
     return rows
 
 
-def _versions_rows(catalog: Catalog, lakehouse: LakehouseCatalog, filters: dict[str, str]) -> list[tuple]:
-    return [
-        (v.version, millis_to_datetime(v.created_at_millis), v.previous_version,
-         v.rollback_from_version, ", ".join(v.changes))
-        for v in lakehouse.versions()
-        if v.version <= catalog.version
-    ]  # fmt: skip
+def _versions_rows(catalog: Catalog, lakehouse: LakehouseCatalog, scope: Scope) -> list[tuple]:
+    """The history as of the catalog's version, lazily (H3): only the roots in the
+    ``version`` range are read, and no more than the limit."""
+    low, high = scope.versions
+    newest = catalog.version if high is None else min(high, catalog.version)
+    rows: list[tuple] = []
+    if newest < (low or 0):
+        return rows
+    try:
+        lakehouse.lakehouse.snapshot(newest)
+    except ObjectNotFoundError:  # expired: walk down from the catalog's version instead
+        newest = catalog.version
+    for v in lakehouse.iter_versions(newest, low or 0):
+        if high is not None and v.version > high:
+            continue
+        if scope.limit is not None and len(rows) >= scope.limit:
+            break
+        scope.control.check()
+        rows.append((v.version, millis_to_datetime(v.created_at_millis), v.previous_version,
+                     v.rollback_from_version, ", ".join(v.changes)))
+        scope.control.check_rows(len(rows), "system.versions")
+    return rows
 
 
 _V = "varchar"
@@ -217,24 +252,89 @@ def _kind_of_value(value: Any) -> str:
     return "varchar"
 
 
-def _equality_filters(query: exp.Expr, table: exp.Table) -> dict[str, str]:
-    """``column = 'text'`` conditions AND-ed at the top of a single-table SELECT's WHERE."""
-    if not isinstance(query, exp.Select) or query.args.get("joins") or query.args.get("with_"):
-        return {}
-    if query.find(exp.Subquery) or len(list(query.find_all(exp.Table))) != 1:
-        return {}
-    where = query.args.get("where")
+def _single_table(query: exp.Expr) -> bool:
+    return (isinstance(query, exp.Select) and not query.args.get("joins")
+            and not query.args.get("with_") and not query.find(exp.Subquery)
+            and len(list(query.find_all(exp.Table))) == 1)  # fmt: skip
+
+
+def _conjuncts(query: exp.Expr) -> list[exp.Expr]:
+    """The conditions AND-ed at the top of a single-table SELECT's WHERE."""
+    where = query.args.get("where") if _single_table(query) else None
     if where is None:
-        return {}
-    found: dict[str, str] = {}
-    stack = [where.this]
+        return []
+    found, stack = [], [where.this]
     while stack:
         node = stack.pop()
         if isinstance(node, exp.And):
             stack.extend((node.left, node.right))
         elif isinstance(node, exp.Paren):
             stack.append(node.this)
-        elif isinstance(node, exp.EQ):
+        else:
+            found.append(node)
+    return found
+
+
+_COMPARISONS = {exp.EQ: "=", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
+_MIRRORED = {"=": "=", ">": "<", ">=": "<=", "<": ">", "<=": ">="}
+
+
+def _version_bound(node: exp.Expr) -> tuple[int | None, int | None] | None:
+    """The inclusive range a condition on ``version`` keeps (``version = 5``, ``< 7``,
+    ``BETWEEN 3 AND 9``, with integer literals), or None for any other condition."""
+    def literal(n: exp.Expr) -> int | None:
+        return int(n.this) if isinstance(n, exp.Literal) and not n.is_string and n.this.isdigit() else None
+
+    def is_version(n: exp.Expr) -> bool:
+        return isinstance(n, exp.Column) and n.name.lower() == "version"
+
+    if isinstance(node, exp.Between) and is_version(node.this):
+        low, high = literal(node.args["low"]), literal(node.args["high"])
+        return None if low is None or high is None else (low, high)
+    op = _COMPARISONS.get(type(node))
+    if op is None:
+        return None
+    left, right = node.left, node.right
+    if not is_version(left):
+        left, right, op = right, left, _MIRRORED[op]
+    value = literal(right)
+    if not is_version(left) or value is None:
+        return None
+    return {"=": (value, value), ">": (value + 1, None), ">=": (value, None),
+            "<": (None, value - 1), "<=": (None, value)}[op]  # fmt: skip
+
+
+def _scope(query: exp.Expr, control: StatementControl) -> Scope:
+    """What a single-table query lets a system table skip (see Scope)."""
+    conditions = _conjuncts(query)
+    low: int | None = None
+    high: int | None = None
+    rest = []
+    for node in conditions:
+        bound = _version_bound(node)
+        if bound is None:
+            rest.append(node)
+            continue
+        if bound[0] is not None:
+            low = bound[0] if low is None else max(low, bound[0])
+        if bound[1] is not None:
+            high = bound[1] if high is None else min(high, bound[1])
+    limit = None
+    simple = _single_table(query) and not rest and not query.args.get("order") \
+        and not query.args.get("group") and not query.args.get("distinct") \
+        and not query.find(exp.AggFunc) and not query.args.get("offset")
+    if simple and isinstance(query.args.get("limit"), exp.Limit):
+        count = query.args["limit"].expression
+        if isinstance(count, exp.Literal) and not count.is_string and count.this.isdigit():
+            limit = int(count.this)
+    return Scope(_equality_filters(conditions), (low, high), limit, control)
+
+
+def _equality_filters(conditions: list[exp.Expr]) -> dict[str, str]:
+    """``column = 'text'`` conditions on names among ``conditions``."""
+    found: dict[str, str] = {}
+    for node in conditions:
+        if isinstance(node, exp.EQ):
             left, right = node.left, node.right
             if isinstance(right, exp.Column):
                 left, right = right, left
@@ -254,6 +354,7 @@ def run_query(
     catalog_for: Callable[[exp.Version | None], Catalog],
     lakehouse: LakehouseCatalog,
     resolve_table: Callable[[exp.Table], tuple[str, str]],
+    control: StatementControl | None = None,
 ) -> QueryResult:
     """Run a bound SELECT over the system tables.
 
@@ -261,7 +362,9 @@ def run_query(
     (None: the current transaction); ``resolve_table`` turns a user table reference into
     (namespace, name) for the error (raising when it does not exist).
     """
+    control = control if control is not None else StatementControl()
     query = query.copy()
+    scope = _scope(query, control)
     ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
     tables: dict[str, dict[str, Table]] = {}
     schema: dict[str, dict[str, dict[str, str]]] = {}
@@ -298,10 +401,9 @@ def run_query(
         catalog = catalogs[version_key]
         # One executor table per (system table, version).
         alias_db = db if not version_key else f"{db}_v{list(catalogs).index(version_key)}"
-        filters = _equality_filters(query, node)
         table_name = key[1]
         if table_name not in tables.get(alias_db, {}):
-            rows = spec.build(catalog, lakehouse, filters)
+            rows = spec.build(catalog, lakehouse, scope)
             tables.setdefault(alias_db, {})[table_name] = Table(
                 [c for c, _ in spec.columns], rows
             )
@@ -316,14 +418,59 @@ def run_query(
                 alias=alias,
             )
         )
-    return _execute(query, tables, schema)
+    return _execute(query, tables, schema, control)
 
 
 _UNKNOWN_NAME = re.compile(r"name '(\w+)' is not defined")
 
 
+class _BoundedExecutor(PythonExecutor):
+    """sqlglot's executor under the statement's control (sql.control S1, S2): checked
+    for cancellation between plan steps and every 1,024 joined row pairs, and refused
+    before any step's table (or all join output together) exceeds max_query_rows."""
+
+    def __init__(self, control: StatementControl, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._control = control
+        self._pairs = 0
+        self._joined = 0
+
+    def _join_matches(self, row: Any, condition: Any, condition_context: Any) -> bool:  # type: ignore[override]
+        self._pairs += 1
+        if not self._pairs & 1023:
+            self._control.check()
+        if not PythonExecutor._join_matches(row, condition, condition_context):
+            return False
+        self._joined += 1
+        self._control.check_rows(self._joined, "a join")
+        return True
+
+    def _step(self, run: Callable[..., Any], step: Any, context: Any) -> Any:
+        self._control.check()
+        result = run(step, context)
+        for table in result.tables.values():
+            self._control.check_rows(len(table.rows), "a step of the query")
+        return result
+
+    def scan(self, step: Any, context: Any) -> Any:
+        return self._step(super().scan, step, context)
+
+    def join(self, step: Any, context: Any) -> Any:
+        return self._step(super().join, step, context)
+
+    def aggregate(self, step: Any, context: Any) -> Any:
+        return self._step(super().aggregate, step, context)
+
+    def sort(self, step: Any, context: Any) -> Any:
+        return self._step(super().sort, step, context)
+
+    def set_operation(self, step: Any, context: Any) -> Any:
+        return self._step(super().set_operation, step, context)
+
+
 def _execute(
-    query: exp.Expr, tables: dict[str, dict[str, Table]], schema: dict[str, Any]
+    query: exp.Expr, tables: dict[str, dict[str, Table]], schema: dict[str, Any],
+    control: StatementControl,
 ) -> QueryResult:
     original = query.copy()
     try:
@@ -331,12 +478,13 @@ def _execute(
             query, ensure_schema(schema, dialect=TrinityLake), leave_tables_isolated=True,
             dialect=TrinityLake,
         )  # fmt: skip
-        result = PythonExecutor(tables=ensure_tables(tables, dialect=TrinityLake)).execute(
-            Plan(optimized)
-        )
+        executor = _BoundedExecutor(control, tables=ensure_tables(tables, dialect=TrinityLake))
+        result = executor.execute(Plan(optimized))
     except OptimizeError as e:
         raise ProgrammingError(f"cannot run the query: {e}") from None
     except ExecuteError as e:
+        if isinstance(e.__cause__, (QueryCanceledError, QueryTooLargeError)):
+            raise e.__cause__ from None
         missing = _UNKNOWN_NAME.search(str(e))
         if missing:
             raise NotSupportedError(
