@@ -31,7 +31,7 @@ Threads (``threadsafety = 2``: threads may share a connection and its cursors).
       interleaved with other threads' statements.
 
 Errors. Everything raised is a PEP 249 exception from :mod:`trinitylake_dbapi.errors`;
-the one translation of foreign exceptions is :func:`translate_errors`. Using a closed
+the one translation of foreign exceptions is :func:`trinitylake_dbapi.translation.translate_errors`. Using a closed
 connection raises InterfaceError.
 """
 
@@ -40,44 +40,16 @@ from __future__ import annotations
 import contextlib
 import threading
 import weakref
-from typing import Any, Iterator, NoReturn
-
-from sqlglot.errors import SqlglotError
+from typing import Any, Callable, Iterator, NoReturn
 
 from trinitylake_dbapi import errors
 from trinitylake_dbapi.catalog import Catalog, LakehouseCatalog
 from trinitylake_dbapi.sql.control import DEFAULT_MAX_QUERY_ROWS, StatementControl
 from trinitylake_dbapi.sql.execute import Result, execute
 from trinitylake_dbapi.transaction import Isolation
+from trinitylake_dbapi.translation import raise_translated, translate_errors
 
-__all__ = ["Connection", "translate_errors", "raise_translated"]
-
-
-@contextlib.contextmanager
-def translate_errors() -> Iterator[None]:
-    """The one place where exceptions from below become PEP 249 exceptions. The
-    package's own errors already are; a sqlglot error is a ProgrammingError, and so is a
-    RecursionError (a statement nested too deeply for sqlglot's recursive descent); anything
-    else is an InternalError (a bug), with the original chained."""
-    try:
-        yield
-    except Exception as e:  # noqa: BLE001 - mapped once, here
-        raise_translated(e)
-
-
-def raise_translated(e: BaseException) -> NoReturn:
-    """Raise the PEP 249 exception for ``e`` (see :func:`translate_errors`; ``e`` itself
-    when it already is one, or is not an Exception). For hot paths that catch
-    exceptions themselves instead of entering :func:`translate_errors`."""
-    if isinstance(e, errors.Error) or not isinstance(e, Exception):
-        raise e
-    if isinstance(e, SqlglotError):
-        raise errors.ProgrammingError(str(e).replace("\x1b[4m", "").replace("\x1b[0m", "")) from e
-    if isinstance(e, RecursionError):
-        raise errors.ProgrammingError(
-            "the statement is nested too deeply to run (Python's recursion limit); simplify it"
-        ) from e
-    raise errors.InternalError(f"internal error: {type(e).__name__}: {e}") from e
+__all__ = ["Connection"]
 
 
 def _positive(value: Any, name: str, kind: type) -> Any:
@@ -224,28 +196,27 @@ class Connection:
         """Publish the transaction's writes as a new version (nothing to do without
         writes). A conflicting concurrent commit raises SerializationError; the
         transaction is then discarded."""
-        with self._lock:
-            self._check_open()
-            txn, self._txn, self._explicit = self._txn, None, False
-            if txn is not None:
-                with translate_errors():
-                    txn.commit()
+        self._end_transaction(Catalog.commit)
 
     def rollback(self) -> None:
         """Discard the transaction's writes."""
+        self._end_transaction(Catalog.rollback)
+
+    def _end_transaction(self, end: Callable[[Catalog], Any]) -> None:
+        """Take the transaction off the connection (L1) and commit or discard it."""
         with self._lock:
             self._check_open()
             txn, self._txn, self._explicit = self._txn, None, False
             if txn is not None:
                 with translate_errors():
-                    txn.rollback()
+                    end(txn)
 
     def close(self) -> None:
         """Discard any uncommitted work and close. Closing twice raises InterfaceError."""
         with self._lock:
             self._check_open()
             for cursor in list(self._cursors):
-                cursor._detach()
+                cursor.detach()
             txn, self._txn = self._txn, None
             self._closed = True
             with translate_errors():
@@ -333,8 +304,9 @@ class Connection:
         if self._closed:
             raise errors.InterfaceError("the connection is closed")
 
-    def _run(self, statement: Any) -> Result:
-        """Run one bound statement under the connection's transaction rules (L1)."""
+    def run_statement(self, statement: Any) -> Result:
+        """Run one parsed and bound statement under the connection's transaction rules
+        (L1); what a Cursor calls for ``execute``."""
         with self._lock:
             return self._run_locked(statement)
 

@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 from sqlglot import exp
 
 from trinitylake_dbapi import errors
-from trinitylake_dbapi.connection import Connection, raise_translated, translate_errors
+from trinitylake_dbapi.translation import raise_translated, translate_errors
 from trinitylake_dbapi.sql.binding import bind
 from trinitylake_dbapi.sql.dialect import parse_marked
 from trinitylake_dbapi.sql.execute import Result
+
+if TYPE_CHECKING:  # a cursor holds its connection; the connection module imports this one
+    from trinitylake_dbapi.connection import Connection
 
 __all__ = ["Cursor"]
 
@@ -119,7 +122,7 @@ class Cursor:
             with translate_errors():
                 statement = bind(statement, parameters, markers=markers)
         assert self._connection is not None
-        self._set(self._connection._run(statement))
+        self._set(self._connection.run_statement(statement))
         return self
 
     def executemany(
@@ -134,7 +137,7 @@ class Cursor:
         for parameters in seq_of_parameters:
             with translate_errors():
                 bound = bind(statement, parameters, markers=markers)
-            self._connection._run(bound)
+            self._connection.run_statement(bound)
         return self
 
     def setinputsizes(self, sizes: Any) -> None:
@@ -193,7 +196,7 @@ class Cursor:
         self._closed = True
         self._reset()
 
-    def _detach(self) -> None:
+    def detach(self) -> None:
         """Called when the connection closes."""
         self.close()
 

@@ -103,11 +103,11 @@ class ExpirationPlan:
         storage = lakehouse.storage
         roots = [paths.root_node_path(v) for v in self.versions]
         if roots:
-            lakehouse._write_hint(max(self.latest, lakehouse.latest_version()))  # E5
+            lakehouse.write_hint(max(self.latest, lakehouse.latest_version()))  # E5
             wait_before_deleting_roots(self.listed_at)  # E7
         storage.delete_many(roots)  # E5: roots first, oldest first
         storage.delete_many([f for f in self.files if f not in set(roots)])
-        lakehouse._write_hint(max(self.latest, lakehouse.latest_version()))
+        lakehouse.write_hint(max(self.latest, lakehouse.latest_version()))
 
 
 def reachable_files(lakehouse: Lakehouse, versions: Iterable[int], seen: set[str] | None = None) -> set[str]:
@@ -226,7 +226,7 @@ def check_export_target(source: Storage, target: Storage) -> None:
         raise InvalidLocationError(
             f"export target {b!r} overlaps the lakehouse {a!r}; export to a separate location"
         )
-    if Lakehouse(target)._find_latest() is not None:
+    if Lakehouse(target).find_latest() is not None:
         raise ObjectExistsError(f"export target {b!r} already holds a lakehouse")
 
 

@@ -223,7 +223,7 @@ class Lakehouse:
     def open(cls, storage: Storage) -> "Lakehouse":
         """Open the existing lakehouse at ``storage``; opening never writes."""
         lakehouse = cls(storage)
-        if lakehouse._find_latest() is None:
+        if lakehouse.find_latest() is None:
             raise ObjectNotFoundError(
                 f"no lakehouse at {storage.root_uri!r} (no root node file found); "
                 "pass create=True to create one"
@@ -246,7 +246,7 @@ class Lakehouse:
         its version 0 wins and what this call wrote is removed again.
         """
         lakehouse = cls(storage)
-        if lakehouse._find_latest() is None:
+        if lakehouse.find_latest() is None:
             lakehouse._create(definition, dict(files or {}), entries)
         return lakehouse
 
@@ -274,7 +274,7 @@ class Lakehouse:
             # Another process created the lakehouse first: use theirs.
             self.storage.delete_many(files)
             return
-        self._write_hint(0)
+        self.write_hint(0)
 
     # -- versions -------------------------------------------------------------------
 
@@ -284,7 +284,9 @@ class Lakehouse:
         except MissingFileError:
             return None
 
-    def _write_hint(self, version: int) -> None:
+    def write_hint(self, version: int) -> None:
+        """Overwrite ``_latest_hint.txt`` with ``version``, best effort (C3; expiration
+        writes it too before it deletes roots, E5). Never raises a storage error."""
         try:
             self.storage.write(paths.LATEST_HINT_PATH, paths.encode_hint(version), durable=False)
         except StorageError:
@@ -313,7 +315,7 @@ class Lakehouse:
                 high = middle
         return low
 
-    def _find_latest(self, at_least: int | None = None) -> int | None:
+    def find_latest(self, at_least: int | None = None) -> int | None:
         """The latest version, or None if there is no lakehouse (SPEC 7, D1/D2).
 
         The hint is a starting point only: missing, unparsable, stale or ahead of
@@ -353,7 +355,7 @@ class Lakehouse:
     def _discover(self) -> tuple[int, float]:
         """(latest version, time of this observation) for a transaction's base (D3)."""
         started = time.monotonic()
-        latest = self._find_latest()
+        latest = self.find_latest()
         if latest is None:
             raise ObjectNotFoundError(f"the lakehouse at {self.storage.root_uri!r} has no root")
         return latest, started
@@ -365,7 +367,7 @@ class Lakehouse:
             raise _BaseMoved()
 
     def latest_version(self) -> int:
-        latest = self._find_latest()
+        latest = self.find_latest()
         if latest is None:
             raise ObjectNotFoundError(f"the lakehouse at {self.storage.root_uri!r} has no root")
         return latest
@@ -529,7 +531,7 @@ class Lakehouse:
         return Transaction(self, self.snapshot(latest), isolation, read_only=read_only, observed_at=observed_at)
 
     def _rebase_target(self, attempted: int) -> int:
-        latest = self._find_latest(at_least=attempted)
+        latest = self.find_latest(at_least=attempted)
         if latest is None or latest < attempted:  # pragma: no cover - roots never vanish
             raise CommitFailedError(f"root version {attempted} vanished during a commit")
         return latest
@@ -785,7 +787,7 @@ class Transaction:
         self._written.extend(self._unwritten)
         self._unwritten = {}
         if created:  # C2
-            self.lakehouse._write_hint(version)  # C3
+            self.lakehouse.write_hint(version)  # C3
             # The next transaction starts from this root: keep it instead of reading it back.
             self.lakehouse._note_latest(version, issued_at)
             try:
@@ -944,6 +946,6 @@ def rollback_to(lakehouse: Lakehouse, target: int) -> int:
             f"version {version} was committed concurrently; the rollback to version "
             f"{target} did not happen: retry"
         )
-    lakehouse._write_hint(version)
+    lakehouse.write_hint(version)
     lakehouse._note_latest(version, issued_at)
     return version

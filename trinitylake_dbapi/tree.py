@@ -509,10 +509,6 @@ class _Draft:
     def is_leaf(self) -> bool:
         return not self.children
 
-    def child_index(self, key: str) -> int:
-        """Index of the child whose range holds ``key`` (key is not a separator)."""
-        return bisect.bisect_left(self.keys, key)
-
     def is_separator(self, key: str) -> bool:
         index = bisect.bisect_left(self.keys, key)
         return index < len(self.keys) and self.keys[index] == key
@@ -895,7 +891,6 @@ def check_tree(
     root: NodeFile,
     config: TreeConfig,
     root_txn: str | None = None,
-    on_node: Callable[[str | None, NodeFile], None] | None = None,
 ) -> list[str]:
     """Every violation of T1-T8 in the tree under ``root``; an empty list means valid.
 
@@ -908,8 +903,6 @@ def check_tree(
 
     def visit(path: str | None, node: NodeFile, depth: int, low: str | None, high: str | None) -> None:
         name = path or "<root>"
-        if on_node is not None:
-            on_node(path, node)
         if node.order != config.order:
             problems.append(f"{name}: order {node.order}, lakehouse order {config.order}")
         if len(node.keys) > config.max_keys:

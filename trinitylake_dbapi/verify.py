@@ -160,9 +160,6 @@ class VerifyReport:
     def ok(self) -> bool:
         return not self.errors
 
-    def by_rule(self, rule: str) -> list[Problem]:
-        return [p for p in self.problems if p.rule == rule]
-
     def summary(self) -> str:
         versions = (
             f"versions {self.versions[0]}..{self.versions[-1]} ({len(self.versions)} roots)"
@@ -510,7 +507,7 @@ def discovery_problems(storage: Storage, latest: int) -> list[Problem]:
                                f"latest root is version {latest}", WARNING))
     from .transaction import Lakehouse
 
-    found = Lakehouse(storage)._find_latest()
+    found = Lakehouse(storage).find_latest()
     if found != latest:
         out.append(Problem(paths.root_node_path(latest), R_HISTORY,
                            f"readers find version {found} as the latest (hint, then probing "

@@ -455,13 +455,13 @@ def expire_versions(
         if not dry_run:
             progress_.step(f"deleting {len(expired)} expired root file(s), oldest first")
             if expired:
-                lakehouse._write_hint(max(latest.version, lakehouse.latest_version()))  # E5
+                lakehouse.write_hint(max(latest.version, lakehouse.latest_version()))  # E5
                 local.wait_before_deleting_roots(listed_at)  # E7
             for chunk in rt.chunks(expired, _DELETE_BATCH):
                 storage.delete_many([paths.root_node_path(v) for v in chunk])  # E5
             progress_.step(f"deleting {count - len(expired)} unreachable file(s)")
             doomed.rdd.foreachPartition(_delete_files(loc))
-            lakehouse._write_hint(max(latest.version, lakehouse.latest_version()))
+            lakehouse.write_hint(max(latest.version, lakehouse.latest_version()))
     return SparkExpireResult(
         versions=expired,
         kept=sorted(kept),
