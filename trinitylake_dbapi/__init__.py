@@ -91,6 +91,19 @@ def connect(
 from trinitylake_dbapi.connection import Connection  # noqa: E402 - after connect's docstring
 from trinitylake_dbapi.cursor import Cursor  # noqa: E402
 
+# Beyond PEP 249: what tools built on the driver (the shell, the SQLAlchemy dialect) need
+# of TrinityLake SQL and types, so they never reach into the layers below.
+from trinitylake_dbapi.catalog import DEFAULT_NAMESPACE  # noqa: E402
+from trinitylake_dbapi.format.types import TypeSpec, parse_type  # noqa: E402
+from trinitylake_dbapi.sql.dialect import quote_identifier, split_statements  # noqa: E402
+
+
+def system_tables() -> dict[tuple[str, str], tuple[str, ...]]:
+    """The system tables a query can read, (schema, table) -> column names."""
+    from trinitylake_dbapi.sql.system_tables import SYSTEM_TABLES  # the query engine, lazily
+
+    return {key: tuple(name for name, _ in spec.columns) for key, spec in SYSTEM_TABLES.items()}
+
 __all__ = [
     "__version__",
     "apilevel",
@@ -121,4 +134,10 @@ __all__ = [
     "TimeFromTicks",
     "TimestampFromTicks",
     "Binary",
+    "DEFAULT_NAMESPACE",
+    "TypeSpec",
+    "parse_type",
+    "quote_identifier",
+    "split_statements",
+    "system_tables",
 ]

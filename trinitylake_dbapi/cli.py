@@ -51,9 +51,7 @@ from typing import Any, Callable, Iterable, Sequence, TextIO
 import trinitylake_dbapi
 from trinitylake_dbapi import errors
 from trinitylake_dbapi.catalog import Catalog, like_to_regex
-from trinitylake_dbapi.sql.dialect import quote_identifier
-from trinitylake_dbapi.sql.dialect import split_statements
-from trinitylake_dbapi.sql.system_tables import SYSTEM_TABLES
+from trinitylake_dbapi import quote_identifier, split_statements, system_tables
 
 __all__ = [
     "main", "SUBCOMMANDS", "META_COMMANDS", "FORMATTERS", "format_table", "format_csv",
@@ -476,14 +474,14 @@ class Completions:
         """User namespaces, then the system ones (information_schema, system)."""
         if self._namespaces is None:
             assert self._catalog is not None
-            system = sorted({ns for ns, _ in SYSTEM_TABLES})
+            system = sorted({ns for ns, _ in system_tables()})
             self._namespaces = self._catalog.list_namespaces() + system
         return self._namespaces
 
     def tables(self, namespace: str) -> list[str]:
         if namespace not in self._tables:
             assert self._catalog is not None
-            system = [t for ns, t in SYSTEM_TABLES if ns == namespace]
+            system = [t for ns, t in system_tables() if ns == namespace]
             if system:
                 self._tables[namespace] = system
             elif namespace in self.namespaces():
@@ -496,8 +494,9 @@ class Completions:
         key = (namespace, table)
         if key not in self._columns:
             assert self._catalog is not None
-            if key in SYSTEM_TABLES:
-                self._columns[key] = [name for name, _ in SYSTEM_TABLES[key].columns]
+            columns = system_tables().get(key)
+            if columns is not None:
+                self._columns[key] = list(columns)
             elif table in self.tables(namespace):
                 info = self._catalog.describe_table(namespace, table)
                 self._columns[key] = [c.name for c in info.columns]

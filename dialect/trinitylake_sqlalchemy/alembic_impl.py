@@ -43,7 +43,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import dml, elements, operators
 
 from . import types as dialect_types
-from .compiler import HEADS_KEY, _string_literal
+from .compiler import HEADS_KEY, string_literal
 
 if TYPE_CHECKING:
     from alembic.autogenerate.api import AutogenContext
@@ -168,5 +168,5 @@ def _column_comment(element: ColumnComment, compiler: Any, **kw: Any) -> str:
     return "COMMENT ON COLUMN %s.%s IS %s" % (
         format_table_name(compiler, element.table_name, element.schema),
         format_column_name(compiler, element.column_name),
-        "NULL" if element.comment is None else _string_literal(element.comment),
+        "NULL" if element.comment is None else string_literal(element.comment),
     )

@@ -2,7 +2,7 @@
 
 It holds no catalog logic: every reflection method is one statement of TrinityLake SQL
 (SHOW NAMESPACES, SHOW TABLES IN, SELECTs over information_schema) and DDL is compiled
-by :mod:`.compiler`. Types are read back with ``format.types.parse_type``.
+by :mod:`.compiler`. Types are read back with ``trinitylake_dbapi.parse_type``.
 
 URLs, like sqlite's::
 
@@ -178,7 +178,7 @@ class TrinityLakeDialect(default.DefaultDialect):
     def _get_default_schema_name(self, connection: Any) -> str:
         # The namespace of unqualified names: the one chosen by USE, else the driver's
         # default ("default").
-        from trinitylake_dbapi.sql.execute import DEFAULT_NAMESPACE
+        from trinitylake_dbapi import DEFAULT_NAMESPACE
 
         current = connection.connection.dbapi_connection.current_namespace
         return current if current is not None else DEFAULT_NAMESPACE

@@ -179,7 +179,7 @@ class TrinityLakeTypeCompiler(compiler.GenericTypeCompiler):
         if not field.nullable:
             text += " NOT NULL"
         if field.comment is not None:
-            text += " COMMENT " + _string_literal(field.comment)
+            text += " COMMENT " + string_literal(field.comment)
         return text
 
     def visit_STRUCT(self, type_: STRUCT, **kw: Any) -> str:
@@ -209,7 +209,7 @@ class TrinityLakeTypeCompiler(compiler.GenericTypeCompiler):
 
 
 
-def _string_literal(text: str) -> str:
+def string_literal(text: str) -> str:
     """An ANSI string literal: quotes doubled, everything else (backslashes, newlines)
     as it is."""
     return "'" + text.replace("'", "''") + "'"
@@ -246,8 +246,8 @@ class TrinityLakeCompiler(compiler.SQLCompiler):
         schema = table.schema if table.schema is not None else self.dialect.default_schema_name
         return (
             "SELECT comment AS version_num FROM information_schema.tables "
-            f"WHERE table_schema = {_string_literal(schema)} "
-            f"AND table_name = {_string_literal(table.name)}"
+            f"WHERE table_schema = {string_literal(schema)} "
+            f"AND table_name = {string_literal(table.name)}"
         )
 
     def visit_delete(self, delete_stmt: Any, **kw: Any) -> str:
@@ -260,7 +260,7 @@ class TrinityLakeCompiler(compiler.SQLCompiler):
 
     def render_literal_value(self, value: Any, type_: Any) -> str:
         if isinstance(value, str):
-            return _string_literal(value)
+            return string_literal(value)
         return super().render_literal_value(value, type_)
 
 
@@ -281,7 +281,7 @@ class TrinityLakeDDLCompiler(compiler.DDLCompiler):
         if not column.nullable:
             spec += " NOT NULL"
         if column.comment is not None:
-            spec += " COMMENT " + _string_literal(column.comment)
+            spec += " COMMENT " + string_literal(column.comment)
         return spec
 
     def create_table_constraints(self, table: Any, **kw: Any) -> str:
@@ -299,7 +299,7 @@ class TrinityLakeDDLCompiler(compiler.DDLCompiler):
 
     def post_create_table(self, table: Any) -> str:
         if table.comment is not None:
-            return " COMMENT " + _string_literal(table.comment)
+            return " COMMENT " + string_literal(table.comment)
         return ""
 
     # -- comments ----------------------------------------------------------------
@@ -307,7 +307,7 @@ class TrinityLakeDDLCompiler(compiler.DDLCompiler):
     def visit_set_table_comment(self, create: Any, **kw: Any) -> str:
         return "COMMENT ON TABLE %s IS %s" % (
             self.preparer.format_table(create.element),
-            _string_literal(create.element.comment),
+            string_literal(create.element.comment),
         )
 
     def visit_drop_table_comment(self, drop: Any, **kw: Any) -> str:
@@ -316,7 +316,7 @@ class TrinityLakeDDLCompiler(compiler.DDLCompiler):
     def visit_set_column_comment(self, create: Any, **kw: Any) -> str:
         return "COMMENT ON COLUMN %s IS %s" % (
             self.preparer.format_column(create.element, use_table=True, use_schema=True),
-            _string_literal(create.element.comment),
+            string_literal(create.element.comment),
         )
 
     def visit_drop_column_comment(self, drop: Any, **kw: Any) -> str:

@@ -3,7 +3,7 @@
 DDL direction (:class:`~.compiler.TrinityLakeTypeCompiler`): every generic SQLAlchemy type
 is written as a SPEC 5 type name. Reflection direction (:func:`to_sqlalchemy`): the
 canonical type text that DESCRIBE TABLE and information_schema return is read with
-``trinitylake_dbapi.format.types.parse_type`` (the only alias table) and turned into a
+``trinitylake_dbapi.parse_type`` (the driver's one alias table) and turned into a
 SQLAlchemy type here:
 
 =============  ==========================================
@@ -44,7 +44,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import exc, types as sqltypes, util
 
-from trinitylake_dbapi.format.types import TypeSpec, parse_type
+from trinitylake_dbapi import TypeSpec, parse_type
 
 __all__ = [
     "TIME",

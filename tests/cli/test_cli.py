@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import sys
 from typing import Any
 
@@ -124,12 +125,20 @@ def test_format_table() -> None:
     assert format_table(["empty"], []) == " empty\n-------\n(0 rows)"
 
 
+def _ctrl_c_interrupts() -> None:
+    """In the shell's process, before it starts: Ctrl-C interrupts, as at a terminal. A
+    test run started in the background (``scripts/test &``) has SIGINT ignored, and a
+    program keeps an ignored SIGINT ignored, as it should."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_interactive_shell(tmp_path: Any) -> None:
     env = dict(os.environ, TRINITYLAKE_HISTORY=str(tmp_path / "history"), TERM="dumb",
                PYTHONUNBUFFERED="1")  # fmt: skip
     lake = str(tmp_path / "lake")
     child = pexpect.spawn(sys.executable, ["-m", "trinitylake_dbapi.cli", lake, "--create"],
-                          env=env, encoding="utf-8", timeout=30)  # fmt: skip
+                          env=env, encoding="utf-8", timeout=30,
+                          preexec_fn=_ctrl_c_interrupts)  # fmt: skip
     try:
         child.expect_exact(".quit to quit.")
         child.expect_exact("trinitylake> ")

@@ -23,7 +23,7 @@ from typing import Any, Callable, Protocol
 
 from sqlglot import exp
 
-from trinitylake_dbapi.catalog import Catalog, LakehouseCatalog
+from trinitylake_dbapi.catalog import DEFAULT_NAMESPACE, Catalog, LakehouseCatalog
 from trinitylake_dbapi.errors import (
     InvalidNameError,
     NotSupportedError,
@@ -42,7 +42,6 @@ from trinitylake_dbapi.sql.control import StatementControl
 __all__ = ["Session", "Result", "execute", "DEFAULT_NAMESPACE", "to_millis"]
 
 #: Namespace of unqualified table names until ``USE`` chooses another.
-DEFAULT_NAMESPACE = "default"
 
 
 class Session(Protocol):
