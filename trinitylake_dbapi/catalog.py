@@ -112,49 +112,6 @@ class ExpireResult:
     files: list[str]
 
 
-#: A name's characters (SPEC 3): no byte 0x00-0x20 or 0x7F (in UTF-8 those bytes only
-#: ever encode those code points), and no lone surrogate.
-_NAME_CHARS = re.compile(r"[^\x00-\x20\x7f\ud800-\udfff]+")
-
-
-@dataclass(frozen=True)
-class _TableNames:
-    """A ``derive`` for range scans (``Tree.scan``): the table names of keys of the
-    namespace whose key prefix is ``prefix``, all at once, when they are all ASCII and
-    well formed (SPEC 3: a name of allowed characters right-padded with spaces to the
-    table max size, so keys are ``width`` characters); None otherwise, and the listing
-    then decodes key by key. Names ascend with their keys (the padding sorts below every
-    name character), as a derive must. Hashable by value: the tree caches what it
-    derives per node under it."""
-
-    prefix: str
-    width: int
-
-    def __call__(self, keys: Sequence[str]) -> list[str] | None:
-        if not keys:
-            return []
-        prefix, width = self.prefix, self.width
-        cut = len(prefix)
-        # A name runs to the first space after the prefix (or to the end of the key,
-        # find's -1 taken modulo width + 1); the checks below make sure only spaces
-        # follow it.
-        names = [key[cut : key.find(" ", cut) % (width + 1)] for key in keys]
-        joined = "".join(keys)
-        if not (
-            keys[0].startswith(prefix)
-            and keys[-1].startswith(prefix)  # sorted: so do all keys between them
-            and set(map(len, keys)) == {width}
-            and joined.isascii()  # then characters and bytes are one to one
-            and all(names)
-            and _NAME_CHARS.fullmatch("".join(names))  # no space in a name, so:
-            # every character after a name is a space (counting the prefix's padding)
-            and joined.count(" ")
-            == len(keys) * (prefix.count(" ") + width - cut) - sum(map(len, names))
-        ):
-            return None
-        return names
-
-
 def like_to_regex(pattern: str) -> re.Pattern[str]:
     """SQL LIKE (``%`` any run, ``_`` one character, ``\\`` escapes) as a regex."""
     out = []
@@ -620,7 +577,7 @@ class Catalog:
                     return list(zip(repeat(namespace), names))
                 return [(namespace, t) for t in names if regex.fullmatch(t)]
         for key, _ in self._txn.scan(lo, hi):
-            table = None if namespace is None else self._table_name_in(lo, key)
+            table = None if namespace is None else self._codec.table_name_in(lo, key)
             if table is None:
                 decoded = self._decode(key)
                 assert decoded.table is not None
@@ -631,27 +588,9 @@ class Catalog:
                 found.append((ns, table))
         return found
 
-    def _table_names_in(self, prefix: str) -> "_TableNames":
-        """The scan ``derive`` that cuts the table names out of the keys of the
-        namespace whose key prefix is ``prefix`` (see :class:`_TableNames`)."""
-        return _TableNames(prefix, len(prefix) + self._codec.table_max_bytes)
-
-    def _table_name_in(self, prefix: str, key: str) -> str | None:
-        """The table name of ``key``, a key in the range of the namespace whose key prefix
-        is ``prefix``, when its table field is well formed (SPEC 3: a name of allowed
-        characters right-padded with spaces to exactly the table max size in bytes);
-        None for anything else, which the full decoder then reports precisely. The same
-        answer as ``KeyCodec.decode`` at a fraction of its cost (a listing's hot loop)."""
-        field = key[len(prefix):]
-        name = field.rstrip(" ")
-        if (
-            name
-            and key.startswith(prefix)
-            and _NAME_CHARS.fullmatch(name)
-            and len(field.encode("utf-8")) == self._codec.table_max_bytes
-        ):
-            return name
-        return None
+    def _table_names_in(self, prefix: str) -> keyfmt.TableNamesOfKeys:
+        """A scan ``derive`` giving the table names of keys of one namespace."""
+        return keyfmt.TableNamesOfKeys(prefix, len(prefix) + self._codec.table_max_bytes)
 
     def describe_table(self, namespace: str, name: str) -> TableInfo:
         found = self._read_table(namespace, name)

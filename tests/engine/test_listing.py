@@ -78,7 +78,7 @@ def test_a_malformed_key_in_a_namespace_range_is_decoded_key_by_key() -> None:
 
 
 def test_table_names_are_cut_only_from_well_formed_keys() -> None:
-    from trinitylake_dbapi.catalog import _TableNames
+    from trinitylake_dbapi.format.keys import TableNamesOfKeys as _TableNames
 
     prefix = "C===" + "ns".ljust(8)
     names = _TableNames(prefix, len(prefix) + 6)

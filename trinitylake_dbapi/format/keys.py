@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Sequence
 
 from trinitylake_dbapi.errors import InvalidNameError
 
@@ -256,6 +256,23 @@ class KeyCodec:
         """Key of a namespace: "B===" + enc(namespace). InvalidNameError if invalid."""
         return _NAMESPACE_PREFIX + self._enc_namespace(namespace)
 
+    def table_name_in(self, prefix: str, key: str) -> str | None:
+        """The table name of ``key``, a key in the range of the namespace whose key prefix
+        is ``prefix``, when its table field is well formed (a name of allowed characters
+        right-padded with spaces to exactly the table max size in bytes); None for
+        anything else, which :meth:`decode` then reports precisely. The same answer as
+        ``decode`` at a fraction of its cost."""
+        field = key[len(prefix):]
+        name = field.rstrip(" ")
+        if (
+            name
+            and key.startswith(prefix)
+            and _NAME_CHARS.fullmatch(name)
+            and len(field.encode("utf-8")) == self.table_max_bytes
+        ):
+            return name
+        return None
+
     def table_key(self, namespace: str, table: str) -> str:
         """Key of a table: "C===" + enc(namespace) + enc(table). InvalidNameError if invalid."""
         return (
@@ -338,3 +355,48 @@ __all__ = [
     "ObjectKey",
     "KeyCodec",
 ]
+
+
+# --- slicing names out of keys (the listing's hot loop) -----------------------------
+
+#: A name's characters (SPEC 3): no byte 0x00-0x20 or 0x7F (in UTF-8 those bytes only
+#: ever encode those code points), and no lone surrogate.
+_NAME_CHARS = re.compile(r"[^\x00-\x20\x7f\ud800-\udfff]+")
+
+
+@dataclass(frozen=True)
+class TableNamesOfKeys:
+    """A ``derive`` for range scans (``Tree.scan``): the table names of keys of the
+    namespace whose key prefix is ``prefix``, all at once, when they are all ASCII and
+    well formed (SPEC 3: a name of allowed characters right-padded with spaces to the
+    table max size, so keys are ``width`` characters); None otherwise, and the listing
+    then decodes key by key. Names ascend with their keys (the padding sorts below every
+    name character), as a derive must. Hashable by value: the tree caches what it
+    derives per node under it."""
+
+    prefix: str
+    width: int
+
+    def __call__(self, keys: Sequence[str]) -> list[str] | None:
+        if not keys:
+            return []
+        prefix, width = self.prefix, self.width
+        cut = len(prefix)
+        # A name runs to the first space after the prefix (or to the end of the key,
+        # find's -1 taken modulo width + 1); the checks below make sure only spaces
+        # follow it.
+        names = [key[cut : key.find(" ", cut) % (width + 1)] for key in keys]
+        joined = "".join(keys)
+        if not (
+            keys[0].startswith(prefix)
+            and keys[-1].startswith(prefix)  # sorted: so do all keys between them
+            and set(map(len, keys)) == {width}
+            and joined.isascii()  # then characters and bytes are one to one
+            and all(names)
+            and _NAME_CHARS.fullmatch("".join(names))  # no space in a name, so:
+            # every character after a name is a space (counting the prefix's padding)
+            and joined.count(" ")
+            == len(keys) * (prefix.count(" ") + width - cut) - sum(map(len, names))
+        ):
+            return None
+        return names
