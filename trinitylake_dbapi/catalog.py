@@ -66,7 +66,8 @@ from .format.types import (
     to_proto_columns,
 )
 from .storage import Storage
-from .transaction import Isolation, Lakehouse, Snapshot, Transaction, now_millis, rollback_to
+from .lakehouse import Lakehouse, Snapshot, now_millis
+from .transaction import Isolation, Transaction, begin, rollback_to
 
 COMMENT = "comment"
 RESERVED_PREFIX = "trinitylake."
@@ -686,7 +687,7 @@ class LakehouseCatalog:
     ) -> Catalog:
         """A catalog transaction at the latest version, or read-only at ``version``."""
         resolved = None if version is None else self.resolve_version(version)
-        return Catalog(self, self.lakehouse.begin(Isolation.parse(isolation), resolved))
+        return Catalog(self, begin(self.lakehouse, Isolation.parse(isolation), resolved))
 
     def latest_version(self) -> int:
         return self.lakehouse.latest_version()
@@ -769,7 +770,7 @@ class LakehouseCatalog:
         if version is not None and not self.storage.exists(root_path):
             # cached before another connection expired it: never name a deleted root
             raise ObjectNotFoundError(f"version {version} does not exist any more (expired)")
-        txn = self.lakehouse.begin()
+        txn = begin(self.lakehouse)
 
         def record(definition: LakehouseDef) -> LakehouseDef:
             if name in definition.exported_snapshots:

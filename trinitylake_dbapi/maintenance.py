@@ -45,7 +45,7 @@ from .format import paths
 from .format.definitions import LakehouseSettings
 from .storage import Storage, is_reserved_name
 from .tree import Tree
-from .transaction import EXPIRED_ROOT_DELETE_DELAY_S, Lakehouse
+from .lakehouse import EXPIRED_ROOT_DELETE_DELAY_S, Lakehouse
 
 #: Files written by a commit become reachable within seconds; an hour is generous.
 DEFAULT_ORPHAN_GRACE_MILLIS = 3_600_000

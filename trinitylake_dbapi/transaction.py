@@ -1,8 +1,8 @@
-"""Versions and transactions of a lakehouse (SPEC 7).
+"""Transactions of a lakehouse (SPEC 7): begin, read, write, commit, rollback.
 
-A lakehouse is a chain of root node files ``_<version bits>.arrow``, each pointing at
-its predecessor through ``previous_root``. This module finds the latest version, opens
-any version (by number, time or exported snapshot name), and commits transactions.
+A transaction reads one version (a Snapshot of :mod:`.lakehouse`) and commits as the
+next one. The versions themselves (discovery, the hint, snapshots, history) are
+:mod:`.lakehouse`'s.
 
 Commit protocol. A transaction that began at version v:
 
@@ -34,42 +34,6 @@ Because nothing is visible before C2 and C2 is atomic, a crash or storage failur
 step leaves the lakehouse at the old version or the new one; files a crashed writer
 left are unreferenced and are removed by expiration.
 
-History. H0: root v > 0 names root v-1 as its ``previous_root`` (C2 writes it so); a
-root that names anything else was not written by a commit and is a CorruptFileError
-naming it when read, so no commit is ever built on top of it.
-H1: ``created_at_millis`` never decreases from a version to the next (a commit or
-rollback stamps max(now, its base's time)), so the version at a time is found by
-bisection. H2: expiration deletes old roots only, keeping exported ones, so the
-missing roots below the latest are older than every kept one except those snapshots;
-bisection treats a missing root as too old and looks at the exported snapshots last.
-H3: the history is read lazily, one root at a time, newest first (memory stays
-bounded however many versions there are).
-
-Version discovery (SPEC 7: the hint is a starting point, a missing root is the end).
-An *observation* is "version v was the latest at time t": t is the monotonic time taken
-before the request that showed it (the probe that found root v+1 missing, or the C2
-that created root v).
-
-  D1. Within FRESH_LATEST_S of its last observation, a process probes forward from the
-      observed version: one existence check (root v+1) in steady state.
-  D2. Later, it starts at the hint when the hint is further on (expiration writes the
-      hint before it deletes roots), else at the observed version if its root still
-      exists, else at the hint, version 0, or a listing of the top level.
-  D3. C2 is issued within FRESH_LATEST_S of the observation its base came from. A
-      transaction older than that rediscovers the latest version first (D1/D2); versions
-      committed meanwhile are checked as in C4 (one that has since expired makes the
-      commit fail with a SerializationError: it cannot be checked).
-
-Why D1 and D3 are safe: expiration deletes a root only EXPIRED_ROOT_DELETE_DELAY_S
-(> FRESH_LATEST_S) after a listing that showed it (maintenance rule E7). If root v+1 was
-missing at t, any v+1 is created after t, so it cannot be listed and then deleted
-before t + EXPIRED_ROOT_DELETE_DELAY_S: within the window a missing v+1 was never
-created, and v itself is kept (expiration deletes only roots that have a newer one).
-Without E7, a process that last saw v, while v+1..w were committed and expired, would
-take v for the latest and create "v+1" inside the hole, forking the history and
-losing that commit. The argument compares durations on monotonic clocks only, never
-wall-clock times of different machines.
-
 Guards. Snapshot isolation would let two transactions each keep an invariant the other
 breaks (creating a table in a namespace that a concurrent transaction drops). The
 catalog therefore *guards* the keys and ranges its integrity depends on; guards are
@@ -83,14 +47,13 @@ import enum
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Sequence
 
 from .errors import (
     CommitFailedError,
     CommitOutcomeUnknownError,
     Error,
     CorruptFileError,
-    MissingFileError,
     ObjectExistsError,
     ObjectNotFoundError,
     ReadOnlyError,
@@ -99,46 +62,15 @@ from .errors import (
 )
 from .format import keys as keyfmt
 from .format import paths
-from .format.definitions import (
-    LakehouseDef,
-    LakehouseSettings,
-    decode_lakehouse_def,
-    encode,
-)
-from .format.nodefile import NodeFile, decode_node_file, encode_node_file
+from .format.definitions import LakehouseDef, LakehouseSettings, encode
+from .format.nodefile import NodeFile, encode_node_file
+from .lakehouse import Lakehouse, Snapshot, create_root, now_millis
 from .storage import Storage
-from .tree import NodeStore, Tree, TreeConfig, empty_root
 
-#: D1/D3: how long an observation of the latest version is trusted to have no
-#: expiration hole after it (module docstring).
-FRESH_LATEST_S = 0.25
-#: E7: expiration waits this long after the listing that showed a root before deleting
-#: it. Must exceed FRESH_LATEST_S; the difference is the margin for a process pausing
-#: between its freshness check and its request.
-EXPIRED_ROOT_DELETE_DELAY_S = 1.0
 #: Commit attempts before giving up on a lakehouse under constant contention.
 MAX_COMMIT_ATTEMPTS = 64
 _BACKOFF_BASE_S = 0.0005
 _BACKOFF_MAX_S = 0.25
-#: Buffers are flushed once they exceed this (SPEC 6 allows flushing before the
-#: capacity): a commit rewrites the root, so its size is the cost of every commit. On
-#: local disk (and in memory) bytes cost fsync time. Measured in docs/performance.md.
-FLUSH_THRESHOLD_BYTES: int | None = 16 * 1024
-#: On object storage a request costs as much as ~2 MB of transfer (20 ms against
-#: 100 MB/s), so buffers four times larger, whose flushes move more messages per node
-#: PUT, are cheaper: at 1,000,000 tables 4.25 requests per commit instead of 4.88.
-OBJECT_STORE_FLUSH_THRESHOLD_BYTES: int | None = 64 * 1024
-
-
-def flush_threshold(storage: Storage) -> int | None:
-    """The flush threshold for a lakehouse on ``storage`` (see the two constants)."""
-    if storage.protocol in ("file", "memory"):
-        return FLUSH_THRESHOLD_BYTES
-    return OBJECT_STORE_FLUSH_THRESHOLD_BYTES
-
-
-def now_millis() -> int:
-    return int(time.time() * 1000)
 
 
 class Isolation(enum.Enum):
@@ -166,375 +98,19 @@ class Isolation(enum.Enum):
         return aliases[text]
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """One version of the lakehouse, read-only."""
-
-    version: int
-    root: NodeFile
-    tree: Tree
-    lakehouse_def_path: str
-    lakehouse_def: LakehouseDef
-    settings: LakehouseSettings
-
-    @property
-    def created_at_millis(self) -> int:
-        return int(self.root.system.get(keyfmt.CREATED_AT_MILLIS, "0"))
-
-    @property
-    def previous_version(self) -> int | None:
-        previous = self.root.system.get(keyfmt.PREVIOUS_ROOT)
-        return None if previous is None else paths.parse_root_node_path(previous)
-
-    @property
-    def rollback_from_version(self) -> int | None:
-        origin = self.root.system.get(keyfmt.ROLLBACK_FROM_ROOT)
-        return None if origin is None else paths.parse_root_node_path(origin)
-
-    def changed_keys(self) -> list[str]:
-        """The keys this version's own transaction wrote (tree invariant T5)."""
-        tag = str(self.version)
-        seen: dict[str, None] = {}
-        for message in self.root.buffer:
-            if message.txn == tag:
-                seen[message.key] = None
-        return list(seen)
-
-
-class Lakehouse:
-    """An opened lakehouse: version discovery, snapshots and commits.
-
-    Thread-safe for reads; each Transaction belongs to one thread.
-    """
-
-    def __init__(self, storage: Storage) -> None:
-        self.storage = storage
-        self.store: NodeStore | None = None
-        self._defs: dict[str, LakehouseDef] = {}
-        self._settings: dict[str, tuple[LakehouseSettings, TreeConfig]] = {}
-        self._snapshots: dict[int, Snapshot] = {}
-        #: The last observation (version, monotonic time; module docstring), one tuple
-        #: so that threads never see a version with another version's time.
-        self._observed: tuple[int, float] | None = None
-
-    # -- opening ------------------------------------------------------------------
-
-    @classmethod
-    def open(cls, storage: Storage) -> "Lakehouse":
-        """Open the existing lakehouse at ``storage``; opening never writes."""
-        lakehouse = cls(storage)
-        if lakehouse.find_latest() is None:
-            raise ObjectNotFoundError(
-                f"no lakehouse at {storage.root_uri!r} (no root node file found); "
-                "pass create=True to create one"
-            )
-        return lakehouse
-
-    @classmethod
-    def create(
-        cls,
-        storage: Storage,
-        definition: LakehouseDef,
-        files: Mapping[str, bytes] | None = None,
-        entries: Sequence[tuple[str, str]] = (),
-    ) -> "Lakehouse":
-        """Open the lakehouse at ``storage``, creating it first if there is none.
-
-        Version 0 holds ``definition`` and the keys ``entries`` (key, value), whose
-        values may name the new ``files``; they are written as a commit's are (C1, then
-        the root by exclusive create). If another process creates the lakehouse first,
-        its version 0 wins and what this call wrote is removed again.
-        """
-        lakehouse = cls(storage)
-        if lakehouse.find_latest() is None:
-            lakehouse._create(definition, dict(files or {}), entries)
-        return lakehouse
-
-    def _create(
-        self, definition: LakehouseDef, files: dict[str, bytes], entries: Sequence[tuple[str, str]]
-    ) -> None:
-        def_path = paths.new_lakehouse_def_path()
-        files[def_path] = encode(definition)
-        settings = LakehouseSettings.from_proto(definition)
-        now = now_millis()
-        empty = empty_root(settings.order, now)
-        config = TreeConfig(settings.order, settings.buffer_capacity_bytes, flush_threshold(self.storage))
-        update = Tree(NodeStore(self.storage, settings.order), empty, config).apply(entries, "0", now)
-        files.update(update.files)
-        self.storage.write_many(files, new=True)
-        root = NodeFile(
-            order=update.root.order,
-            system={keyfmt.LAKEHOUSE_DEF: def_path, **update.root.system},
-            keys=update.root.keys,
-            values=update.root.values,
-            children=update.root.children,
-            buffer=update.root.buffer,
-        )
-        if not _create_root(self.storage, 0, encode_node_file(root)):
-            # Another process created the lakehouse first: use theirs.
-            self.storage.delete_many(files)
-            return
-        self.write_hint(0)
-
-    # -- versions -------------------------------------------------------------------
-
-    def _read_hint(self) -> int | None:
-        try:
-            return paths.decode_hint(self.storage.read(paths.LATEST_HINT_PATH))
-        except MissingFileError:
-            return None
-
-    def write_hint(self, version: int) -> None:
-        """Overwrite ``_latest_hint.txt`` with ``version``, best effort (C3; expiration
-        writes it too before it deletes roots, E5). Never raises a storage error."""
-        try:
-            self.storage.write(paths.LATEST_HINT_PATH, paths.encode_hint(version), durable=False)
-        except StorageError:
-            pass  # C3 is best effort: readers never trust the hint alone
-
-    def _root_exists(self, version: int) -> bool:
-        return 0 <= version <= paths.MAX_VERSION and self.storage.exists(paths.root_node_path(version))
-
-    def _probe_forward(self, known: int) -> int:
-        """Latest version given that ``known`` exists: gallop, then bisect."""
-        step = 1
-        low = known  # exists
-        high = None  # first known missing
-        while high is None:
-            candidate = low + step
-            if candidate > paths.MAX_VERSION or not self._root_exists(candidate):
-                high = candidate
-            else:
-                low = candidate
-                step *= 2
-        while high - low > 1:
-            middle = (low + high) // 2
-            if self._root_exists(middle):
-                low = middle
-            else:
-                high = middle
-        return low
-
-    def find_latest(self, at_least: int | None = None) -> int | None:
-        """The latest version, or None if there is no lakehouse (SPEC 7, D1/D2).
-
-        The hint is a starting point only: missing, unparsable, stale or ahead of
-        reality, the answer is the same. ``at_least``: a version known to exist.
-        """
-        started = time.monotonic()
-        observed = self._observed
-        if at_least is None and observed is not None:
-            known, observed_at = observed
-            if started - observed_at <= FRESH_LATEST_S:  # D1
-                return self._note_latest(self._probe_forward(known), started)
-            hint = self._read_hint()  # D2
-            if hint is not None and hint > known and self._root_exists(hint):
-                return self._note_latest(self._probe_forward(hint), started)
-            if self._root_exists(known):
-                return self._note_latest(self._probe_forward(known), started)
-        start = at_least if at_least is not None else self._read_hint()
-        if start is not None and self._root_exists(start):
-            return self._note_latest(self._probe_forward(start), started)
-        if self._root_exists(0):
-            return self._note_latest(self._probe_forward(0), started)
-        # The hint points past the end or below expired versions: list the roots (they
-        # live at the top level, so the node directories below it are not listed).
-        top_level = self.storage.list("", recursive=False)
-        versions = [v for v in map(paths.parse_root_node_path, top_level) if v is not None]
-        if not versions:
-            return None
-        return self._note_latest(self._probe_forward(max(versions)), started)
-
-    def _note_latest(self, version: int, observed_at: float) -> int:
-        """Record an observation (module docstring) unless a newer one is recorded."""
-        current = self._observed
-        if current is None or version > current[0] or (version == current[0] and observed_at > current[1]):
-            self._observed = (version, observed_at)
-        return version
-
-    def _discover(self) -> tuple[int, float]:
-        """(latest version, time of this observation) for a transaction's base (D3)."""
-        started = time.monotonic()
-        latest = self.find_latest()
-        if latest is None:
-            raise ObjectNotFoundError(f"the lakehouse at {self.storage.root_uri!r} has no root")
-        return latest, started
-
-    def _ensure_still_latest(self, version: int, observed_at: float) -> None:
-        """D3, right before a C2 built on ``version``: if that observation is no longer
-        fresh, observe again; raise _BaseMoved if a newer version exists."""
-        if time.monotonic() - observed_at > FRESH_LATEST_S and self._discover()[0] != version:
-            raise _BaseMoved()
-
-    def latest_version(self) -> int:
-        latest = self.find_latest()
-        if latest is None:
-            raise ObjectNotFoundError(f"the lakehouse at {self.storage.root_uri!r} has no root")
-        return latest
-
-    # -- snapshots ------------------------------------------------------------------
-
-    def _lakehouse_def(self, path: str) -> LakehouseDef:
-        definition = self._defs.get(path)
-        if definition is None:
-            try:
-                data = self.storage.read_immutable(path)
-            except MissingFileError:
-                raise CorruptFileError(path, "the lakehouse definition file is missing") from None
-            definition = decode_lakehouse_def(data, path)
-            self._defs[path] = definition
-        return definition
-
-    def snapshot(self, version: int | None = None) -> Snapshot:
-        """The given version (default: the latest); ObjectNotFoundError if it does not exist."""
-        if version is None:
-            version = self.latest_version()
-        cached = self._snapshots.get(version)
-        if cached is not None:
-            return cached
-        if not isinstance(version, int) or not 0 <= version <= paths.MAX_VERSION:
-            raise ObjectNotFoundError(f"version {version!r} does not exist")
-        path = paths.root_node_path(version)
-        try:
-            data = self.storage.read(path)
-        except MissingFileError:
-            raise ObjectNotFoundError(
-                f"version {version} does not exist in {self.storage.root_uri!r}"
-            ) from None
-        return self._snapshot_of(version, decode_node_file(data, path))
-
-    def _snapshot_of(self, version: int, probe: NodeFile) -> Snapshot:
-        """Cache and return the snapshot of root ``version``, given its decoded file."""
-        path = paths.root_node_path(version)
-        def_path = probe.system.get(keyfmt.LAKEHOUSE_DEF)
-        if def_path is None:
-            raise CorruptFileError(path, "root node without a lakehouse_def system row")
-        definition = self._lakehouse_def(def_path)
-        settings, config = self._settings_of(def_path, definition)
-        if probe.order != settings.order:
-            raise CorruptFileError(
-                path, f"node key table has {probe.order} rows, the tree order is {settings.order}"
-            )
-        previous = probe.system.get(keyfmt.PREVIOUS_ROOT)
-        if version > 0 and previous != paths.root_node_path(version - 1):  # H0
-            raise CorruptFileError(
-                path, f"previous_root is {previous!r}, but root {version} must name the root of "
-                f"version {version - 1} ({paths.root_node_path(version - 1)!r})"
-            )
-        if self.store is None:
-            self.store = NodeStore(self.storage, settings.order)
-        snapshot = Snapshot(version, probe, Tree(self.store, probe, config, path), def_path, definition, settings)
-        self._snapshots[version] = snapshot
-        if len(self._snapshots) > 256:
-            self._snapshots.pop(next(iter(self._snapshots)))
-        return snapshot
-
-    def _settings_of(self, def_path: str, definition: LakehouseDef) -> tuple[LakehouseSettings, TreeConfig]:
-        """The settings and tree configuration of a lakehouse definition file (immutable:
-        computed once per file, not once per version)."""
-        found = self._settings.get(def_path)
-        if found is None:
-            settings = LakehouseSettings.from_proto(definition)
-            config = TreeConfig(settings.order, settings.buffer_capacity_bytes, flush_threshold(self.storage))
-            found = self._settings[def_path] = (settings, config)
-        return found
-
-    def forget_versions(self, versions: Iterable[int]) -> None:
-        """Drop cached snapshots of versions that were just expired (deleted)."""
-        for version in versions:
-            self._snapshots.pop(version, None)
-
-    def snapshot_named(self, name: str) -> Snapshot:
-        """An exported snapshot by name (SPEC 7)."""
-        latest = self.snapshot()
-        root_path = latest.settings.exported_snapshots.get(name)
-        if root_path is None:
-            raise ObjectNotFoundError(f"no exported snapshot named {name!r}")
-        version = paths.parse_root_node_path(root_path)
-        if version is None:
-            raise CorruptFileError(latest.lakehouse_def_path, f"snapshot {name!r} points at {root_path!r}")
-        return self.snapshot(version)
-
-    def history(self, start: int | None = None, oldest: int = 0) -> Iterator[Snapshot]:
-        """Versions from ``start`` (default latest) down to ``oldest``, newest first, read
-        one root at a time (H3): back along previous_root, and past a gap that
-        expiration left, on with the exported snapshots below it."""
-        snapshot: Snapshot | None = self.snapshot(start)
-        exported: list[int] | None = None
-        while snapshot is not None and snapshot.version >= oldest:
-            yield snapshot
-            previous = snapshot.previous_version
-            if previous is None:
-                return
-            try:
-                snapshot = self.snapshot(previous)
-                continue
-            except ObjectNotFoundError:
-                pass
-            if exported is None:
-                exported = self._exported_versions()
-            below = [v for v in exported if v < snapshot.version]
-            snapshot = None
-            while below and snapshot is None:
-                try:
-                    snapshot = self.snapshot(below.pop())
-                except ObjectNotFoundError:
-                    pass
-
-    def _exported_versions(self) -> list[int]:
-        """Versions of the exported snapshots of the latest definition, ascending."""
-        found = {paths.parse_root_node_path(p) for p in self.snapshot().settings.exported_snapshots.values()}
-        return sorted(v for v in found if v is not None)
-
-    def snapshot_at(self, millis: int) -> Snapshot:
-        """The newest version created at or before ``millis`` (FOR SYSTEM_TIME AS OF),
-        found by bisection over version numbers (H1, H2): O(log n) root reads."""
-        latest = self.snapshot()
-        if latest.created_at_millis <= millis:
-            return latest
-        low, high = 0, latest.version - 1  # the answer, if any, is in [low, high]
-        found: Snapshot | None = None
-        while low <= high:
-            middle = (low + high) // 2
-            try:
-                candidate = self.snapshot(middle)
-            except ObjectNotFoundError:
-                low = middle + 1  # H2: a missing root is older than every kept one
-                continue
-            if candidate.created_at_millis <= millis:
-                found, low = candidate, middle + 1
-            else:
-                high = middle - 1
-        if found is None:  # older than every root of the chain: an exported snapshot?
-            for version in reversed(self._exported_versions()):
-                try:
-                    candidate = self.snapshot(version)
-                except ObjectNotFoundError:
-                    continue
-                if candidate.created_at_millis <= millis:
-                    return candidate
-            raise ObjectNotFoundError(f"no version of the lakehouse existed at {millis} ms since epoch")
-        return found
-
-    # -- transactions -----------------------------------------------------------------
-
-    def begin(
-        self,
-        isolation: Isolation = Isolation.SNAPSHOT,
-        version: int | None = None,
-        read_only: bool = False,
-    ) -> "Transaction":
-        """A transaction on the latest version, or a read-only one on ``version``."""
-        if version is not None:
-            return Transaction(self, self.snapshot(version), isolation, read_only=True)
-        latest, observed_at = self._discover()
-        return Transaction(self, self.snapshot(latest), isolation, read_only=read_only, observed_at=observed_at)
-
-    def _rebase_target(self, attempted: int) -> int:
-        latest = self.find_latest(at_least=attempted)
-        if latest is None or latest < attempted:  # pragma: no cover - roots never vanish
-            raise CommitFailedError(f"root version {attempted} vanished during a commit")
-        return latest
+def begin(
+    lakehouse: Lakehouse,
+    isolation: Isolation = Isolation.SNAPSHOT,
+    version: int | None = None,
+    read_only: bool = False,
+) -> "Transaction":
+    """A transaction on the latest version, or a read-only one on ``version``."""
+    if version is not None:
+        return Transaction(lakehouse, lakehouse.snapshot(version), isolation, read_only=True)
+    latest, observed_at = lakehouse.discover()
+    return Transaction(
+        lakehouse, lakehouse.snapshot(latest), isolation, read_only=read_only, observed_at=observed_at
+    )
 
 
 @dataclass
@@ -719,8 +295,8 @@ class Transaction:
         observed_at = self.observed_at
         messages = list(self.writes.items())
         for attempt in range(MAX_COMMIT_ATTEMPTS):
-            if observed_at is None or time.monotonic() - observed_at > FRESH_LATEST_S:  # D3
-                latest, observed_at = self.lakehouse._discover()
+            if observed_at is None or not self.lakehouse.is_fresh(observed_at):  # D3
+                latest, observed_at = self.lakehouse.discover()
                 if latest != base.version:
                     self._check_conflicts(base.version + 1, latest)
                     base = self.lakehouse.snapshot(latest)
@@ -730,7 +306,7 @@ class Transaction:
                 self.closed = True
                 return version
             observed_at = time.monotonic()
-            latest = self.lakehouse._rebase_target(version)
+            latest = self.lakehouse.rebase_target(version)
             self._check_conflicts(version, latest)
             base = self.lakehouse.snapshot(latest)
             time.sleep(min(_BACKOFF_MAX_S, _BACKOFF_BASE_S * 2**min(attempt, 8)) * random.random())
@@ -766,14 +342,14 @@ class Transaction:
 
         def ready() -> None:
             written()
-            self.lakehouse._ensure_still_latest(base.version, observed_at)  # D3: C1 may be slow
+            _check_base(self.lakehouse, base.version, observed_at)  # D3: C1 may be slow
 
         try:
             root = _root_file(update.root, def_path, base.version, now)
             data = encode_node_file(root)
             issued_at = time.monotonic()
             try:
-                created = _create_root(storage, version, data, ready=ready)
+                created = create_root(storage, version, data, ready=ready)
             except _BaseMoved:
                 created = False
         except BaseException as error:
@@ -789,9 +365,9 @@ class Transaction:
         if created:  # C2
             self.lakehouse.write_hint(version)  # C3
             # The next transaction starts from this root: keep it instead of reading it back.
-            self.lakehouse._note_latest(version, issued_at)
+            self.lakehouse.note_latest(version, issued_at)
             try:
-                self.lakehouse._snapshot_of(version, root)
+                self.lakehouse.remember_snapshot(version, root)
             except (StorageError, CorruptFileError):
                 pass  # only a cache: committed all the same, the root is read when needed
             return True
@@ -828,6 +404,13 @@ class Transaction:
                     )
 
 
+def _check_base(lakehouse: Lakehouse, version: int, observed_at: float) -> None:
+    """D3, the last step before C2: the attempt ends like a lost race (_BaseMoved) when
+    its base ``version`` is no longer the latest."""
+    if not lakehouse.is_still_latest(version, observed_at):
+        raise _BaseMoved()
+
+
 class _BaseMoved(Error):
     """Raised by C2's ``ready`` when versions were committed after the base (D3); the
     attempt then ends like a lost race. An ``Error`` so that Storage lets it through."""
@@ -851,32 +434,6 @@ def _root_file(
         children=tree_root.children,
         buffer=tree_root.buffer,
     )
-
-
-def _create_root(
-    storage: Storage, version: int, data: bytes, ready: Callable[[], None] | None = None
-) -> bool:
-    """C2, resolving an ambiguous failure: if the exclusive create raised but the root
-    holds exactly our bytes (the request landed, the reply was lost), we committed.
-    ``ready`` waits for C1 (see Storage.create_exclusive)."""
-    path = paths.root_node_path(version)
-    try:
-        return storage.create_exclusive(path, data, ready=ready)
-    except StorageError as failure:
-        try:
-            existing = storage.read(path)
-        except MissingFileError:
-            raise failure from None  # it did not land: not committed
-        except StorageError as unreadable:
-            raise CommitOutcomeUnknownError(
-                f"commit of version {version}: the outcome is unknown: creating the root "
-                f"file {storage.uri(path)!r} failed ({failure}) and reading it back failed "
-                f"too ({unreadable}); reopen the lakehouse to see whether version {version} "
-                "exists before retrying"
-            ) from failure
-        if existing == data:
-            return True
-        return False  # another writer's root: we lost the race (C4)
 
 
 def _remove_best_effort(storage: Storage, files: Iterable[str]) -> None:
@@ -913,7 +470,7 @@ def rollback_to(lakehouse: Lakehouse, target: int) -> int:
         # A snapshot cached before another connection expired the version: its files
         # may be gone, and a rollback to it would commit a version that points at them.
         raise ObjectNotFoundError(f"version {target} does not exist any more (expired)")
-    latest_version, observed_at = lakehouse._discover()
+    latest_version, observed_at = lakehouse.discover()
     latest = lakehouse.snapshot(latest_version)
     if target == latest.version:
         raise ObjectExistsError(f"version {target} is already the latest version")
@@ -929,9 +486,9 @@ def rollback_to(lakehouse: Lakehouse, target: int) -> int:
     data = encode_node_file(root)
     issued_at = time.monotonic()
     try:
-        created = _create_root(
+        created = create_root(
             lakehouse.storage, version, data,
-            ready=lambda: lakehouse._ensure_still_latest(latest.version, observed_at),  # D3
+            ready=lambda: _check_base(lakehouse, latest.version, observed_at),  # D3
         )
     except _BaseMoved:
         created = False
@@ -947,5 +504,5 @@ def rollback_to(lakehouse: Lakehouse, target: int) -> int:
             f"{target} did not happen: retry"
         )
     lakehouse.write_hint(version)
-    lakehouse._note_latest(version, issued_at)
+    lakehouse.note_latest(version, issued_at)
     return version

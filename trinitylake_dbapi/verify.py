@@ -505,7 +505,7 @@ def discovery_problems(storage: Storage, latest: int) -> list[Problem]:
         elif hint > latest:
             out.append(Problem(hint_path, R_HISTORY, f"the hint says version {hint} but the "
                                f"latest root is version {latest}", WARNING))
-    from .transaction import Lakehouse
+    from .lakehouse import Lakehouse
 
     found = Lakehouse(storage).find_latest()
     if found != latest:

@@ -4,7 +4,7 @@ The benchmark projects object-storage latency from ``Storage.counters``; that is
 honest if every counted call is exactly one HTTP request. These tests count the
 requests s3fs sends and compare them with the counters, and pin the steady-state
 budget of the common operations in steady state (each operation within
-FRESH_LATEST_S of the last, transaction D1): a warm read is 1 request (the existence
+FRESH_LATEST_S of the last, lakehouse D1): a warm read is 1 request (the existence
 check of the next root), a single-table create is that check plus one PUT per new file,
 the conditional PUT of the root and the PUT of the hint. An idle connection (D2) reads
 the hint and checks its version too.
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from catalog_helpers import columns
-from trinitylake_dbapi import transaction
+from trinitylake_dbapi import lakehouse
 from trinitylake_dbapi.catalog import LakehouseCatalog
 from trinitylake_dbapi.storage import StorageCounters
 
@@ -59,7 +59,7 @@ def test_every_counted_call_is_one_request_and_the_steady_state_budget_holds(
 ) -> None:
     # Steady state means "within the window": widened so that a slow moto server under
     # CI load cannot turn a measurement into the idle path, which is measured below.
-    monkeypatch.setattr(transaction, "FRESH_LATEST_S", 60.0)
+    monkeypatch.setattr(lakehouse, "FRESH_LATEST_S", 60.0)
     catalog = LakehouseCatalog(s3_root, create=True, storage_options=s3_storage_options)
     txn = catalog.begin()
     txn.create_namespace("ns")
@@ -85,10 +85,10 @@ def test_every_counted_call_is_one_request_and_the_steady_state_budget_holds(
     assert len(sent) == 1 and _calls(delta) == 1, sent
 
     # Idle (D2): the hint, then the known version and the one after it.
-    monkeypatch.setattr(transaction, "FRESH_LATEST_S", 0.0)
+    monkeypatch.setattr(lakehouse, "FRESH_LATEST_S", 0.0)
     sent, delta = wire.measure(lambda: catalog.begin().describe_table("ns", "t3"))
     assert [method for method, _ in sent] == ["GET", "HEAD", "HEAD"] and _calls(delta) == 3, sent
-    monkeypatch.setattr(transaction, "FRESH_LATEST_S", 60.0)
+    monkeypatch.setattr(lakehouse, "FRESH_LATEST_S", 60.0)
 
     def drop() -> None:
         txn = catalog.begin()
@@ -115,7 +115,7 @@ def test_object_storage_flushes_less_often_than_local_disk(
     s3_root: str, s3_storage_options: dict, tmp_path: Any
 ) -> None:
     """A node PUT costs as much as ~2 MB of transfer, so on object storage the root's
-    buffer holds more before it flushes (transaction.flush_threshold): 180 creates
+    buffer holds more before it flushes (lakehouse.flush_threshold): 180 creates
     (~50 KB of messages) stay in the root there, while on local disk the root (a leaf
     while the tree is small) takes them into its key table 16 KiB at a time, outgrows
     the order of 128 keys and splits into new leaf files."""

@@ -380,7 +380,7 @@ def test_a_transaction_begun_before_its_successors_expired_fails_instead_of_fork
 def test_expiration_deletes_a_root_only_after_the_delay_since_listing_it(lake: LakehouseCatalog, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """E7: the window in which a writer trusts "root v+1 is missing" (FRESH_LATEST_S)
     is shorter than the time between a root being listed and being deleted."""
-    from trinitylake_dbapi.transaction import EXPIRED_ROOT_DELETE_DELAY_S, FRESH_LATEST_S
+    from trinitylake_dbapi.lakehouse import EXPIRED_ROOT_DELETE_DELAY_S, FRESH_LATEST_S
 
     assert EXPIRED_ROOT_DELETE_DELAY_S > FRESH_LATEST_S
     for name in "abcd":

@@ -27,6 +27,7 @@ from trinitylake_dbapi.format import paths
 from trinitylake_dbapi.format.definitions import LakehouseDef, encode
 from trinitylake_dbapi.format.nodefile import decode_node_file
 from trinitylake_dbapi.storage import Storage
+from trinitylake_dbapi.transaction import begin
 from trinitylake_dbapi.verify import verify
 
 
@@ -255,7 +256,7 @@ def test_a_commit_that_meets_a_corrupt_node_writes_nothing(lake: str) -> None:
     for child in snapshot.root.children:  # ...so the next commit must flush them
         _not_arrow(lake, child)
     before = fingerprint(lake)
-    txn = LakehouseCatalog(lake).lakehouse.begin()  # a fresh process's view: no cached node
+    txn = begin(LakehouseCatalog(lake).lakehouse)  # a fresh process's view: no cached node
     codec = keyfmt.KeyCodec(20, 20)
     path = paths.new_table_def_path("ns", "new")
     txn.stage_file(path, encode(TableDef(name="new")))

@@ -20,7 +20,7 @@ import pytest
 
 from reliability_helpers import SMALL_TREE, columns, state
 from s3_faults import Fault, every_other, faults, from_request, in_bucket
-from trinitylake_dbapi import transaction
+from trinitylake_dbapi import lakehouse
 from trinitylake_dbapi.catalog import LakehouseCatalog
 from trinitylake_dbapi.errors import Error, SerializationError, StorageError
 from trinitylake_dbapi.storage import Storage
@@ -147,8 +147,8 @@ def test_a_persistent_fault_from_every_request_of_a_commit(when: str, s3_server:
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     # Fault k must land on the k-th request of the same sequence every time: a commit
     # slower than FRESH_LATEST_S (a loaded host) would check the latest version again
-    # before publishing (transaction D3) and shift the requests after it.
-    monkeypatch.setattr(transaction, "FRESH_LATEST_S", 60.0)
+    # before publishing (lakehouse D3) and shift the requests after it.
+    monkeypatch.setattr(lakehouse, "FRESH_LATEST_S", 60.0)
     bucket = s3_server.create_bucket()
     root = f"s3://{bucket}/lake"
     checker = LakehouseCatalog(root, create=True, storage_options=s3_server.storage_options,

@@ -24,6 +24,7 @@ from trinitylake_dbapi.format.definitions import (
 )
 from trinitylake_dbapi.format.nodefile import Message, NodeFile, decode_node_file, encode_node_file
 from trinitylake_dbapi.storage import Storage
+from trinitylake_dbapi.transaction import begin
 from trinitylake_dbapi.verify import Problem, VerifyReport, verify
 
 
@@ -495,7 +496,7 @@ def test_invalid_lakehouse_definition(lake: Lake) -> None:
 
 
 def test_table_in_a_namespace_that_does_not_exist(lake: Lake) -> None:
-    txn = lake.catalog.lakehouse.begin()
+    txn = begin(lake.catalog.lakehouse)
     path = paths.new_table_def_path("nowhere", "t")
     txn.stage_file(path, encode(TableDef(name="t")))
     txn.put(lake.codec.table_key("nowhere", "t"), path)

@@ -63,7 +63,7 @@ from ..errors import (
 from ..format import paths
 from ..format.nodefile import NodeFile, decode_node_file
 from ..storage import Storage
-from ..transaction import Lakehouse, now_millis
+from ..lakehouse import Lakehouse, now_millis
 from . import _runtime as rt
 
 __all__ = [
