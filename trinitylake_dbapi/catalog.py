@@ -642,6 +642,8 @@ class LakehouseCatalog:
             self.lakehouse = Lakehouse.open(self.storage)
         self._definitions: dict[str, Any] = {}
         self._columns: dict[str, tuple[ColumnSpec, ...]] = {}
+        #: Stored columns already converted, by their bytes: tables often share columns.
+        self._column_specs: dict[bytes, Any] = {}
 
     # -- definition files (immutable: cached by path) -----------------------------------
 
@@ -668,7 +670,9 @@ class LakehouseCatalog:
         """The columns of the table definition file at ``path`` (immutable: cached)."""
         columns = self._columns.get(path)
         if columns is None:
-            columns = tuple(from_proto_columns(definition.schema.columns))
+            if len(self._column_specs) > 8192:
+                self._column_specs.clear()
+            columns = tuple(from_proto_columns(definition.schema.columns, self._column_specs))
             if len(self._columns) > 100_000:
                 self._columns.clear()
             self._columns[path] = columns

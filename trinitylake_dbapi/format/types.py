@@ -818,27 +818,28 @@ def from_proto_column(col: Column, path: str | None = None) -> ColumnSpec:
 
 #: Stored columns already converted, by their serialized bytes (many tables share
 #: column definitions, and a ColumnSpec is immutable): bounded, cleared when full.
-_COLUMNS_SEEN: dict[bytes, tuple[ColumnSpec, tuple[int, ...]]] = {}
-_COLUMNS_SEEN_MAX = 8192
+#: What :func:`from_proto_columns` may remember between calls: a stored column's bytes ->
+#: its ColumnSpec and ids. The caller owns it (and its size); this module keeps no state.
+ColumnCache = dict
 
 
-def _from_proto_column_cached(col: Column) -> tuple[ColumnSpec, tuple[int, ...]]:
+def _converted(col: Column, cache: ColumnCache | None) -> tuple[ColumnSpec, tuple[int, ...]]:
     """The ColumnSpec of a stored column and the ids in it (its own, then nested)."""
-    data = col.SerializeToString(deterministic=True)
-    found = _COLUMNS_SEEN.get(data)
+    data = col.SerializeToString(deterministic=True) if cache is not None else b""
+    found = cache.get(data) if cache is not None else None
     if found is None:
         spec = from_proto_column(col)
         found = (spec, tuple(c.id for _, c in _walk([spec])))
-        if len(_COLUMNS_SEEN) >= _COLUMNS_SEEN_MAX:
-            _COLUMNS_SEEN.clear()
-        _COLUMNS_SEEN[data] = found
+        if cache is not None:
+            cache[data] = found
     return found
 
 
-def from_proto_columns(columns: Iterable[Column]) -> list[ColumnSpec]:
+def from_proto_columns(columns: Iterable[Column], cache: ColumnCache | None = None) -> list[ColumnSpec]:
     """The ColumnSpecs of a stored schema (``TableDef.schema.columns``); also checks
-    that top-level names and all ids (nested included) are unique."""
-    converted = [_from_proto_column_cached(c) for c in columns]
+    that top-level names and all ids (nested included) are unique. With ``cache``, a
+    column stored alike in many tables is converted once (ColumnSpecs are immutable)."""
+    converted = [_converted(c, cache) for c in columns]
     specs = [spec for spec, _ in converted]
     _check_unique_names(specs, "the table")
     ids = [i for _, column_ids in converted for i in column_ids]
