@@ -221,6 +221,12 @@ def describe(key: keyfmt.ObjectKey) -> str:
     return f"{key.namespace!r}.{key.table!r}"
 
 
+def node_rules_config(order: int, buffer_capacity_bytes: int) -> TreeConfig:
+    """What the node rules (:func:`node_problems`) check a node against, for a tree of
+    ``order`` (at least 3, as a writer's) and buffer capacity (at least 1)."""
+    return TreeConfig(max(3, order), max(1, buffer_capacity_bytes))
+
+
 def optimized_problem(path: str, kind: str | None) -> str | None:
     """Why ``path`` is not an optimised path (of ``kind``, if given), or None (SPEC 2)."""
     parts = paths.split_optimized_path(path)
@@ -753,7 +759,7 @@ class _Verifier:
             settings = self._settings(def_path, root_path)
         if settings is None:  # walk anyway (reachability), with the best settings known
             settings = self._fallback_settings or LakehouseSettings()
-        config = TreeConfig(settings.order, max(1, settings.buffer_capacity_bytes))
+        config = node_rules_config(settings.order, settings.buffer_capacity_bytes)
         codec = keyfmt.KeyCodec(settings.namespace_name_max_size_bytes,
                                 settings.table_name_max_size_bytes)
         ctx = _Ctx(version, root_path, config, codec, deep, want_state)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -50,7 +50,6 @@ from ..format import paths
 from ..format.definitions import LakehouseSettings
 from ..format.nodefile import NodeFile, decode_node_file
 from ..storage import Storage
-from ..tree import TreeConfig
 from ..verify import (
     ERROR,
     MAX_DEPTH,
@@ -72,6 +71,7 @@ from ..verify import (
     name_problem,
     no_lakehouse_problem,
     node_problems,
+    node_rules_config,
     orphan_problem,
     root_created_at,
     root_problems,
@@ -80,6 +80,9 @@ from ..verify import (
     vanished_root_problem,
 )
 from . import _runtime as rt
+
+if TYPE_CHECKING:  # for the annotation only: Spark never touches the tree (A2)
+    from ..tree import TreeConfig
 
 __all__ = ["verify", "SparkVerifyReport", "MAX_ORPHANS_REPORTED"]
 
@@ -143,8 +146,8 @@ class _Settings:
         return cls(settings.order, max(1, settings.buffer_capacity_bytes),
                    settings.namespace_name_max_size_bytes, settings.table_name_max_size_bytes)
 
-    def config(self) -> TreeConfig:
-        return TreeConfig(max(3, self.order), self.capacity)
+    def config(self) -> "TreeConfig":
+        return node_rules_config(self.order, self.capacity)
 
     def codec(self) -> keyfmt.KeyCodec:
         return keyfmt.KeyCodec(self.namespace_max, self.table_max)
