@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trinitylake_dbapi.format.types import ColumnSpec, type_from_sql
+from trinitylake_dbapi.format.types import ColumnSpec, parse_type
 
 #: Small nodes, so that a few hundred keys make a tree of three levels whose commits
 #: flush, split, borrow and merge.
@@ -15,6 +15,15 @@ SMALL_TREE = {
 }
 
 
-def columns(*names: str) -> list[ColumnSpec]:
-    """bigint columns with the given names."""
-    return [ColumnSpec(name, type_from_sql("bigint", column=name)) for name in names]
+def columns(*specs: str) -> list[ColumnSpec]:
+    """The one column builder of the tests: a bare name is a bigint column; ``"name type"``
+    and ``"name type NOT NULL"`` give the type (any SPEC 5 type text), e.g.
+    ``columns("id bigint NOT NULL", "v varchar(3)", "extra")``."""
+    out = []
+    for spec in specs:
+        name, _, text = spec.partition(" ")
+        nullable = True
+        if text.upper().endswith(" NOT NULL"):
+            text, nullable = text[: -len(" NOT NULL")], False
+        out.append(ColumnSpec(name, parse_type(text or "bigint", column=name), nullable))
+    return out

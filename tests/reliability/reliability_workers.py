@@ -24,19 +24,15 @@ import time
 from collections import Counter
 from typing import Any
 
+from lake_builders import columns
 from trinitylake_dbapi.catalog import LakehouseCatalog
 from trinitylake_dbapi.errors import Error
-from trinitylake_dbapi.format.types import ColumnSpec, type_from_sql
 
 Op = tuple
 
 
 class Invalid(Exception):
     """An acknowledged operation that the model says could not have committed."""
-
-
-def _columns(names: tuple[str, ...]) -> list[ColumnSpec]:
-    return [ColumnSpec(n, type_from_sql("bigint", column=n)) for n in names]
 
 
 # --- the model -------------------------------------------------------------------------------
@@ -155,14 +151,14 @@ def run_op(catalog: LakehouseCatalog, txn: Any, op: Op) -> None:
     elif kind == "drop_namespace":
         txn.drop_namespace(op[1], cascade=True)
     elif kind == "create_table":
-        txn.create_table(op[1], op[2], _columns(op[3]))
+        txn.create_table(op[1], op[2], columns(*op[3]))
     elif kind == "create_tables":
         for t in op[2]:
-            txn.create_table(op[1], t, _columns(("id",)))
+            txn.create_table(op[1], t, columns("id"))
     elif kind == "drop_table":
         txn.drop_table(op[1], op[2])
     elif kind == "add_column":
-        txn.add_columns(op[1], op[2], _columns((op[3],)))
+        txn.add_columns(op[1], op[2], columns(op[3]))
     elif kind == "rename_table":
         txn.rename_table(*op[1:])
     elif kind == "set_property":
@@ -330,7 +326,7 @@ def paced_creator(location: str, worker: int, deadline: float, seed: int) -> dic
         table = f"w{worker}_{seq}"
         try:
             txn = catalog.begin()
-            txn.create_table("ns", table, _columns(("id",)))
+            txn.create_table("ns", table, columns("id"))
             acknowledged.append((txn.commit(), table))
         except Error as e:
             refused[type(e).__name__] = refused.get(type(e).__name__, 0) + 1

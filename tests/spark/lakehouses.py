@@ -7,9 +7,9 @@ import shutil
 import time
 import uuid
 
+from lake_builders import columns as cols  # noqa: F401 - the tests' one column builder
 from trinitylake_dbapi.catalog import LakehouseCatalog
 from trinitylake_dbapi.format import paths
-from trinitylake_dbapi.format.types import ColumnSpec, parse_type
 
 #: Small nodes and short names: every few commits a buffer flushes and nodes split, so
 #: a few hundred commits give a deep tree and thousands of files in a few seconds.
@@ -20,18 +20,6 @@ SMALL_NODES = dict(
     file_name_max_size_bytes=100,
     node_file_max_size_bytes=900,
 )
-
-
-def cols(*specs: str) -> list[ColumnSpec]:
-    """Columns from "name type" strings, e.g. cols("id bigint NOT NULL", "v varchar(3)")."""
-    out = []
-    for spec in specs:
-        name, _, text = spec.partition(" ")
-        nullable = True
-        if text.upper().endswith(" NOT NULL"):
-            text, nullable = text[: -len(" NOT NULL")], False
-        out.append(ColumnSpec(name, parse_type(text, column=name), nullable))
-    return out
 
 
 def build_history(location: str, commits: int) -> LakehouseCatalog:
