@@ -243,9 +243,7 @@ class Catalog:
             decoded = self._codec.decode(key)
         except ValueError:
             return repr(key)
-        if decoded.kind == "namespace":
-            return f"namespace {decoded.namespace!r}"
-        return f"table {decoded.namespace!r}.{decoded.table!r}"
+        return f"{decoded.kind} {keyfmt.describe(decoded)}"
 
     # -- names and keys -------------------------------------------------------------------
 

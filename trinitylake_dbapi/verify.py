@@ -214,11 +214,8 @@ def txn_tag(txn: str | None) -> int | None:
     return int(txn) if txn is not None and txn.isascii() and txn.isdigit() else None
 
 
-def describe(key: keyfmt.ObjectKey) -> str:
-    """An object key as problems name it: ``'ns'`` or ``'ns'.'table'``."""
-    if key.kind == "namespace":
-        return repr(key.namespace)
-    return f"{key.namespace!r}.{key.table!r}"
+#: An object key as problems name it (the key codec's rendering).
+describe = keyfmt.describe
 
 
 def node_rules_config(order: int, buffer_capacity_bytes: int) -> TreeConfig:

@@ -238,6 +238,14 @@ class ObjectKey:
     table: str | None = None
 
 
+def describe(key: ObjectKey) -> str:
+    """An object as messages name it: ``'ns'`` or ``'ns'.'table'`` (repr of each name,
+    so odd characters stay visible)."""
+    if key.kind == "namespace":
+        return repr(key.namespace)
+    return f"{key.namespace!r}.{key.table!r}"
+
+
 @dataclass(frozen=True)
 class KeyCodec:
     """Encodes and decodes object keys for one lakehouse's name size limits (bytes)."""
