@@ -101,7 +101,7 @@ def test_delete_and_delete_many(storage: Storage) -> None:
 def test_delete_many_in_several_batches(
     storage: Storage, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import trinitylake_dbapi.storage as storage_module
+    import trinitylake_dbapi.storage.objectstore as storage_module
 
     monkeypatch.setattr(storage_module, "_S3_DELETE_BATCH", 7)  # S3's real limit: 1000
     paths = [f"many/{i:02d}" for i in range(30)]
@@ -458,7 +458,7 @@ def test_a_dot_slash_local_root_resolves_like_the_bare_name(tmp_path, monkeypatc
 def test_write_many_makes_new_names_durable_before_returning(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A commit's files must survive a crash once their root does: every written file's
     directory, and the parent of every directory created for them, is fsynced."""
-    import trinitylake_dbapi.storage as storage_module
+    import trinitylake_dbapi.storage.local as storage_module
 
     synced: list[str] = []
     real = storage_module._fsync_dir
@@ -494,7 +494,7 @@ def test_local_exclusive_create_publishes_whole_files_and_leaves_nothing_else(
     published file, with exactly the winner's bytes (either way of publishing)."""
     storage = Storage(str(tmp_path / "lake"))
     storage.write("keep.bin", b"k")
-    storage._anonymous_files = anonymous and storage._anonymous_files
+    storage.backend.anonymous_files = anonymous and storage.backend.anonymous_files
     data = os.urandom(100_000)
     assert storage.create_exclusive("_root.arrow", data, ready=lambda: None)
     assert not storage.create_exclusive("_root.arrow", b"other")
@@ -584,7 +584,7 @@ def test_write_many_reports_a_failed_fsync_by_file_and_removes_the_batch(
 def test_write_many_reports_a_failed_directory_fsync_by_directory(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch, new: bool
 ) -> None:
-    import trinitylake_dbapi.storage as storage_module
+    import trinitylake_dbapi.storage.local as storage_module
 
     def failing(directory: str) -> None:
         raise OSError(5, "Input/output error")

@@ -1,0 +1,530 @@
+"""Local disk: the ``file://`` backend, on the ``os`` module directly (not fsspec).
+
+Exclusive create needs ``os.link`` (or ``linkat`` of an unnamed file), and every write
+is made atomic and durable by hand. The rules this module keeps:
+
+* L1. A write never goes through a symbolic link inside the root. Before a file is
+  created or written, every existing directory between the root and the file is
+  checked with ``lstat`` (a directory found clean is remembered), files are opened
+  with ``O_NOFOLLOW``, and a symlink found is a StorageError naming it: so a planted
+  ``_latest_hint.txt`` link or a linked hash directory never makes a commit write
+  outside the root. (The root itself may be a link: the user chose it.)
+* L2. A plain ``write`` goes to a temp file beside the target (``.tl-tmp-*``), is
+  fsynced and renamed over the target: readers see the old or the new content, never
+  a mix. ``new=True`` (a fresh name nothing refers to yet) writes in place and fsyncs;
+  ``durable=False`` (the hint) overwrites in place without fsync, but never a file
+  with other hard links.
+* L3. ``create_exclusive`` writes the data to an unnamed file (``O_TMPFILE``; where the
+  filesystem or kernel cannot, a temp file), fsyncs it, then gives it its name with a
+  hard link, which fails if the name is taken, and fsyncs the directory. Of racing
+  creators exactly one links; no reader sees a partial file.
+* L4. A file's fsync does not persist its directory entry. ``write_many`` returns only
+  when every file is fsynced and so is each file's directory and the parent of every
+  directory created since the last ``write_many``: commits write their files this way
+  before creating their root, so a root that survives a crash never names a lost file.
+  The fsyncs of one batch are issued together, on a few threads (a device completes
+  concurrent flushes sooner than the same flushes one after another).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import threading
+import uuid
+from functools import partial
+from typing import Any, Callable
+
+from trinitylake_dbapi.errors import Error, InvalidLocationError, StorageError
+
+from .base import RESERVED_PREFIX, Backend, Ready, filesystem_protocols, operation_failed
+
+# Threads running the fsyncs of write_many (fsync waits for the device, not the CPU).
+_WRITE_THREADS = 8
+
+# write_many(new=True) keeps at most this many files open at once.
+_OPEN_FILES_BATCH = 64
+
+# Where O_TMPFILE or linking through /proc/self/fd is unavailable (the filesystem does
+# not support it, an old kernel, no /proc), root files are published via a temp name.
+_NO_TMPFILE_ERRNOS = frozenset(
+    getattr(errno, name) for name in ("EOPNOTSUPP", "EISDIR", "EINVAL", "ENOENT", "EXDEV", "ENOTSUP")
+    if hasattr(errno, name)
+)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+class LocalBackend(Backend):
+    """Files under one local directory, written atomically and durably (L1-L4)."""
+
+    fs = None
+
+    def __init__(self, root_uri: str) -> None:
+        self.root_uri = root_uri
+        self._base = root_uri[len("file://"):].rstrip("/")
+        #: Whether ``create_exclusive`` publishes from an unnamed file (L3). Turned off
+        #: for good by the first refusal of the filesystem or kernel; tests turn it off
+        #: to exercise the temp-file way.
+        self.anonymous_files = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
+        self._checked_dirs: set[str] = set()  # L1: directories found not to be links
+        self._dirs_lock = threading.Lock()  # created directories not yet made durable
+        self._created_dirs: set[str] = set()
+
+    @classmethod
+    def open(
+        cls,
+        root_uri: str,
+        protocol: str,
+        storage_options: dict[str, Any] | None,
+        filesystem: Any,
+    ) -> LocalBackend:
+        """A local root. ``storage_options`` mean nothing here; a ``filesystem`` passed
+        must at least be a local one (it is not used: exclusive create needs os.link)."""
+        if filesystem is not None and "file" not in filesystem_protocols(filesystem):
+            raise InvalidLocationError(
+                f"root URI {root_uri!r} is local but the filesystem given is "
+                f"{type(filesystem).__name__}"
+            )
+        return cls(root_uri)
+
+    # --- paths ----------------------------------------------------------------------
+
+    def _full(self, path: str) -> str:
+        """The absolute path of a checked relative path."""
+        return self._base + "/" + path
+
+    def _relative(self, full: str) -> str:
+        """An absolute path as the relative path errors name ("" for the root itself)."""
+        return full[len(self._base) + 1:]
+
+    def _uri_of(self, full: str) -> str:
+        return "file://" + full
+
+    # --- reads ----------------------------------------------------------------------
+
+    def read(self, path: str) -> bytes:
+        """The file's bytes, in one unbuffered read."""
+        with open(self._full(path), "rb", buffering=0) as f:
+            return f.readall()
+
+    def exists(self, path: str) -> bool:
+        """True for a regular file (following links, as reads do)."""
+        return os.path.isfile(self._full(path))
+
+    def modified_millis(self, path: str) -> int | None:
+        """The file's mtime, in ms."""
+        return int(os.stat(self._full(path)).st_mtime * 1000)
+
+    def list(self, directory: str, recursive: bool) -> list[str]:
+        """Files as ``os.walk`` tells them from directories; unreadable directories
+        below the top are an error, missing ones (removed meanwhile) are not."""
+        top = self._full(directory) if directory else self._base or "/"
+        strip = len(self._base) + 1
+        if not recursive:
+            try:
+                with os.scandir(top) as entries:
+                    # Files as os.walk tells them from directories (below).
+                    return [(top + "/" + e.name)[strip:] for e in entries if not _is_dir(e)]
+            except (FileNotFoundError, NotADirectoryError):
+                return []
+        errors: list[OSError] = []
+
+        def onerror(e: OSError) -> None:
+            if not isinstance(e, (FileNotFoundError, NotADirectoryError)):
+                errors.append(e)
+
+        out = []
+        for dirpath, _dirs, files in os.walk(top, onerror=onerror):
+            for name in files:
+                out.append((dirpath + "/" + name)[strip:])
+        if errors:
+            raise errors[0]
+        return out
+
+    # --- writes ---------------------------------------------------------------------
+
+    def write(self, path: str, data: bytes, *, new: bool, durable: bool) -> None:
+        """One file, by L2: in place for ``new`` and for ``durable=False``, otherwise
+        through a temp file and a rename."""
+        if new:
+            self._write_new(path, data)
+        elif not durable:
+            self._write_in_place(path, data)
+        else:
+            self._write_replacing(path, data)
+
+    def write_many(
+        self,
+        items: list[tuple[str, bytes]],
+        *,
+        new: bool,
+        write: Callable[..., None],
+        accept: Callable[[str, Any], bytes],
+    ) -> None:
+        """Several files with their fsyncs overlapping, then their names made durable
+        (L4). New files go in batches of at most ``_OPEN_FILES_BATCH`` open files;
+        others are written by ``write`` on a few threads at once."""
+        if new:
+            for start in range(0, len(items), _OPEN_FILES_BATCH):
+                self._write_new_batch(items[start:start + _OPEN_FILES_BATCH], accept)
+            return
+        self._run_all([(path, "write", partial(write, path, data)) for path, data in items])
+        directories = self._directories_to_sync([self._full(path) for path, _ in items])
+        self._run_all([(self._relative(d), "directory fsync", partial(_fsync_dir, d)) for d in directories])
+
+    def run_in_background(self, call: Callable[[], None]) -> Callable[[], None] | None:
+        """``call`` on the process's background writer threads: a commit encodes its
+        root while its files' fsyncs run."""
+        return _BACKGROUND.submit(call).result
+
+    def _run_all(self, calls: list[tuple[str, str, Callable[[], Any]]]) -> None:
+        """``_run_concurrently``; a failure is raised as the error naming its file or
+        directory (an error that already is one of ours is raised as it is)."""
+        try:
+            _run_concurrently(calls)
+            return
+        except _SyncFailed as failed:
+            what, where, cause = failed.what, failed.where, failed.cause
+        if isinstance(cause, Error):
+            raise cause  # outside the handler: its own cause chain, nothing added
+        raise operation_failed(self.root_uri, what, where, cause) from cause
+
+    def _write_new_batch(
+        self, items: list[tuple[str, bytes]], accept: Callable[[str, Any], bytes]
+    ) -> None:
+        """``write(new=True)`` of a few files, their fsyncs and their directories' fsyncs
+        all issued at once (L4). Each file's name exists before its directory is
+        fsynced, and nothing returns before every fsync has succeeded; on a failure no
+        file of the batch is left behind."""
+        opened: list[tuple[int, str, str]] = []  # fd, full path, relative path
+        try:
+            for path, data in items:
+                data = accept(path, data)
+                full = self._full(path)
+                try:
+                    try:
+                        fd = self._open(full, os.O_EXCL)
+                    except FileExistsError:
+                        # A leftover of an earlier, failed attempt at this same write.
+                        self._write_replacing(path, data)
+                        continue
+                    opened.append((fd, full, path))
+                    _write_all(fd, data)
+                except Error:
+                    raise
+                except Exception as e:  # noqa: BLE001
+                    raise operation_failed(self.root_uri, "write", path, e) from e
+            syncs = [(path, "fsync", partial(os.fsync, fd)) for fd, _, path in opened]
+            directories = self._directories_to_sync([self._full(path) for path, _ in items])
+            syncs += [(self._relative(d), "directory fsync", partial(_fsync_dir, d)) for d in directories]
+            self._run_all(syncs)
+        except BaseException:
+            for _, full, _ in opened:
+                _unlink_quietly(full)
+            raise
+        finally:
+            for fd, _, _ in opened:
+                os.close(fd)
+
+    def _directories_to_sync(self, fulls: list[str]) -> list[str]:
+        """The directories whose fsync makes the names of just-written files durable
+        (L4): each file's directory, and the parent of every directory created since
+        the last call, deepest first."""
+        with self._dirs_lock:
+            created, self._created_dirs = self._created_dirs, set()
+        directories = {os.path.dirname(full) for full in fulls}
+        directories.update(os.path.dirname(d) for d in created)
+        return sorted(directories, key=len, reverse=True)
+
+    def _refuse_symlinks(self, full: str) -> None:
+        """L1: StorageError if a directory between the root and ``full`` is a symlink."""
+        directory = os.path.dirname(full)
+        checked = self._checked_dirs
+        pending = []
+        while len(directory) > len(self._base) and directory not in checked:
+            pending.append(directory)
+            directory = os.path.dirname(directory)
+        for directory in reversed(pending):  # from the root down
+            try:
+                mode = os.lstat(directory).st_mode
+            except FileNotFoundError:
+                return  # the rest is created by this writer (makedirs) as directories
+            if stat.S_ISLNK(mode):
+                raise StorageError(
+                    f"refusing to write {self._uri_of(full)!r}: {self._uri_of(directory)!r} is "
+                    "a symbolic link inside the lakehouse; writes never follow links (storage "
+                    "rule L1): replace it with a directory"
+                )
+            checked.add(directory)
+
+    def _make_parents(self, parent: str) -> None:
+        """``os.makedirs``, remembering the directories it created (for L4)."""
+        missing = []
+        directory = parent
+        while len(directory) > len(self._base) and not os.path.isdir(directory):
+            missing.append(directory)
+            directory = os.path.dirname(directory)
+        os.makedirs(parent, exist_ok=True)
+        with self._dirs_lock:
+            self._created_dirs.update(missing)
+
+    def _temp(self, full: str) -> tuple[int, str]:
+        """Open a new temp file beside ``full``, creating parent directories lazily."""
+        parent = os.path.dirname(full)
+        self._refuse_symlinks(full)
+        tmp = f"{parent}/{RESERVED_PREFIX}tmp-{uuid.uuid4().hex}"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | _O_NOFOLLOW
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileNotFoundError:
+            self._make_parents(parent)
+            return os.open(tmp, flags, 0o666), tmp
+
+    @staticmethod
+    def _write_fd(fd: int, data: bytes) -> None:
+        _write_all(fd, data)
+        os.fsync(fd)
+
+    def _write_replacing(self, path: str, data: bytes) -> None:
+        """L2: temp file, fsync, rename over the target."""
+        full = self._full(path)
+        fd, tmp = self._temp(full)
+        try:
+            try:
+                self._write_fd(fd, data)
+            finally:
+                os.close(fd)
+            os.replace(tmp, full)
+        except BaseException:
+            _unlink_quietly(tmp)
+            raise
+
+    def _open(self, full: str, flags: int) -> int:
+        """``os.open`` for writing, creating parent directories lazily; never through a
+        symlink (L1)."""
+        self._refuse_symlinks(full)
+        flags |= os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | _O_NOFOLLOW
+        try:
+            try:
+                return os.open(full, flags, 0o666)
+            except FileNotFoundError:
+                self._make_parents(os.path.dirname(full))
+                return os.open(full, flags, 0o666)
+        except OSError as e:
+            if e.errno != errno.ELOOP:
+                raise
+            raise StorageError(
+                f"refusing to write {self._uri_of(full)!r}: it is a symbolic link inside the "
+                "lakehouse; writes never follow links (storage rule L1): remove it"
+            ) from None
+
+    def _write_new(self, path: str, data: bytes) -> None:
+        """L2, ``new=True``: written in place under its fresh name and fsynced."""
+        full = self._full(path)
+        try:
+            fd = self._open(full, os.O_EXCL)
+        except FileExistsError:
+            # A leftover of an earlier, failed attempt at this same write: replace it.
+            self._write_replacing(path, data)
+            return
+        try:
+            try:
+                self._write_fd(fd, data)
+            finally:
+                os.close(fd)
+        except BaseException:
+            _unlink_quietly(full)
+            raise
+
+    def _write_in_place(self, path: str, data: bytes) -> None:
+        """L2, ``durable=False``: overwritten in place, no fsync."""
+        fd = self._open(self._full(path), 0)
+        if os.fstat(fd).st_nlink != 1:
+            # Hard-linked (a copy made with links shares it): never edit it in place.
+            os.close(fd)
+            self._write_replacing(path, data)
+            return
+        try:
+            view, offset = memoryview(data), 0
+            while offset < len(data):
+                offset += os.pwrite(fd, view[offset:], offset)
+            os.ftruncate(fd, len(data))
+        finally:
+            os.close(fd)
+
+    def create_exclusive(self, path: str, data: bytes, ready: Ready | None) -> bool:
+        """L3: an unnamed file where possible, else a temp file; then a hard link."""
+        full = self._full(path)
+        if self.anonymous_files:
+            created = self._create_anonymous(full, data, ready)
+            if created is not None:
+                return created
+        fd, tmp = self._temp(full)
+        try:
+            try:
+                self._write_fd(fd, data)
+            finally:
+                os.close(fd)
+            if ready is not None:
+                ready()
+            try:
+                os.link(tmp, full)
+            except FileExistsError:
+                return False
+            _fsync_dir(os.path.dirname(full))
+            return True
+        finally:
+            _unlink_quietly(tmp)
+
+    def _create_anonymous(self, full: str, data: bytes, ready: Ready | None) -> bool | None:
+        """``create_exclusive`` without a temp name (Linux): the data goes to an unnamed
+        file in the target directory (``O_TMPFILE``), is fsynced, and the file gets its
+        one name by ``linkat``, which fails if the name is taken. There is no temp
+        directory entry to create and remove, and nothing is left behind if the process
+        dies. None if this filesystem or kernel cannot do it (the caller falls back, and
+        this backend stops trying)."""
+        parent = os.path.dirname(full)
+        self._refuse_symlinks(full)
+        try:
+            dir_fd = os.open(parent, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC | _O_NOFOLLOW)
+        except FileNotFoundError:
+            return None  # the temp-file path creates missing parents
+        try:
+            try:
+                fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | _O_CLOEXEC, 0o666, dir_fd=dir_fd)
+            except OSError as e:
+                if e.errno in _NO_TMPFILE_ERRNOS:
+                    self.anonymous_files = False
+                    return None
+                raise
+            try:
+                self._write_fd(fd, data)
+                if ready is not None:
+                    ready()
+                try:
+                    # An absolute source ignores src_dir_fd, but passing one makes Python
+                    # call linkat(AT_SYMLINK_FOLLOW), which links the file the magic
+                    # /proc link stands for (plain link() would refuse it).
+                    os.link(f"/proc/self/fd/{fd}", os.path.basename(full), src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                except FileExistsError:
+                    return False
+                except OSError as e:
+                    if e.errno not in _NO_TMPFILE_ERRNOS:
+                        raise
+                    self.anonymous_files = False  # no /proc: publish through a temp name
+                    return None
+            finally:
+                os.close(fd)
+            os.fsync(dir_fd)
+            return True
+        finally:
+            os.close(dir_fd)
+
+    # --- deletes --------------------------------------------------------------------
+
+    def delete(self, path: str) -> None:
+        """``os.unlink``; a missing file is fine."""
+        try:
+            os.unlink(self._full(path))
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class _SyncFailed(Exception):
+    """An fsync of ``_run_concurrently`` failed: ``what`` of ``where`` raised ``cause``."""
+
+    def __init__(self, what: str, where: str, cause: BaseException) -> None:
+        super().__init__(f"{what} of {where}: {cause}")
+        self.what, self.where, self.cause = what, where, cause
+
+
+def _run_concurrently(calls: list[tuple[str, str, Callable[[], Any]]]) -> None:
+    """Run ``(where, what, call)`` triples at once (the first on this thread); when all
+    have ended, raise ``_SyncFailed`` for the first that failed, if any."""
+    if not calls:
+        return
+    futures = [_SYNC.submit(call) for _, _, call in calls[1:]]
+    failure: _SyncFailed | None = None
+    where, what, call = calls[0]
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001 - reported below, after the others ended
+        failure = _SyncFailed(what, where, e)
+    for (where, what, _), future in zip(calls[1:], futures):
+        try:
+            future.result()
+        except Exception as e:  # noqa: BLE001
+            failure = failure or _SyncFailed(what, where, e)
+    if failure is not None:
+        raise failure
+
+
+class _LazyPool:
+    """Worker threads of the process, started on first use and forgotten in a forked
+    child (the parent's threads do not exist there)."""
+
+    def __init__(self, workers: int, name: str) -> None:
+        self._workers, self._name = workers, name
+        self._pool: Any = None
+        self._lock = threading.Lock()
+
+    def submit(self, call: Callable[..., Any], *args: Any) -> Any:
+        with self._lock:
+            if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._pool = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix=self._name)
+            pool = self._pool
+        return pool.submit(call, *args)
+
+    def forget(self) -> None:
+        self._pool, self._lock = None, threading.Lock()
+
+
+#: ``write_many(background=True)``: a commit's C1 files while its root is encoded.
+_BACKGROUND = _LazyPool(4, "trinitylake-io")
+#: ``_run_concurrently``'s fsyncs (not _BACKGROUND: C1 runs there and waits for them).
+_SYNC = _LazyPool(_WRITE_THREADS, "trinitylake-sync")
+
+
+def _forget_pools() -> None:
+    _BACKGROUND.forget()
+    _SYNC.forget()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools)
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _fsync_dir(directory: str) -> None:
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+__all__ = ["LocalBackend"]

@@ -1,0 +1,48 @@
+"""The in-memory backend: fsspec's ``memory://`` filesystem, for tests and scratch work.
+
+It reads, lists, writes and deletes as any fsspec store does (``FsspecBackend``); only
+exclusive create differs:
+
+* M1. fsspec's memory filesystem is one store per process, without a conditional
+  write, so ``create_exclusive`` checks and then writes under one process-wide lock.
+  Of racing creators in this process exactly one gets True (other processes cannot see
+  the store at all).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import fsspec
+
+from .base import Ready
+from .objectstore import FsspecBackend
+
+# M1: the memory filesystem is one store per process; check-then-write needs a lock.
+_CREATE_LOCK = threading.Lock()
+
+
+class MemoryBackend(FsspecBackend):
+    """A root in fsspec's process-wide memory filesystem (rule M1)."""
+
+    @classmethod
+    def drives(cls, fs: fsspec.AbstractFileSystem) -> bool:
+        """Only fsspec's own memory filesystem (and its subclasses) is one store per
+        process that the lock of M1 covers."""
+        from fsspec.implementations.memory import MemoryFileSystem
+
+        return isinstance(fs, MemoryFileSystem)
+
+    def create_exclusive(self, path: str, data: bytes, ready: Ready | None) -> bool:
+        """M1: ``ready``, then check-then-write under the process-wide lock."""
+        if ready is not None:
+            ready()
+        full = self._full(path)
+        with _CREATE_LOCK:
+            if self.fs.exists(full):
+                return False
+            self.fs.pipe_file(full, data)
+        return True
+
+
+__all__ = ["MemoryBackend"]
