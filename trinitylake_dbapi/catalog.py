@@ -31,7 +31,7 @@ Rules kept here:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
@@ -44,6 +44,7 @@ from .errors import (
     ObjectNotEmptyError,
     ObjectNotFoundError,
     ProgrammingError,
+    SerializationError,
 )
 from .format import keys as keyfmt
 from .format import paths
@@ -96,6 +97,11 @@ class TableInfo:
     table_format: str
     location: str | None
     definition_path: str
+    #: The table format's own pointers (SPEC 8: ``metadata_location`` and
+    #: ``previous_metadata_location`` of an Iceberg table), reserved keys included.
+    format_properties: dict[str, str] = field(default_factory=dict)
+    #: Every property, reserved ``trinitylake.`` ones included.
+    all_properties: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -395,9 +401,12 @@ class Catalog:
         location: str | None = None,
         table_format: str = "ICEBERG",
         if_not_exists: bool = False,
+        format_properties: Mapping[str, str] | None = None,
+        table_type: str | None = None,
     ) -> bool:
-        """Create a table (EXTERNAL when a location is given); False if it existed and
-        ``if_not_exists``."""
+        """Create a table (EXTERNAL when a location is given, or as ``table_type``
+        says); False if it existed and ``if_not_exists``. Column ids already set on
+        ``columns`` are kept (a table format's own field ids, SPEC 8)."""
         key = self._table_key(namespace, name)
         keyfmt.validate_new_name(name, self._codec.table_max_bytes, "table")
         _check_new_column_names(columns)
@@ -421,8 +430,61 @@ class Catalog:
         if location is not None:
             definition.table_type = EXTERNAL
             definition.format_properties[LOCATION] = location
+        if table_type is not None:
+            definition.table_type = table_type
+        definition.format_properties.update(format_properties or {})
         self._write_table(namespace, definition)
         return True
+
+    def set_table_format(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        columns: Sequence[ColumnSpec],
+        format_properties: Mapping[str, str],
+        properties: Mapping[str, str] | None = None,
+        expected_definition: str | None = None,
+    ) -> None:
+        """Point a table at a new state of its data (SPEC 8: a new Iceberg metadata
+        file): its columns (ids kept: they mirror the format's field ids),
+        ``format_properties`` and, if given, its visible properties (comment included;
+        reserved ones are kept), all in one new definition. With
+        ``expected_definition``, the table must still have that definition file
+        (SerializationError otherwise): a compare-and-swap inside the transaction."""
+        found = self._read_table(namespace, name)
+        if found is None:
+            self._require_table(namespace, name)
+        assert found is not None
+        path, current = found
+        if expected_definition is not None and path != expected_definition:
+            raise SerializationError(
+                f"table {namespace!r}.{name!r} was changed in this transaction since it was read"
+            )
+        definition = TableDef()
+        definition.CopyFrom(current)
+        _check_new_column_names(columns)
+        protos, next_id = to_proto_columns(list(columns), 1)
+        ids = {column.id for column in protos}
+        for key_id in definition.primary_key:
+            if key_id not in ids:
+                raise InvalidDefinitionError(
+                    f"table {namespace!r}.{name!r}: a primary key column (id {key_id}) would be dropped"
+                )
+        del definition.schema.columns[:]
+        definition.schema.columns.extend(protos)
+        definition.properties[LAST_COLUMN_ID] = str(
+            max(int(current.properties.get(LAST_COLUMN_ID, "0")), next_id - 1)
+        )
+        if properties is not None:
+            _check_property_keys([k for k in properties if k != COMMENT], f"table {namespace!r}.{name!r}")
+            reserved = {k: v for k, v in definition.properties.items() if k.startswith(RESERVED_PREFIX)}
+            definition.properties.clear()
+            definition.properties.update(reserved)
+            definition.properties.update(properties)
+        definition.format_properties.clear()
+        definition.format_properties.update(format_properties)
+        self._write_table(namespace, definition)
 
     @staticmethod
     def _primary_key_ids(protos: Sequence[Any], names: Sequence[str], namespace: str, table: str) -> list[int]:
@@ -610,6 +672,8 @@ class Catalog:
             table_format=definition.table_format,
             location=definition.format_properties.get(LOCATION),
             definition_path=path,
+            format_properties=dict(definition.format_properties),
+            all_properties=dict(definition.properties),
         )
 
     def table_exists(self, namespace: str, name: str) -> bool:

@@ -230,6 +230,21 @@ def new_table_def_path(namespace: str, table: str) -> str:
     )
 
 
+#: Where managed tables' files go, under the warehouse location (SPEC 8).
+TABLES_DIRECTORY = "tables"
+
+
+def new_table_location(warehouse_uri: str, namespace: str, table: str) -> str:
+    """A new, unique location for a managed table's files: ``<warehouse>/tables/<ns>/
+    <table>-<uuid>`` (sanitised names). Unique, so that a table dropped and created again
+    under the same name never shares a file with the old one (expiration reclaims those
+    by reachability, SPEC 8)."""
+    return (
+        f"{warehouse_uri.rstrip('/')}/{TABLES_DIRECTORY}/{_safe_name_part(namespace)}/"
+        f"{_safe_name_part(table)}-{uuid.uuid4().hex}"
+    )
+
+
 # --- validation of relative paths and root URIs -------------------------------------
 
 

@@ -1,0 +1,283 @@
+"""The PyIceberg catalog over a lakehouse, used as PyIceberg users use it (issue 17).
+
+The oracle is a plain list of rows kept beside the table: what was written, by version.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from pyiceberg.catalog import load_catalog
+from pyiceberg.exceptions import (
+    CommitFailedException,
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    NoSuchViewError,
+    TableAlreadyExistsError,
+)
+from pyiceberg.expressions import EqualTo, GreaterThanOrEqual
+from pyiceberg.partitioning import PartitionField, PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.table.sorting import SortField, SortOrder
+from pyiceberg.transforms import BucketTransform, IdentityTransform
+from pyiceberg.types import DoubleType, IntegerType, LongType, NestedField, StringType
+
+import trinitylake_dbapi
+from trinitylake_dbapi.errors import ReadOnlyError
+from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
+
+IMPL = "trinitylake_dbapi.iceberg.catalog.TrinityLakeCatalog"
+ORDERS = pa.schema([pa.field("id", pa.int64(), nullable=False), ("region", pa.string()), ("amount", pa.float64())])
+
+
+def orders(*rows: tuple[int, str, float]) -> pa.Table:
+    return pa.Table.from_pylist([dict(zip(("id", "region", "amount"), r)) for r in rows], schema=ORDERS)
+
+
+def rows_of(table: pa.Table) -> list[tuple]:
+    return sorted(tuple(row.values()) for row in table.to_pylist())
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> TrinityLakeCatalog:
+    return load_catalog("lake", **{"py-catalog-impl": IMPL, "uri": str(tmp_path / "lake"), "create": "true"})
+
+
+def test_load_catalog_needs_a_uri() -> None:
+    with pytest.raises(ValueError, match="uri"):
+        load_catalog("lake", **{"py-catalog-impl": IMPL})
+
+
+def test_namespaces(catalog: TrinityLakeCatalog) -> None:
+    assert catalog.list_namespaces() == [("default",)]
+    catalog.create_namespace("sales", {"owner": "ana", "comment": "money"})
+    with pytest.raises(NamespaceAlreadyExistsError):
+        catalog.create_namespace("sales")
+    assert catalog.load_namespace_properties("sales") == {"owner": "ana", "comment": "money"}
+    summary = catalog.update_namespace_properties("sales", removals={"owner", "nope"}, updates={"tier": "1"})
+    assert summary.removed == ["owner"] and summary.missing == ["nope"]
+    assert catalog.load_namespace_properties("sales") == {"tier": "1", "comment": "money"}
+    assert sorted(catalog.list_namespaces()) == [("default",), ("sales",)]
+    assert catalog.list_namespaces("sales") == []
+    with pytest.raises(ValueError, match="exactly one level"):
+        catalog.create_namespace("a.b")
+    with pytest.raises(NoSuchNamespaceError):
+        catalog.load_namespace_properties("nope")
+    catalog.create_table("sales.t", ORDERS)
+    with pytest.raises(NamespaceNotEmptyError):
+        catalog.drop_namespace("sales")
+    catalog.drop_table("sales.t")
+    catalog.drop_namespace("sales")
+    assert not catalog.namespace_exists("sales")
+
+
+def test_tables_and_views(catalog: TrinityLakeCatalog) -> None:
+    table = catalog.create_table("default.orders", ORDERS, properties={"comment": "all orders", "team": "x"})
+    assert table.metadata.format_version == 2
+    with pytest.raises(TableAlreadyExistsError):
+        catalog.create_table("default.orders", ORDERS)
+    with pytest.raises(NoSuchNamespaceError):
+        catalog.create_table("nope.orders", ORDERS)
+    assert catalog.list_tables("default") == [("default", "orders")]
+    assert catalog.table_exists("default.orders") and not catalog.table_exists("default.other")
+    with pytest.raises(NoSuchTableError):
+        catalog.load_table("default.other")
+    with pytest.raises(NoSuchTableError, match="one namespace level"):
+        catalog.load_table("a.b.c")
+    catalog.rename_table("default.orders", "default.orders2")
+    assert catalog.load_table("default.orders2").metadata.table_uuid == table.metadata.table_uuid
+    with pytest.raises(NoSuchTableError):
+        catalog.drop_table("default.orders")
+    assert catalog.list_views("default") == [] and not catalog.view_exists("default.v")
+    with pytest.raises(NoSuchViewError):
+        catalog.load_view("default.v")
+
+
+def test_data_round_trip_with_schema_evolution(catalog: TrinityLakeCatalog) -> None:
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=True),
+        NestedField(2, "region", StringType()),
+        NestedField(3, "amount", DoubleType()),
+        NestedField(4, "qty", IntegerType()),
+        NestedField(5, "legacy", StringType()),
+        identifier_field_ids=[1],
+    )
+    spec = PartitionSpec(PartitionField(2, 1000, IdentityTransform(), "region"), PartitionField(1, 1001, BucketTransform(4), "id_bucket"))
+    order = SortOrder(SortField(source_id=1))
+    table = catalog.create_table("default.orders", schema, partition_spec=spec, sort_order=order)
+    arrow_schema = table.schema().as_arrow()
+    expected: list[dict] = []
+
+    def write(rows: list[dict], how: str = "append") -> None:
+        data = pa.Table.from_pylist(rows, schema=table.schema().as_arrow())
+        getattr(table, how)(data)
+
+    batch = [{"id": i, "region": "eu" if i % 2 else "us", "amount": i * 1.5, "qty": i, "legacy": "old"} for i in range(20)]
+    write(batch)
+    expected += batch
+    table.delete(GreaterThanOrEqual("id", 15))
+    expected = [r for r in expected if r["id"] < 15]
+    with table.update_schema() as update:
+        update.update_column("qty", LongType())  # widen
+        update.rename_column("amount", "total")
+        update.add_column("note", StringType(), doc="free text")
+        update.delete_column("legacy")
+    expected = [{"id": r["id"], "region": r["region"], "total": r["amount"], "qty": r["qty"], "note": None} for r in expected]
+    more = [{"id": 100 + i, "region": "eu", "total": 1.0, "qty": 2**40, "note": "big"} for i in range(3)]
+    write(more)
+    expected += more
+    loaded = catalog.load_table("default.orders")
+    got = loaded.scan().to_arrow()
+    assert sorted(got.to_pylist(), key=lambda r: r["id"]) == sorted(expected, key=lambda r: r["id"])
+    eu = loaded.scan(row_filter=EqualTo("region", "eu")).to_arrow()
+    assert sorted(eu["id"].to_pylist()) == sorted(r["id"] for r in expected if r["region"] == "eu")
+    assert arrow_schema.field("id").type == pa.int64()
+    # the definition mirrors the Iceberg schema: field ids, names, types, comments
+    with trinitylake_dbapi.connect(catalog.lakehouse.storage.root_uri) as conn:
+        cur = conn.cursor()
+        cur.execute("DESCRIBE TABLE default.orders")
+        assert cur.fetchall() == [
+            ("id", "int8", False, None),
+            ("region", "varchar", True, None),
+            ("total", "float8", True, None),
+            ("qty", "int8", True, None),
+            ("note", "varchar", True, "free text"),
+        ]
+    info = catalog.lakehouse.begin().describe_table("default", "orders")
+    assert [c.id for c in info.columns] == [f.field_id for f in loaded.schema().fields]
+    # overwrite replaces everything
+    table.overwrite(pa.Table.from_pylist([{"id": 1, "region": "x", "total": 0.0, "qty": 0, "note": None}], schema=loaded.schema().as_arrow()))
+    assert catalog.load_table("default.orders").scan().to_arrow()["id"].to_pylist() == [1]
+
+
+def test_table_reads_its_declared_columns_before_any_write(catalog: TrinityLakeCatalog) -> None:
+    """P1: a table created by the catalog API alone has no metadata yet; it reads as
+    empty with its columns and gets metadata at its first write."""
+    from trinitylake_dbapi.format.types import ColumnSpec, parse_type
+
+    txn = catalog.lakehouse.begin()
+    txn.create_table("default", "legacy", [ColumnSpec("a", parse_type("int2", column="a")), ColumnSpec("b", parse_type("varchar(10)", column="b"))])
+    txn.commit()
+    table = catalog.load_table("default.legacy")
+    assert table.scan().to_arrow().num_rows == 0
+    assert [(f.field_id, f.name, str(f.field_type)) for f in table.schema().fields] == [(1, "a", "int"), (2, "b", "string")]
+    table.append(pa.table({"a": pa.array([1], pa.int32()), "b": ["x"]}))
+    info = catalog.lakehouse.begin().describe_table("default", "legacy")
+    assert "metadata_location" in info.format_properties
+    assert [str(c.type) for c in info.columns] == ["int2", "varchar(10)"]  # S2: SPEC types kept
+    assert catalog.load_table("default.legacy").scan().to_arrow().to_pylist() == [{"a": 1, "b": "x"}]
+
+
+def _append_worker(args: tuple[str, str, int, int]) -> int:
+    uri, table_name, worker, count = args
+    table = TrinityLakeCatalog("lake", uri=uri).load_table(table_name)
+    for i in range(count):
+        table.append(orders((worker * 1000 + i, f"w{worker}", float(i))))
+    return worker
+
+
+def test_four_processes_append_to_one_table_and_to_four(catalog: TrinityLakeCatalog) -> None:
+    uri = catalog.lakehouse.storage.root_uri
+    catalog.create_table("default.shared", ORDERS)
+    for w in range(4):
+        catalog.create_table(f"default.own{w}", ORDERS)
+    count = 5
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        assert sorted(pool.map(_append_worker, [(uri, "default.shared", w, count) for w in range(4)])) == [0, 1, 2, 3]
+        before = catalog.lakehouse.latest_version()
+        pool.map(_append_worker, [(uri, f"default.own{w}", w, count) for w in range(4)])
+    ids = catalog.load_table("default.shared").scan().to_arrow()["id"].to_pylist()
+    assert sorted(ids) == sorted(w * 1000 + i for w in range(4) for i in range(count))
+    assert catalog.lakehouse.latest_version() - before == 4 * count  # one version per append
+    for w in range(4):
+        assert sorted(catalog.load_table(f"default.own{w}").scan().to_arrow()["id"].to_pylist()) == [w * 1000 + i for i in range(count)]
+
+
+def test_a_lakehouse_transaction_is_one_version_or_none(catalog: TrinityLakeCatalog, tmp_path: Path) -> None:
+    a = catalog.create_table("default.a", ORDERS)
+    b = catalog.create_table("default.b", ORDERS)
+    start = catalog.lakehouse.latest_version()
+    with catalog.lakehouse_transaction():
+        a.append(orders((1, "eu", 1.0)))
+        b.append(orders((2, "us", 2.0)))
+        catalog.create_table("default.c", ORDERS)
+        # reads inside the block see its own writes
+        assert catalog.load_table("default.a").scan().to_arrow().num_rows == 1
+    assert catalog.lakehouse.latest_version() == start + 1
+    assert rows_of(catalog.load_table("default.b").scan().to_arrow()) == [(2, "us", 2.0)]
+
+    # Another process commits an incompatible change (an overwrite) to b meanwhile.
+    other = TrinityLakeCatalog("other", uri=catalog.lakehouse.storage.root_uri)
+    before = catalog.lakehouse.latest_version()
+    with pytest.raises(CommitFailedException):
+        with catalog.lakehouse_transaction():
+            catalog.load_table("default.a").append(orders((3, "eu", 3.0)))
+            catalog.load_table("default.b").delete(EqualTo("id", 2))
+            other.load_table("default.b").overwrite(orders((9, "x", 9.0)))
+    assert catalog.lakehouse.latest_version() == before + 1  # only the other process's
+    assert rows_of(catalog.load_table("default.a").scan().to_arrow()) == [(1, "eu", 1.0)]
+    assert rows_of(catalog.load_table("default.b").scan().to_arrow()) == [(9, "x", 9.0)]
+
+
+def test_every_version_reads_back_and_rollback_moves_both_tables(catalog: TrinityLakeCatalog) -> None:
+    a = catalog.create_table("default.a", ORDERS)
+    b = catalog.create_table("default.b", ORDERS)
+    oracle: dict[int, tuple[list, list]] = {}
+    state_a: list[tuple] = []
+    state_b: list[tuple] = []
+    for step in range(12):
+        row = (step, "eu" if step % 3 else "us", float(step))
+        if step % 4 == 3:
+            b.delete(EqualTo("region", "us"))
+            state_b = [r for r in state_b if r[1] != "us"]
+        elif step % 5 == 4:
+            a.overwrite(orders(row))
+            state_a = [row]
+        elif step % 2:
+            a.append(orders(row))
+            state_a.append(row)
+        else:
+            b.append(orders(row))
+            state_b.append(row)
+        oracle[catalog.lakehouse.latest_version()] = (sorted(state_a), sorted(state_b))
+    for version, (rows_a, rows_b) in oracle.items():
+        old = catalog.at_version(version)
+        assert rows_of(old.load_table("default.a").scan().to_arrow()) == rows_a, version
+        assert rows_of(old.load_table("default.b").scan().to_arrow()) == rows_b, version
+        with pytest.raises(ReadOnlyError):
+            old.load_table("default.a").append(orders((99, "x", 0.0)))
+    target = sorted(oracle)[4]
+    with trinitylake_dbapi.connect(catalog.lakehouse.storage.root_uri, autocommit=True) as conn:
+        conn.cursor().execute(f"ROLLBACK TO VERSION {target}")
+    assert rows_of(catalog.load_table("default.a").scan().to_arrow()) == oracle[target][0]
+    assert rows_of(catalog.load_table("default.b").scan().to_arrow()) == oracle[target][1]
+    # and the tables go on from there
+    catalog.load_table("default.a").append(orders((50, "eu", 5.0)))
+    assert rows_of(catalog.load_table("default.a").scan().to_arrow()) == sorted(oracle[target][0] + [(50, "eu", 5.0)])
+
+
+def test_register_table_is_external_and_reads_the_same(catalog: TrinityLakeCatalog) -> None:
+    table = catalog.create_table("default.src", ORDERS)
+    table.append(orders((1, "eu", 1.0)))
+    location = catalog.load_table("default.src").metadata_location
+    registered = catalog.register_table("default.copy", location)
+    assert rows_of(registered.scan().to_arrow()) == [(1, "eu", 1.0)]
+    info = catalog.lakehouse.begin().describe_table("default", "copy")
+    assert info.table_type == "EXTERNAL"
+    with pytest.raises(TableAlreadyExistsError):
+        catalog.register_table("default.copy", location)
+
+
+def test_append_filter_scan_matches_pyarrow(catalog: TrinityLakeCatalog) -> None:
+    data = orders(*[(i, ["eu", "us", "apac"][i % 3], i / 4) for i in range(300)])
+    table = catalog.create_table("default.o", ORDERS)
+    table.append(data)
+    got = table.scan(row_filter="amount >= 20 and region = 'eu'").to_arrow()
+    mask = pc.and_(pc.greater_equal(data["amount"], 20), pc.equal(data["region"], "eu"))
+    assert rows_of(got) == rows_of(data.filter(mask))

@@ -1,0 +1,668 @@
+"""A PyIceberg catalog whose state is the lakehouse (SPEC 8).
+
+Every table is an Iceberg table whose definition names its current metadata file; a
+lakehouse version is therefore one consistent state of every table's data.
+
+Rules:
+
+  P1 A table's Iceberg state at lakehouse version v is the metadata file its definition
+     names at v. A table whose definition names none (created before its data, by the
+     catalog API or an older version of this library) reads as an empty Iceberg table of
+     its declared columns, same field ids; its first commit writes its first metadata.
+  P2 ``commit_table`` validates PyIceberg's requirements against the table as the
+     lakehouse transaction reads it, writes the new metadata file, makes every file the
+     commit wrote durable (io F1), and only then points the definition at it, with the
+     columns and properties mirrored (schema S1), in one definition write.
+  P3 Outside a lakehouse transaction each commit is its own lakehouse version. When it
+     loses to another writer of the same table (SerializationError), it is tried again
+     on the latest version: the requirements are checked again there; an append whose
+     only failed requirement is the branch head is rebased (its new manifests listed on
+     top of the new head, with the next sequence number); anything else fails with
+     CommitFailedException naming the table. Commits to different tables never fail
+     each other (the lakehouse rebases them, transaction C4).
+  P4 Inside ``lakehouse_transaction()`` (per thread), or on a catalog bound to a DB-API
+     connection, commits are staged in one lakehouse transaction and published
+     together at its end, or not at all: a conflicting concurrent commit fails the
+     whole block with CommitFailedException and no table changes.
+  P5 A catalog opened at a version (number, exported snapshot name or timestamp) reads
+     every table as of that version and refuses every change (ReadOnlyError).
+  P6 Namespaces have one level; a multi-level identifier is refused naming it. The
+     format has no views: none are listed, and the rest raise NotImplementedError.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import threading
+import time
+import uuid
+from typing import Any, Callable, Iterator, Protocol, TypeVar
+
+from pyiceberg.catalog import MetastoreCatalog, PropertiesUpdateSummary
+from pyiceberg.exceptions import (
+    CommitFailedException,
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    NoSuchViewError,
+    TableAlreadyExistsError,
+)
+from pyiceberg.io import FileIO
+from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.serializers import FromInputFile, ToOutputFile
+from pyiceberg.table import CommitTableResponse, Table
+from pyiceberg.table.locations import load_location_provider
+from pyiceberg.table.metadata import TableMetadata, TableMetadataV2, new_table_metadata
+from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
+from pyiceberg.table.update import (
+    AddSnapshotUpdate,
+    AssertRefSnapshotId,
+    SetSnapshotRefUpdate,
+    TableRequirement,
+    TableUpdate,
+    update_table_metadata,
+)
+from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
+from pyiceberg.view import View
+
+from ..catalog import Catalog, LakehouseCatalog, TableInfo
+from ..errors import (
+    ObjectExistsError,
+    ObjectNotEmptyError,
+    ObjectNotFoundError,
+    ReadOnlyError,
+    SerializationError,
+)
+from ..format import paths
+from ..format.types import ColumnSpec
+from .io import DurableFileIO, file_io_properties, storage_options_from_properties
+from .schema import columns_from_schema, schema_from_columns
+
+__all__ = [
+    "TrinityLakeCatalog",
+    "CatalogScope",
+    "METADATA_LOCATION",
+    "PREVIOUS_METADATA_LOCATION",
+    "ICEBERG",
+]
+
+METADATA_LOCATION = "metadata_location"
+PREVIOUS_METADATA_LOCATION = "previous_metadata_location"
+ICEBERG = "ICEBERG"
+#: Commits of one table tried before giving up under constant contention (P3).
+MAX_COMMIT_ATTEMPTS = 32
+_T = TypeVar("_T")
+
+
+class CatalogScope(Protocol):
+    """Where the Iceberg catalog's reads and writes go (P3, P4): what a DB-API
+    connection offers to bind a catalog to its transaction."""
+
+    def run(self, work: Callable[[Catalog], _T], *, writes: bool) -> _T:
+        """Run ``work`` on the current catalog transaction; with ``writes``, publish it
+        when the scope commits each statement on its own (autocommit)."""
+
+
+class _OwnScope:
+    """The catalog's own lakehouse transactions: one per call (P3), or the open block
+    of this thread (P4), at the latest version or at a pinned one (P5)."""
+
+    def __init__(self, lakehouse: LakehouseCatalog, version: int | None) -> None:
+        self.lakehouse = lakehouse
+        self.version = version
+        self._local = threading.local()
+
+    @property
+    def open_block(self) -> Catalog | None:
+        return getattr(self._local, "txn", None)
+
+    def run(self, work: Callable[[Catalog], _T], *, writes: bool) -> _T:
+        txn = self.open_block
+        if txn is not None:
+            return work(txn)
+        txn = self.lakehouse.begin(version=self.version)
+        try:
+            result = work(txn)
+        except BaseException:
+            txn.rollback()
+            raise
+        if writes:
+            txn.commit()
+        else:
+            txn.rollback()
+        return result
+
+    @contextlib.contextmanager
+    def block(self) -> Iterator[None]:
+        if self.open_block is not None:
+            raise ValueError("a lakehouse transaction is already open in this thread")
+        txn = self.lakehouse.begin(version=self.version)
+        self._local.txn = txn
+        try:
+            yield
+        except BaseException:
+            txn.rollback()
+            raise
+        else:
+            try:
+                txn.commit()
+            except SerializationError as e:
+                raise CommitFailedException(f"the lakehouse transaction was not committed: {e}") from e
+        finally:
+            self._local.txn = None
+
+
+def _one_level(namespace: str | Identifier) -> str:
+    parts = MetastoreCatalog.identifier_to_tuple(namespace)
+    if len(parts) != 1 or not parts[0]:
+        raise ValueError(
+            f"namespace {'.'.join(parts)!r}: TrinityLake namespaces have exactly one level"
+        )
+    return parts[0]
+
+
+class TrinityLakeCatalog(MetastoreCatalog):
+    """PyIceberg's Catalog over a TrinityLake lakehouse (see the module docstring).
+
+    Properties: ``uri`` (the lakehouse location, required), ``create`` ("true": create
+    the lakehouse if missing), ``warehouse`` (where new tables go; default the lakehouse
+    root, or its ``warehouse`` property), ``version`` (open read-only at a version
+    number, exported snapshot name or ISO timestamp) and PyIceberg's FileIO properties
+    (``s3.endpoint``, ``s3.access-key-id``, ...), which also reach the lakehouse's files.
+    """
+
+    def __init__(self, name: str, **properties: str) -> None:
+        lakehouse: LakehouseCatalog | None = properties.pop("lakehouse", None)  # type: ignore[assignment]
+        scope: CatalogScope | None = properties.pop("scope", None)  # type: ignore[assignment]
+        super().__init__(name, **properties)
+        if lakehouse is None:
+            uri = properties.get("uri")
+            if not uri:
+                raise ValueError("TrinityLakeCatalog needs the property 'uri': the lakehouse location")
+            lakehouse = LakehouseCatalog(
+                uri,
+                create=str(properties.get("create", "false")).lower() == "true",
+                storage_options=storage_options_from_properties(properties) or None,
+            )
+        self.lakehouse = lakehouse
+        version = properties.get("version")
+        pinned = None if version is None else _resolve_version(lakehouse, version)
+        self._own = _OwnScope(lakehouse, pinned)
+        self._scope: CatalogScope = scope if scope is not None else self._own
+        self.read_only = pinned is not None
+        io_properties = {**file_io_properties(getattr(lakehouse.storage, "storage_options", None)), **self.properties}
+        io_properties.pop("py-catalog-impl", None)
+        self._io = DurableFileIO(io_properties)
+        self._metadata_cache: dict[str, TableMetadata] = {}
+        self._cache_lock = threading.Lock()
+
+    @classmethod
+    def bound(cls, name: str, lakehouse: LakehouseCatalog, scope: CatalogScope, **properties: str) -> "TrinityLakeCatalog":
+        """A catalog over an open lakehouse whose reads and writes run in ``scope``
+        (a DB-API connection's transaction: P4)."""
+        return cls(name, lakehouse=lakehouse, scope=scope, **properties)  # type: ignore[arg-type]
+
+    # -- transactions (P3-P5) ---------------------------------------------------------------
+
+    def lakehouse_transaction(self) -> contextlib.AbstractContextManager[None]:
+        """A block whose commits, to any number of tables, are one lakehouse version, or
+        none (P4). Per thread; not on a catalog bound to a connection (its transaction
+        is the connection's: commit there)."""
+        if self._scope is not self._own:
+            raise ValueError("this catalog is bound to a DB-API connection: use its transaction")
+        return self._own.block()
+
+    def at_version(self, version: int | str) -> "TrinityLakeCatalog":
+        """This lakehouse read-only as of ``version`` (P5): a version number, an exported
+        snapshot name, or an ISO timestamp."""
+        properties = {k: v for k, v in self.properties.items() if k not in ("create", "version")}
+        return TrinityLakeCatalog(self.name, lakehouse=self.lakehouse, version=str(version), **properties)  # type: ignore[arg-type]
+
+    def _read(self, work: Callable[[Catalog], _T]) -> _T:
+        return self._translated(lambda: self._scope.run(work, writes=False))
+
+    def _write(self, work: Callable[[Catalog], _T]) -> _T:
+        if self.read_only:
+            raise ReadOnlyError(f"catalog {self.name!r} is open at a fixed lakehouse version: read-only")
+        return self._translated(lambda: self._scope.run(work, writes=True))
+
+    @staticmethod
+    def _translated(call: Callable[[], _T]) -> _T:
+        try:
+            return call()
+        except SerializationError as e:
+            raise CommitFailedException(str(e)) from e
+
+    # -- namespaces -------------------------------------------------------------------------
+
+    def create_namespace(self, namespace: str | Identifier, properties: Properties = EMPTY_DICT) -> None:
+        name = _one_level(namespace)
+        props = dict(properties)
+        comment = props.pop("comment", None)
+        try:
+            self._write(lambda txn: txn.create_namespace(name, properties=props, comment=comment))
+        except ObjectExistsError as e:
+            raise NamespaceAlreadyExistsError(str(e)) from e
+
+    def drop_namespace(self, namespace: str | Identifier) -> None:
+        name = _one_level(namespace)
+        try:
+            self._write(lambda txn: txn.drop_namespace(name))
+        except ObjectNotFoundError as e:
+            raise NoSuchNamespaceError(str(e)) from e
+        except ObjectNotEmptyError as e:
+            raise NamespaceNotEmptyError(str(e)) from e
+
+    def list_namespaces(self, namespace: str | Identifier = ()) -> list[Identifier]:
+        parts = self.identifier_to_tuple(namespace) if namespace else ()
+        if parts:
+            _one_level(parts)
+            if not self.namespace_exists(parts):
+                raise NoSuchNamespaceError(f"namespace {parts[0]!r} does not exist")
+            return []  # one level: no namespace has children
+        return [(name,) for name in self._read(lambda txn: txn.list_namespaces())]
+
+    def load_namespace_properties(self, namespace: str | Identifier) -> Properties:
+        name = _one_level(namespace)
+        try:
+            info = self._read(lambda txn: txn.describe_namespace(name))
+        except ObjectNotFoundError as e:
+            raise NoSuchNamespaceError(str(e)) from e
+        props = dict(info.properties)
+        if info.comment is not None:
+            props["comment"] = info.comment
+        return props
+
+    def update_namespace_properties(
+        self, namespace: str | Identifier, removals: set[str] | None = None, updates: Properties = EMPTY_DICT
+    ) -> PropertiesUpdateSummary:
+        name = _one_level(namespace)
+        current = self.load_namespace_properties(namespace)
+        summary, new = self._get_updated_props_and_update_summary(current, removals, updates)
+        comment = new.pop("comment", None)
+        unset = [key for key in current if key not in new and key != "comment"]
+        try:
+            self._write(
+                lambda txn: txn.alter_namespace(
+                    name, set_properties=new, unset_properties=unset, comment=comment
+                )
+            )
+        except ObjectNotFoundError as e:
+            raise NoSuchNamespaceError(str(e)) from e
+        return summary
+
+    # -- tables ----------------------------------------------------------------------------
+
+    def _names(self, identifier: str | Identifier) -> tuple[str, str]:
+        parts = self.identifier_to_tuple(identifier)
+        if len(parts) != 2:
+            raise NoSuchTableError(
+                f"table {'.'.join(parts)!r}: a table is named <namespace>.<table> (one namespace level)"
+            )
+        return parts[0], parts[1]
+
+    def _metadata(self, location: str) -> TableMetadata:
+        """The metadata file at ``location`` (immutable: parsed once)."""
+        with self._cache_lock:
+            found = self._metadata_cache.get(location)
+        if found is None:
+            found = FromInputFile.table_metadata(self._io.new_input(location))
+            with self._cache_lock:
+                if len(self._metadata_cache) > 1024:
+                    self._metadata_cache.clear()
+                self._metadata_cache[location] = found
+        return found
+
+    def _state(self, txn: Catalog, namespace: str, name: str) -> tuple[TableInfo, TableMetadata, str | None]:
+        """The table's definition, Iceberg metadata and its location (None: P1's
+        implicit empty table) as ``txn`` reads them."""
+        info = txn.describe_table(namespace, name)
+        location = info.format_properties.get(METADATA_LOCATION)
+        if location is not None:
+            return info, self._metadata(location), location
+        return info, self._implicit_metadata(info), None
+
+    def _implicit_metadata(self, info: TableInfo) -> TableMetadata:
+        """P1: the empty Iceberg table of a definition without metadata; its uuid and
+        location are derived from the definition file, so every reader sees the same."""
+        table_uuid = uuid.uuid5(uuid.NAMESPACE_URL, info.definition_path)
+        location = info.location or paths.new_table_location(self._warehouse(), info.namespace, info.name)
+        if info.location is None:
+            location = f"{location.rsplit('-', 1)[0]}-{table_uuid.hex}"
+        schema = schema_from_columns(info.columns)
+        return TableMetadataV2(
+            location=location,
+            table_uuid=table_uuid,
+            last_updated_ms=0,
+            last_column_id=max([schema.highest_field_id, int(info.all_properties.get("trinitylake.last-column-id", "0"))]),
+            schemas=[schema],
+            current_schema_id=schema.schema_id,
+            partition_specs=[UNPARTITIONED_PARTITION_SPEC],
+            default_spec_id=UNPARTITIONED_PARTITION_SPEC.spec_id,
+            last_partition_id=UNPARTITIONED_PARTITION_SPEC.last_assigned_field_id,
+            properties=dict(info.properties, **({"comment": info.comment} if info.comment else {})),
+            sort_orders=[UNSORTED_SORT_ORDER],
+            default_sort_order_id=UNSORTED_SORT_ORDER.order_id,
+        )
+
+    def _warehouse(self) -> str:
+        configured = self.properties.get("warehouse")
+        if configured:
+            return configured
+        return self.lakehouse.storage.root_uri
+
+    def _table(self, namespace: str, name: str, metadata: TableMetadata, location: str | None) -> Table:
+        return Table(
+            identifier=(namespace, name),
+            metadata=metadata,
+            metadata_location=location or "",
+            io=self._io,
+            catalog=self,
+        )
+
+    def load_table(self, identifier: str | Identifier) -> Table:
+        namespace, name = self._names(identifier)
+        try:
+            _, metadata, location = self._read(lambda txn: self._state(txn, namespace, name))
+        except ObjectNotFoundError as e:
+            raise NoSuchTableError(str(e)) from e
+        return self._table(namespace, name, metadata, location)
+
+    def _load_file_io(self, properties: Properties = EMPTY_DICT, location: str | None = None) -> FileIO:
+        return self._io
+
+    def create_table(
+        self,
+        identifier: str | Identifier,
+        schema: Schema | Any,
+        location: str | None = None,
+        partition_spec: PartitionSpec = UNPARTITIONED_PARTITION_SPEC,
+        sort_order: SortOrder = UNSORTED_SORT_ORDER,
+        properties: Properties = EMPTY_DICT,
+    ) -> Table:
+        namespace, name = self._names(identifier)
+        staged = self._create_staged_table(identifier, schema, location, partition_spec, sort_order, properties)
+        metadata = staged.metadata
+        metadata_location = staged.metadata_location
+
+        def create(txn: Catalog) -> None:
+            if txn.table_exists(namespace, name):
+                raise TableAlreadyExistsError(f"table {namespace}.{name} already exists")
+            if not txn.namespace_exists(namespace):
+                raise NoSuchNamespaceError(f"namespace {namespace!r} does not exist")
+            self._write_metadata_file(metadata, metadata_location)
+            self._create_definition(txn, namespace, name, metadata, metadata_location, external=False)
+
+        self._write(create)
+        return self._table(namespace, name, metadata, metadata_location)
+
+    def _get_default_warehouse_location(self, database_name: str, table_name: str) -> str:
+        return paths.new_table_location(self._warehouse(), database_name, table_name)
+
+    def _write_metadata_file(self, metadata: TableMetadata, location: str) -> None:
+        """Write a metadata file and make it, and every file written before it through
+        this catalog's FileIO, durable (P2, io F1)."""
+        ToOutputFile.table_metadata(metadata, self._io.new_output(location))
+        self._io.sync_written()
+        with self._cache_lock:
+            self._metadata_cache[location] = metadata
+
+    @staticmethod
+    def _create_definition(
+        txn: Catalog,
+        namespace: str,
+        name: str,
+        metadata: TableMetadata,
+        metadata_location: str,
+        *,
+        external: bool,
+        declared: dict[str, ColumnSpec] | None = None,
+        primary_key: tuple[str, ...] = (),
+    ) -> None:
+        props = dict(metadata.properties)
+        comment = props.pop("comment", None)
+        txn.create_table(
+            namespace,
+            name,
+            columns_from_schema(metadata.schema(), declared=declared),
+            primary_key=primary_key,
+            comment=comment,
+            properties=props,
+            table_format=ICEBERG,
+            table_type="EXTERNAL" if external else None,
+            format_properties={METADATA_LOCATION: metadata_location},
+        )
+
+    def register_table(self, identifier: str | Identifier, metadata_location: str) -> Table:
+        """Add an existing Iceberg table by its metadata file, without copying: EXTERNAL,
+        so expiration never deletes its files (SPEC 8)."""
+        namespace, name = self._names(identifier)
+        metadata = self._metadata(metadata_location)
+
+        def register(txn: Catalog) -> None:
+            if txn.table_exists(namespace, name):
+                raise TableAlreadyExistsError(f"table {namespace}.{name} already exists")
+            if not txn.namespace_exists(namespace):
+                raise NoSuchNamespaceError(f"namespace {namespace!r} does not exist")
+            self._create_definition(txn, namespace, name, metadata, metadata_location, external=True)
+
+        self._write(register)
+        return self._table(namespace, name, metadata, metadata_location)
+
+    def drop_table(self, identifier: str | Identifier) -> None:
+        namespace, name = self._names(identifier)
+        try:
+            self._write(lambda txn: txn.drop_table(namespace, name))
+        except ObjectNotFoundError as e:
+            raise NoSuchTableError(str(e)) from e
+
+    def rename_table(self, from_identifier: str | Identifier, to_identifier: str | Identifier) -> Table:
+        namespace, name = self._names(from_identifier)
+        new_namespace, new_name = self._names(to_identifier)
+        try:
+            self._write(lambda txn: txn.rename_table(namespace, name, new_namespace, new_name))
+        except ObjectNotFoundError as e:
+            if "namespace" in str(e) and new_namespace in str(e):
+                raise NoSuchNamespaceError(str(e)) from e
+            raise NoSuchTableError(str(e)) from e
+        except ObjectExistsError as e:
+            raise TableAlreadyExistsError(str(e)) from e
+        return self.load_table(to_identifier)
+
+    def list_tables(self, namespace: str | Identifier) -> list[Identifier]:
+        name = _one_level(namespace)
+        try:
+            return [(ns, t) for ns, t in self._read(lambda txn: txn.list_tables(name))]
+        except ObjectNotFoundError as e:
+            raise NoSuchNamespaceError(str(e)) from e
+
+    # -- commits (P2, P3) ----------------------------------------------------------------------
+
+    def commit_table(
+        self, table: Table, requirements: tuple[TableRequirement, ...], updates: tuple[TableUpdate, ...]
+    ) -> CommitTableResponse:
+        namespace, name = self._names(table.name())
+        io = table.io if isinstance(table.io, DurableFileIO) else self._io
+        for attempt in range(MAX_COMMIT_ATTEMPTS):
+            try:
+                return self._write(lambda txn: self._commit_once(txn, namespace, name, requirements, updates, io))
+            except CommitFailedException as e:
+                if not isinstance(e.__cause__, SerializationError) or self._own.open_block is not None:
+                    raise
+                if self._scope is not self._own:
+                    raise
+                time.sleep(min(0.2, 0.002 * 2**attempt) * random.random())
+        raise CommitFailedException(
+            f"table {namespace}.{name}: gave up after {MAX_COMMIT_ATTEMPTS} attempts, other writers kept committing first"
+        )
+
+    def _commit_once(
+        self,
+        txn: Catalog,
+        namespace: str,
+        name: str,
+        requirements: tuple[TableRequirement, ...],
+        updates: tuple[TableUpdate, ...],
+        io: DurableFileIO,
+    ) -> CommitTableResponse:
+        try:
+            info, current, current_location = self._state(txn, namespace, name)
+        except ObjectNotFoundError:
+            return self._commit_create(txn, namespace, name, requirements, updates)
+        try:
+            for requirement in requirements:
+                requirement.validate(current)
+        except CommitFailedException as e:
+            rebased = _rebased_append(current, requirements, updates, io)
+            if rebased is None:
+                raise CommitFailedException(f"table {namespace}.{name}: {e}") from None
+            updates = rebased
+        updated = update_table_metadata(current, updates, metadata_location=current_location)
+        if current_location is not None and updated == current:
+            return CommitTableResponse(metadata=current, metadata_location=current_location)
+        version = 0 if current_location is None else self._parse_metadata_version(current_location) + 1
+        provider = load_location_provider(updated.location, updated.properties)
+        new_location = provider.new_table_metadata_file_location(version)
+        self._write_metadata_file(updated, new_location)
+        props = dict(updated.properties)
+        pointers = {METADATA_LOCATION: new_location}
+        if current_location is not None:
+            pointers[PREVIOUS_METADATA_LOCATION] = current_location
+        txn.set_table_format(
+            namespace,
+            name,
+            columns=columns_from_schema(updated.schema(), info.columns),
+            format_properties=pointers,
+            properties=props,
+            expected_definition=info.definition_path,
+        )
+        return CommitTableResponse(metadata=updated, metadata_location=new_location)
+
+    def _commit_create(
+        self,
+        txn: Catalog,
+        namespace: str,
+        name: str,
+        requirements: tuple[TableRequirement, ...],
+        updates: tuple[TableUpdate, ...],
+    ) -> CommitTableResponse:
+        """The commit of a create-table transaction (the table does not exist yet)."""
+        for requirement in requirements:
+            requirement.validate(None)
+        metadata = update_table_metadata(self._empty_table_metadata(), updates, enforce_validation=True)
+        provider = load_location_provider(metadata.location, metadata.properties)
+        location = provider.new_table_metadata_file_location(0)
+        if not txn.namespace_exists(namespace):
+            raise NoSuchNamespaceError(f"namespace {namespace!r} does not exist")
+        self._write_metadata_file(metadata, location)
+        self._create_definition(txn, namespace, name, metadata, location, external=False)
+        return CommitTableResponse(metadata=metadata, metadata_location=location)
+
+    # -- views (P6) ------------------------------------------------------------------------------
+
+    def list_views(self, namespace: str | Identifier) -> list[Identifier]:
+        return []
+
+    def view_exists(self, identifier: str | Identifier) -> bool:
+        return False
+
+    def load_view(self, identifier: str | Identifier) -> View:
+        raise NoSuchViewError(f"view {identifier!r}: a TrinityLake lakehouse has no views")
+
+    def drop_view(self, identifier: str | Identifier) -> None:
+        raise NoSuchViewError(f"view {identifier!r}: a TrinityLake lakehouse has no views")
+
+    def register_view(self, identifier: str | Identifier, metadata_location: str) -> View:
+        raise NotImplementedError("a TrinityLake lakehouse has no views")
+
+    def close(self) -> None:
+        with self._cache_lock:
+            self._metadata_cache.clear()
+
+
+def _resolve_version(lakehouse: LakehouseCatalog, spec: str) -> int:
+    """P5: a version number, an exported snapshot's name, or an ISO-8601 timestamp."""
+    text = str(spec).strip()
+    if text.isdigit():
+        return lakehouse.resolve_version(int(text))
+    if text in lakehouse.snapshots():
+        return lakehouse.resolve_version(text)
+    from datetime import datetime, timezone
+
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return lakehouse.resolve_version(text)  # raises naming the unknown snapshot
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return lakehouse.version_at(int(moment.timestamp() * 1000))
+
+
+def _rebased_append(
+    current: TableMetadata,
+    requirements: tuple[TableRequirement, ...],
+    updates: tuple[TableUpdate, ...],
+    io: FileIO,
+) -> tuple[TableUpdate, ...] | None:
+    """P3: the updates of an append re-applied on ``current``, or None if the commit is
+    not a plain append whose only failed requirement is the head of its branch."""
+    from pyiceberg.manifest import UNASSIGNED_SEQ, write_manifest_list
+    from pyiceberg.table.snapshots import Operation, Snapshot, Summary, update_snapshot_summaries
+
+    if len(updates) != 2 or not isinstance(updates[0], AddSnapshotUpdate):
+        return None
+    add, ref = updates
+    if not isinstance(ref, SetSnapshotRefUpdate) or ref.snapshot_id != add.snapshot.snapshot_id:
+        return None
+    snapshot = add.snapshot
+    if snapshot.summary is None or snapshot.summary.operation != Operation.APPEND:
+        return None
+    for requirement in requirements:
+        if isinstance(requirement, AssertRefSnapshotId) and requirement.ref == ref.ref_name:
+            continue
+        try:
+            requirement.validate(current)
+        except CommitFailedException:
+            return None
+    head_ref = current.refs.get(ref.ref_name)
+    head = current.snapshot_by_id(head_ref.snapshot_id) if head_ref is not None else None
+    if current.snapshot_by_id(snapshot.snapshot_id) is not None:
+        return None  # already committed (e.g. by an earlier attempt): nothing to rebase
+    added = []
+    for manifest in snapshot.manifests(io):
+        if manifest.added_snapshot_id == snapshot.snapshot_id:
+            manifest.sequence_number = UNASSIGNED_SEQ
+            manifest.min_sequence_number = UNASSIGNED_SEQ
+            added.append(manifest)
+    existing = head.manifests(io) if head is not None else []
+    sequence_number = current.next_sequence_number()
+    manifest_list = snapshot.manifest_list.replace(".avro", f"-rebased-{uuid.uuid4().hex[:8]}.avro")
+    with write_manifest_list(
+        format_version=current.format_version,
+        output_file=io.new_output(manifest_list),
+        snapshot_id=snapshot.snapshot_id,
+        parent_snapshot_id=head.snapshot_id if head is not None else None,
+        sequence_number=sequence_number,
+        avro_compression="deflate",
+    ) as writer:
+        writer.add_manifests(added + list(existing))
+    own = {k: v for k, v in snapshot.summary.additional_properties.items() if not k.startswith("total-")}
+    summary = update_snapshot_summaries(
+        Summary(Operation.APPEND, **own), previous_summary=head.summary.additional_properties if head and head.summary else None
+    )
+    rebased = Snapshot(
+        snapshot_id=snapshot.snapshot_id,
+        parent_snapshot_id=head.snapshot_id if head is not None else None,
+        sequence_number=sequence_number,
+        timestamp_ms=max(int(time.time() * 1000), current.last_updated_ms),
+        manifest_list=manifest_list,
+        summary=summary,
+        schema_id=snapshot.schema_id,
+    )
+    return (
+        AddSnapshotUpdate(snapshot=rebased),
+        SetSnapshotRefUpdate(ref_name=ref.ref_name, type=ref.type, snapshot_id=snapshot.snapshot_id),
+    )

@@ -1,0 +1,153 @@
+"""The FileIO of the lakehouse's Iceberg tables: PyArrow's, made durable on local disk.
+
+Rules:
+
+  F1 (SPEC 8, C0) Every file written through this FileIO is durable before a lakehouse
+     root can publish it: on local disk each written file, and the directory that names
+     it, is fsynced by :meth:`DurableFileIO.sync_written`, which the Iceberg catalog calls
+     before it swaps a table's metadata pointer. PyArrow's local writer never fsyncs. On
+     an object store a completed PUT is durable, so there is nothing to do.
+  F2 The Iceberg files and the lakehouse's own files are reached with the same settings:
+     the object-store options the lakehouse storage was opened with are translated once,
+     by the table below, into PyIceberg's FileIO properties and back.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Mapping
+from urllib.parse import urlparse
+
+from pyiceberg.io import PY_IO_IMPL
+from pyiceberg.io.pyarrow import PyArrowFile, PyArrowFileIO
+from pyiceberg.typedef import EMPTY_DICT, Properties
+
+__all__ = [
+    "DurableFileIO",
+    "file_io_properties",
+    "storage_options_from_properties",
+    "local_path",
+]
+
+#: PyIceberg FileIO property <-> path into s3fs's (fsspec) options (rule F2).
+_S3_OPTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("s3.endpoint", ("client_kwargs", "endpoint_url")),
+    ("s3.region", ("client_kwargs", "region_name")),
+    ("s3.access-key-id", ("key",)),
+    ("s3.secret-access-key", ("secret",)),
+    ("s3.session-token", ("token",)),
+)
+
+
+def file_io_properties(storage_options: Mapping[str, Any] | None) -> dict[str, str]:
+    """PyIceberg properties reaching the storage that ``storage_options`` (s3fs's
+    options, as given to :func:`trinitylake_dbapi.connect`) reach, with this FileIO."""
+    properties = {PY_IO_IMPL: f"{DurableFileIO.__module__}.{DurableFileIO.__qualname__}"}
+    for prop, path in _S3_OPTIONS:
+        value: Any = storage_options or {}
+        for part in path:
+            value = value.get(part) if isinstance(value, Mapping) else None
+        if value is not None:
+            properties[prop] = str(value)
+    return properties
+
+
+def storage_options_from_properties(properties: Mapping[str, str]) -> dict[str, Any]:
+    """The s3fs options of PyIceberg's FileIO ``properties`` (the inverse of
+    :func:`file_io_properties`); empty when none are given."""
+    options: dict[str, Any] = {}
+    for prop, path in _S3_OPTIONS:
+        if prop in properties:
+            target = options
+            for part in path[:-1]:
+                target = target.setdefault(part, {})
+            target[path[-1]] = properties[prop]
+    return options
+
+
+def local_path(location: str) -> str | None:
+    """The file system path of a local location (``/x`` or ``file:///x``), else None."""
+    parsed = urlparse(location)
+    if parsed.scheme in ("", "file"):
+        return parsed.path if parsed.scheme else location
+    return None
+
+
+def _fsync(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class _RecordedFile(PyArrowFile):
+    """A PyArrow file that tells its FileIO when it is created for writing."""
+
+    def __init__(self, *args: Any, on_create: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._on_create = on_create
+
+    def create(self, overwrite: bool = False) -> Any:
+        stream = super().create(overwrite=overwrite)
+        self._on_create(self.location)
+        return stream
+
+
+class DurableFileIO(PyArrowFileIO):
+    """PyArrow's FileIO, plus rule F1: local files written are fsynced on request."""
+
+    def __init__(self, properties: Properties = EMPTY_DICT) -> None:
+        super().__init__(properties=properties)
+        self._lock = threading.Lock()
+        self._unsynced: set[str] = set()
+        #: Directories (path, inode) whose entry in their parent was made durable.
+        self._named_durably: set[tuple[str, int]] = set()
+
+    def new_output(self, location: str) -> PyArrowFile:
+        plain = super().new_output(location)
+        if local_path(location) is None:
+            return plain
+        return _RecordedFile(
+            location=plain.location,
+            path=plain._path,  # noqa: SLF001 - PyIceberg's own attribute, not ours
+            fs=plain._filesystem,  # noqa: SLF001
+            buffer_size=plain._buffer_size,  # noqa: SLF001
+            on_create=self._record,
+        )
+
+    def _record(self, location: str) -> None:
+        path = local_path(location)
+        if path is not None:
+            with self._lock:
+                self._unsynced.add(path)
+
+    def sync_written(self) -> None:
+        """Make every local file written so far durable, with the directories naming
+        them (F1); raises OSError if one cannot be synced (the commit must not go on)."""
+        with self._lock:
+            pending, self._unsynced = self._unsynced, set()
+        try:
+            directories = set()
+            for path in sorted(pending):
+                if not os.path.exists(path):
+                    continue  # written, then deleted again (a failed write PyIceberg tidied)
+                _fsync(path)
+                directories.add(os.path.dirname(path))
+            for directory in sorted(directories):
+                _fsync(directory)  # names a new file
+                # ... and is itself named by its parent, durably once synced after.
+                parent = os.path.dirname(directory)
+                while parent != directory:
+                    named = (directory, os.stat(directory).st_ino)
+                    if named in self._named_durably:
+                        break
+                    _fsync(parent)
+                    with self._lock:
+                        self._named_durably.add(named)
+                    directory, parent = parent, os.path.dirname(parent)
+        except BaseException:
+            with self._lock:
+                self._unsynced |= pending
+            raise
