@@ -40,7 +40,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import weakref
-from typing import Any, Callable, Iterator, NoReturn
+from typing import Any, Callable, Iterator
 
 from trinitylake_dbapi import errors
 from trinitylake_dbapi.catalog import Catalog, LakehouseCatalog
