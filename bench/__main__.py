@@ -34,6 +34,7 @@ MODES = {
         "concurrency": {"writers": [1, 2], "commits": 5, "reps": 1},
         "scale": {"points": [300], "batch": 100, "per_namespace": 200, "describes": 50,
                   "cold_describes": 3, "commits": 5},
+        "data": {"rows": 1_000, "reps": 2},
     },
     "default": {
         "reps": 3,
@@ -43,6 +44,7 @@ MODES = {
         "concurrency": {"writers": [1, 2, 4], "commits": 150, "reps": 3},
         "scale": {"points": [1_000, 10_000], "batch": 5_000, "per_namespace": 10_000,
                   "describes": 2_000, "cold_describes": 20, "commits": 100},
+        "data": {"rows": 10_000, "reps": 15},
     },
     "full": {
         "reps": 3,
@@ -52,10 +54,11 @@ MODES = {
         "concurrency": {"writers": [1, 2, 4], "commits": 300, "reps": 3},
         "scale": {"points": [1_000, 100_000, 1_000_000], "batch": 10_000, "per_namespace": 10_000,
                   "describes": 2_000, "cold_describes": 20, "commits": 100},
+        "data": {"rows": 10_000, "reps": 31},
     },
 }
 
-SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "scale")
+SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "data", "scale")
 
 
 def host_summary() -> str:
@@ -148,6 +151,12 @@ def main(argv: list[str] | None = None) -> int:
             log(f"concurrency: {c}")
             results["concurrency"] = concurrency(workdir, c["writers"], c["commits"],
                                                  args.reps or c["reps"], log)
+        if "data" in sections:
+            from .data import data
+
+            c = config["data"]
+            log(f"data: {c}")
+            results["data"] = data(workdir, c["rows"], args.reps or c["reps"], log)
         if "scale" in sections:
             from .scale import scale
 

@@ -121,6 +121,16 @@ def concurrency(summary: dict) -> str:
     return "\n".join(lines)
 
 
+def data(summary: dict) -> str:
+    header = ["operation", "TrinityLake", "PyIceberg SqlCatalog", "speedup (per rep, median)"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for op, s in summary["operations"].items():
+        t, p = s["median_seconds"]["trinitylake"], s["median_seconds"]["pyiceberg"]
+        label = f"append {summary['rows']:,} rows" if op == "append" else "load_table"
+        lines.append(f"| {label} | {t * 1000:.1f} ms | {p * 1000:.1f} ms | {s['speedup']:.2f}x |")
+    return "\n".join(lines)
+
+
 def scale(points: list[dict]) -> str:
     header = ["tables", "load (bulk)", "height", "nodes", "tree MB", "root KB", "files", "disk MB",
               "describe cold (new catalog)", "describe warm", "describe hot", "list namespace",
@@ -158,6 +168,9 @@ def render(results: dict) -> str:
     if results.get("concurrency"):
         parts += ["## Concurrent writers (distinct tables, one commit each)", "",
                   concurrency(results["concurrency"]), ""]
+    if results.get("data"):
+        parts += [f"## Tables with data (PyIceberg API, {results['data']['reps']} interleaved repetitions)", "",
+                  data(results["data"]), ""]
     if results.get("scale"):
         parts += ["## Scale (TrinityLake, bulk load)", "", scale(results["scale"]), ""]
     return "\n".join(parts)

@@ -226,6 +226,11 @@ class Catalog:
     def commit(self) -> int:
         return self._txn.commit()
 
+    def read_file(self, path: str) -> bytes:
+        """A file under the root as this transaction sees it: one it staged (not yet
+        written), or a stored one (immutable, so possibly from the storage's cache)."""
+        return self._txn.read_file(paths.check_relative_path(path))
+
     def rollback(self) -> None:
         self._txn.rollback()
 
@@ -298,9 +303,11 @@ class Catalog:
         self._txn.put(self._ns_key(definition.name), path)
         self._owner._remember_definition(path, definition)
 
-    def _write_table(self, namespace: str, definition: TableDef) -> None:
+    def _write_table(self, namespace: str, definition: TableDef, files: Mapping[str, bytes] | None = None) -> None:
         path = paths.new_table_def_path(namespace, definition.name)
         self._txn.stage_file(path, encode(definition))
+        for companion, data in (files or {}).items():
+            self._txn.stage_file(paths.check_relative_path(companion), data, companion_of=path)
         self._txn.put(self._table_key(namespace, definition.name), path)
         self._owner._remember_definition(path, definition)
 
@@ -403,10 +410,13 @@ class Catalog:
         if_not_exists: bool = False,
         format_properties: Mapping[str, str] | None = None,
         table_type: str | None = None,
+        files: Mapping[str, bytes] | None = None,
     ) -> bool:
         """Create a table (EXTERNAL when a location is given, or as ``table_type``
         says); False if it existed and ``if_not_exists``. Column ids already set on
-        ``columns`` are kept (a table format's own field ids, SPEC 8)."""
+        ``columns`` are kept (a table format's own field ids, SPEC 8). ``files`` (paths
+        under the root -> bytes) are written with the definition and only with it
+        (transaction C1): a table format's metadata file."""
         key = self._table_key(namespace, name)
         keyfmt.validate_new_name(name, self._codec.table_max_bytes, "table")
         _check_new_column_names(columns)
@@ -433,7 +443,7 @@ class Catalog:
         if table_type is not None:
             definition.table_type = table_type
         definition.format_properties.update(format_properties or {})
-        self._write_table(namespace, definition)
+        self._write_table(namespace, definition, files)
         return True
 
     def set_table_format(
@@ -445,13 +455,17 @@ class Catalog:
         format_properties: Mapping[str, str],
         properties: Mapping[str, str] | None = None,
         expected_definition: str | None = None,
+        last_column_id: int | None = None,
+        files: Mapping[str, bytes] | None = None,
     ) -> None:
         """Point a table at a new state of its data (SPEC 8: a new Iceberg metadata
         file): its columns (ids kept: they mirror the format's field ids),
         ``format_properties`` and, if given, its visible properties (comment included;
         reserved ones are kept), all in one new definition. With
         ``expected_definition``, the table must still have that definition file
-        (SerializationError otherwise): a compare-and-swap inside the transaction."""
+        (SerializationError otherwise): a compare-and-swap inside the transaction.
+        ``last_column_id``: the highest column id the format ever gave (K4 keeps the
+        larger of it and the table's own). ``files``: as for :meth:`create_table`."""
         found = self._read_table(namespace, name)
         if found is None:
             self._require_table(namespace, name)
@@ -474,7 +488,7 @@ class Catalog:
         del definition.schema.columns[:]
         definition.schema.columns.extend(protos)
         definition.properties[LAST_COLUMN_ID] = str(
-            max(int(current.properties.get(LAST_COLUMN_ID, "0")), next_id - 1)
+            max(int(current.properties.get(LAST_COLUMN_ID, "0")), next_id - 1, last_column_id or 0)
         )
         if properties is not None:
             _check_property_keys([k for k in properties if k != COMMENT], f"table {namespace!r}.{name!r}")
@@ -484,7 +498,7 @@ class Catalog:
             definition.properties.update(properties)
         definition.format_properties.clear()
         definition.format_properties.update(format_properties)
-        self._write_table(namespace, definition)
+        self._write_table(namespace, definition, files)
 
     @staticmethod
     def _primary_key_ids(protos: Sequence[Any], names: Sequence[str], namespace: str, table: str) -> list[int]:
@@ -698,6 +712,8 @@ class LakehouseCatalog:
                 f"{{'order': 16}}), not {type(lakehouse_options).__name__}"
             )
         self.storage = storage if storage is not None else Storage(location, storage_options)
+        #: The storage options it was opened with (fsspec's), for the tables' FileIO.
+        self.storage_options: dict = dict(storage_options or {})
         if create:
             self.lakehouse = _create_lakehouse(self.storage, dict(lakehouse_options or {}))
         else:
@@ -869,7 +885,9 @@ class LakehouseCatalog:
         from .maintenance import DEFAULT_ORPHAN_GRACE_MILLIS, plan_expiration
 
         grace = DEFAULT_ORPHAN_GRACE_MILLIS if orphan_grace_millis is None else orphan_grace_millis
-        plan = plan_expiration(self.lakehouse, retain_last, older_than_millis, now_millis(), grace)
+        plan = plan_expiration(
+            self.lakehouse, retain_last, older_than_millis, now_millis(), grace, self.storage_options
+        )
         if not dry_run:
             plan.execute(self.lakehouse)
             self.lakehouse.forget_versions(plan.versions)

@@ -4,7 +4,7 @@ Usage::
 
     trinitylake LOCATION [--create] [-c SQL | -f FILE] [--at VERSION] [--no-autocommit]
                          [--storage-option KEY=VALUE ...]
-    trinitylake verify LOCATION [--all-versions]   (see trinitylake_dbapi.verify)
+    trinitylake verify LOCATION [--all-versions] [--data]   (see trinitylake_dbapi.verify)
 
 With ``-c`` or ``-f`` (``-`` is standard input) the statements run in order and the
 shell stops at the first error with exit status 1. Standard input that is not a terminal
@@ -841,7 +841,7 @@ def _shell(argv: Sequence[str]) -> int:
 
 
 def _verify(argv: Sequence[str]) -> int:
-    """``trinitylake verify LOCATION [--all-versions] [--storage-option KEY=VALUE ...]``.
+    """``trinitylake verify LOCATION [--all-versions] [--data] [--storage-option KEY=VALUE ...]``.
 
     Prints every problem, then a summary line. Exit status: 0 when the lakehouse is
     valid (warnings such as orphan files allowed), 1 on a violation, 2 when it could
@@ -857,11 +857,14 @@ def _verify(argv: Sequence[str]) -> int:
     parser.add_argument("location", help="the lakehouse location")
     parser.add_argument("--all-versions", action="store_true",
                         help="parse every version's definitions and check K3 per version")
+    parser.add_argument("--data", action="store_true",
+                        help="also check the tables' Iceberg metadata and that every file it "
+                        "reaches (manifests, data files) exists")
     parser.add_argument("--storage-option", metavar="KEY=VALUE", type=_storage_option,
                         action="append", default=[], help="fsspec storage option (repeatable)")
     args = parser.parse_args(list(argv))
     try:
-        report = verify(args.location, all_versions=args.all_versions,
+        report = verify(args.location, all_versions=args.all_versions, data=args.data,
                         storage_options=dict(args.storage_option) or None)
     except errors.Error as e:
         print(_one_line(e), file=sys.stderr)

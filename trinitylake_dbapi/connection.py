@@ -40,7 +40,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import weakref
-from typing import Any, Callable, Iterator, NoReturn
+from typing import Any, Callable, Iterator
 
 from trinitylake_dbapi import errors
 from trinitylake_dbapi.catalog import Catalog, LakehouseCatalog
@@ -119,6 +119,8 @@ class Connection:
         self._txn: Catalog | None = None
         self._explicit = False
         self._cursors: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._iceberg: Any = None
+        self._table_states: Any = None
         #: The namespace chosen by USE (None: unqualified names are in "default").
         self.current_namespace: str | None = None
         self._closed = False
@@ -298,6 +300,43 @@ class Connection:
             self._txn.rollback()
             self._txn = None
 
+    def iceberg_catalog(self, name: str = "trinitylake", **properties: str) -> Any:
+        """A PyIceberg catalog (:class:`trinitylake_dbapi.iceberg.catalog.TrinityLakeCatalog`)
+        bound to this connection's transaction: its commits join the transaction's SQL
+        DDL and publish together at ``commit()`` (or at once, under autocommit). The
+        catalog is created once per connection; ``properties`` are PyIceberg's (e.g.
+        ``warehouse``)."""
+        with self._lock:
+            self._check_open()
+            if self._iceberg is None or properties:
+                from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
+
+                catalog = TrinityLakeCatalog.bound(
+                    name, self._lakehouse, _ConnectionScope(self), read_only=self.read_only,
+                    tables=None if properties else self.table_states(), **properties,
+                )  # fmt: skip
+                if properties:
+                    return catalog
+                self._iceberg = catalog
+            return self._iceberg
+
+    def table_states(self) -> Any:
+        """The Iceberg states of this lakehouse's tables, shared by SQL DDL and the
+        connection's Iceberg catalog (made when first needed: it imports PyIceberg's
+        table model, not its data path)."""
+        if self._table_states is None:
+            from trinitylake_dbapi.iceberg.tables import TableStates
+
+            storage_options = self._lakehouse.storage_options
+
+            def file_io() -> Any:
+                from trinitylake_dbapi.iceberg.io import DurableFileIO, file_io_properties
+
+                return DurableFileIO(file_io_properties(storage_options))
+
+            self._table_states = TableStates(self._lakehouse.storage.root_uri, None, file_io)
+        return self._table_states
+
     # -- internals ------------------------------------------------------------------------
 
     def _check_open(self) -> None:
@@ -319,23 +358,48 @@ class Connection:
             self.control.finish()
 
     def _run_controlled(self, statement: Any) -> Result:
+        try:
+            return self._run_work(lambda: execute(statement, self))
+        except BaseException as e:
+            raise_translated(e)
+
+    def run_in_transaction(self, work: Callable[[Catalog], Any]) -> Any:
+        """Run ``work`` on the connection's transaction under its rules (L1): with
+        autocommit (and no BEGIN), the transaction commits when ``work`` returns and is
+        discarded when it raises; otherwise it stays open for ``commit()``. What ``work``
+        raises arrives as it is (the Iceberg catalog raises PyIceberg's exceptions)."""
+        with self._lock:
+            self._check_open()
+            return self._run_work(lambda: work(self.transaction()))
+
+    def _run_work(self, work: Callable[[], Any]) -> Any:
         auto = self._autocommit and not self._explicit
         try:
-            result = execute(statement, self)
-        except BaseException as e:
+            result = work()
+        except BaseException:
             if auto and self._txn is not None:
                 txn, self._txn = self._txn, None
                 with contextlib.suppress(Exception):
                     txn.rollback()
-            raise_translated(e)
+            raise
         if auto and not self._explicit and self._txn is not None:
             txn, self._txn = self._txn, None
-            try:
-                txn.commit()
-            except Exception as e:  # noqa: BLE001 - translated
-                raise_translated(e)
+            txn.commit()
         return result
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("read-only" if self.read_only else "open")
         return f"<trinitylake_dbapi.Connection {self.location!r} {state}>"
+
+
+class _ConnectionScope:
+    """A connection's transaction as the Iceberg catalog's scope (iceberg.catalog P4)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = weakref.ref(connection)
+
+    def run(self, work: Callable[[Catalog], Any], *, writes: bool) -> Any:
+        connection = self._connection()
+        if connection is None:
+            raise errors.InterfaceError("the connection is closed")
+        return connection.run_in_transaction(work)

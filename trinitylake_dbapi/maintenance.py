@@ -23,6 +23,15 @@ Rules (SPEC 7):
   E6 Only files named by the format and this library's temp files are considered;
      anything else under the root (an external table's data, a user's file) is never
      touched.
+  E8 (SPEC 8) Iceberg files: a file under a lakehouse-owned table location (the
+     default ``tables/`` directory under the root, and the location of every MANAGED
+     table any existing version names), never under an EXTERNAL table's location, is
+     deleted when no kept version's metadata reaches it (iceberg.reach R1) and it is
+     older than ``orphan_grace_millis``, whether or not an expired version reached it:
+     data files of a commit in flight are reached by nothing yet. If a metadata file a
+     kept version names cannot be read, no Iceberg file is deleted (CorruptFileError
+     naming it): what it reaches is unknown. Tables located outside the lakehouse root
+     are not reclaimed (their files are never listed).
   E7 A root is deleted no sooner than EXPIRED_ROOT_DELETE_DELAY_S after the listing that
      showed it (measured on this process's monotonic clock). A root that was missing
      when a writer last looked therefore cannot appear and vanish within that writer's
@@ -38,14 +47,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
-from .errors import InvalidLocationError, ObjectExistsError
+from .errors import CorruptFileError, InvalidLocationError, ObjectExistsError
 from .format import paths
-from .format.definitions import LakehouseSettings
+from .format.definitions import LakehouseSettings, TableDef, decode_table_def
+from .format.paths import METADATA_LOCATION, TABLES_DIRECTORY
 from .storage import Storage, is_reserved_name
 from .tree import Tree
 from .lakehouse import EXPIRED_ROOT_DELETE_DELAY_S, Lakehouse
+
+if TYPE_CHECKING:
+    from .iceberg.reach import IcebergReach
 
 #: Files written by a commit become reachable within seconds; an hour is generous.
 DEFAULT_ORPHAN_GRACE_MILLIS = 3_600_000
@@ -180,9 +193,12 @@ def plan_expiration(
     older_than_millis: int | None,
     now_millis: int,
     orphan_grace_millis: int = DEFAULT_ORPHAN_GRACE_MILLIS,
+    storage_options: dict | None = None,
 ) -> ExpirationPlan:
-    """Decide which versions expire and which files go (E1-E7)."""
-    listing = [p for p in lakehouse.storage.list("", include_reserved=True) if is_expirable_file(p)]
+    """Decide which versions expire and which files go (E1-E8). ``storage_options``
+    reach the tables' Iceberg files (as the lakehouse's own)."""
+    everything = lakehouse.storage.list("", include_reserved=True)
+    listing = [p for p in everything if is_expirable_file(p)]
     listed_at = time.monotonic()
     latest = lakehouse.snapshot()
     existing = existing_versions(listing, latest.version)
@@ -198,7 +214,9 @@ def plan_expiration(
     seen: set[str] = set()
     keep_files = reachable_files(lakehouse, kept, seen)
     expired_files = reachable_files(lakehouse, expired, set(seen)) - keep_files
-    doomed = []
+    doomed = iceberg_files_to_delete(
+        lakehouse, everything, kept, keep_files | expired_files, now_millis, orphan_grace_millis, storage_options
+    )
     for path in listing:
         if path in keep_files or paths.parse_root_node_path(path) in kept:
             continue
@@ -212,6 +230,87 @@ def plan_expiration(
     roots = [paths.root_node_path(v) for v in expired]
     rest = sorted(set(doomed) - set(roots))
     return ExpirationPlan(latest.version, sorted(kept), expired, roots + rest, listed_at)
+
+
+def table_definitions(lakehouse: Lakehouse, files: Iterable[str]) -> list[TableDef]:
+    """The table definitions among ``files`` (paths the format names)."""
+    found = []
+    for path in sorted(set(files)):
+        kind = paths.parse_format_path(path)
+        if kind is not None and kind.kind == "table":
+            found.append(decode_table_def(lakehouse.storage.read_immutable(path), path))
+    return found
+
+
+def current_definition_files(lakehouse: Lakehouse, versions: Iterable[int]) -> set[str]:
+    """The definition files the keys of ``versions`` name (the newest message of each
+    key, not the older ones a node's buffer may still hold)."""
+    found: set[str] = set()
+    for version in versions:
+        for _, value in lakehouse.snapshot(version).tree.scan(None, None):
+            if value is not None:
+                found.add(value)
+    return found
+
+
+def iceberg_files_to_delete(
+    lakehouse: Lakehouse,
+    listing: Sequence[str],
+    kept: Sequence[int],
+    every_definition: set[str],
+    now_millis: int,
+    orphan_grace_millis: int,
+    storage_options: dict | None,
+) -> list[str]:
+    """E8: the Iceberg files (paths under the root) that expiration deletes, given the
+    ``kept`` versions and ``every_definition`` file any existing version reaches."""
+    owned_default = TABLES_DIRECTORY + "/"
+    if not any(p.startswith(owned_default) for p in listing):
+        tables = table_definitions(lakehouse, every_definition)
+        if not any(t.format_properties.get(METADATA_LOCATION) for t in tables):
+            return []  # no Iceberg table has data here: PyIceberg is not even imported
+    from .iceberg.reach import IcebergReach
+
+    root = lakehouse.storage.root_uri
+    kept_pointers = _metadata_pointers(table_definitions(lakehouse, current_definition_files(lakehouse, kept)))
+    other_pointers = _metadata_pointers(table_definitions(lakehouse, every_definition))
+    reach = IcebergReach(storage_options)
+    kept = reach.reach(location for location, _ in kept_pointers)
+    for location, reason in sorted(kept.missing.items()):
+        raise CorruptFileError(location, f"Iceberg metadata named by a kept version {reason}; no Iceberg file is deleted")
+    locations = {loc: external for loc, external in kept_pointers + other_pointers}
+    owned, foreign = [owned_default], []
+    for metadata_location, external in locations.items():
+        # Also the tables only expired versions name: what they owned goes with them.
+        table_location = _location_of(reach, metadata_location)
+        if table_location is None or not table_location.startswith(root):
+            continue
+        (foreign if external else owned).append(table_location[len(root):].rstrip("/") + "/")
+    live = {f[len(root):] for f in kept.files if f.startswith(root)}
+    doomed = []
+    for path in listing:
+        if path in live or is_expirable_file(path):
+            continue
+        if not any(path.startswith(p) for p in owned) or any(path.startswith(p) for p in foreign):
+            continue
+        modified = lakehouse.storage.modified_millis(path)
+        if modified is not None and now_millis - modified >= orphan_grace_millis:
+            doomed.append(path)
+    return doomed
+
+
+def _metadata_pointers(tables: Iterable[TableDef]) -> list[tuple[str, bool]]:
+    """(metadata location, is EXTERNAL) of the Iceberg tables among ``tables``."""
+    return [
+        (t.format_properties[METADATA_LOCATION], t.table_type == "EXTERNAL")
+        for t in tables
+        if t.format_properties.get(METADATA_LOCATION)
+    ]
+
+
+def _location_of(reach: "IcebergReach", metadata_location: str) -> str | None:
+    found = reach.reach([metadata_location])
+    return next(iter(found.table_locations), None)
 
 
 # ---------------------------------------------------------------------------

@@ -6,8 +6,10 @@ next one. The versions themselves (discovery, the hint, snapshots, history) are
 
 Commit protocol. A transaction that began at version v:
 
-  C1. writes every new definition file and non-root node file (unique names, plain
-      writes: nothing refers to them until C2 succeeds);
+  C1. writes every new definition file still referenced by a write, the files staged
+      with it (its *companions*: a table's new Iceberg metadata file, SPEC 8 C0), and
+      every non-root node file (unique names, plain writes: nothing refers to them until
+      C2 succeeds); a rolled back transaction writes none of them;
   C2. exclusively creates root v+1 (``previous_root`` = root v). Exactly one of several
       racing writers succeeds; that instant is the commit point;
   C3. overwrites ``_latest_hint.txt`` with v+1, best effort (it is only a hint);
@@ -146,6 +148,8 @@ class Transaction:
         self.read_only = read_only
         self.writes: dict[str, str | None] = {}
         self.files: dict[str, bytes] = {}
+        #: Companion files by the definition file they belong to (C1).
+        self.companions: dict[str, dict[str, bytes]] = {}
         self._unwritten: dict[str, bytes] = {}  # C1 files not written yet
         self.reads = _ReadSet()
         self.guards = _ReadSet()
@@ -228,8 +232,11 @@ class Transaction:
         return sorted(items.items())
 
     def read_file(self, path: str) -> bytes:
-        """A definition file: staged by this transaction, or an immutable stored one."""
+        """A definition file or a companion: staged by this transaction, or an immutable
+        stored one."""
         staged = self.files.get(path)
+        if staged is None:
+            staged = next((files[path] for files in self.companions.values() if path in files), None)
         return staged if staged is not None else self.lakehouse.storage.read_immutable(path)
 
     # -- writes ----------------------------------------------------------------------
@@ -251,10 +258,14 @@ class Transaction:
         self._check_writable()
         self.writes[key] = None
 
-    def stage_file(self, path: str, data: bytes) -> None:
-        """A new definition file to write at commit, before the root (C1)."""
+    def stage_file(self, path: str, data: bytes, *, companion_of: str | None = None) -> None:
+        """A new definition file to write at commit, before the root (C1); with
+        ``companion_of``, a file written exactly when that definition file is."""
         self._check_writable()
-        self.files[path] = data
+        if companion_of is None:
+            self.files[path] = data
+        else:
+            self.companions.setdefault(companion_of, {})[path] = data
 
     def update_lakehouse_def(self, update: Callable[[LakehouseDef], LakehouseDef]) -> None:
         """Change the lakehouse definition in this commit; re-applied on every rebase."""
@@ -266,6 +277,7 @@ class Transaction:
     def rollback(self) -> None:
         self.writes.clear()
         self.files.clear()
+        self.companions.clear()
         self.lakehouse_def_update = None
         self.closed = True
 
@@ -281,6 +293,8 @@ class Transaction:
         # C1: the definition files still referenced, written by the first attempt once
         # the tree has been read, so that a corrupt tree gets no file at all
         self._unwritten = {p: d for p, d in self.files.items() if p in referenced}
+        for owner in referenced & self.companions.keys():
+            self._unwritten.update(self.companions[owner])
         self._written: list[str] = []  # definition files written, for C5
         try:
             return self._commit_attempts()

@@ -29,6 +29,12 @@ What is checked (``rule`` of the problems in brackets):
             readers cannot find (a gap above the probed latest), exported snapshots that
             point at missing roots, and the latest-version hint (warnings only: it is a
             hint).
+  [SPEC 8]  (with ``data=True``) every table of a deeply checked version whose definition
+            names an Iceberg metadata file: the file exists and parses, and the
+            definition's columns mirror its current schema (field ids, names, types,
+            nullability, comments; iceberg.schema S1); then every file that metadata
+            reaches (iceberg.reach R1: manifest lists, manifests, data, delete and
+            statistics files) exists.
   [missing] a file that a reachable file points at does not exist.
   [orphan]  (warning) a format file that no root reaches, or a ``.tl-*`` temp file: left
             by a lost commit race or a crashed writer, removed by version expiration.
@@ -101,6 +107,7 @@ R_DEFINITION = "SPEC 5"
 R_MAJOR = "SPEC 5 major_version"
 R_HISTORY = "SPEC 7"
 R_CATALOG = "K3"
+R_ICEBERG = "SPEC 8"
 R_MISSING = "missing"
 R_ORPHAN = "orphan"
 #: Every rule a problem can name.
@@ -182,11 +189,14 @@ def verify(
     *,
     all_versions: bool = False,
     storage_options: dict | None = None,
+    data: bool = False,
 ) -> VerifyReport:
     """Check the lakehouse at a location (a root URI, a Storage, a Lakehouse or a
-    LakehouseCatalog) and return every problem found. Reads only; never writes."""
+    LakehouseCatalog) and return every problem found. Reads only; never writes. With
+    ``data``, also the tables' Iceberg metadata and every file it reaches (SPEC 8)."""
     storage = _storage_of(location_or_lakehouse, storage_options)
-    return _Verifier(storage, all_versions).run()
+    options = getattr(location_or_lakehouse, "storage_options", None) or storage_options
+    return _Verifier(storage, all_versions, data, options).run()
 
 
 def _storage_of(target: Any, storage_options: dict | None) -> Storage:
@@ -606,7 +616,13 @@ class _Ctx:
 
 
 class _Verifier:
-    def __init__(self, storage: Storage, all_versions: bool) -> None:
+    def __init__(
+        self, storage: Storage, all_versions: bool, data: bool = False, storage_options: dict | None = None
+    ) -> None:
+        self.data = data
+        self.storage_options = storage_options
+        self._iceberg: Any = None  # iceberg.reach.IcebergReach, made when first needed
+        self._tables_checked: set[str] = set()
         self.storage = storage
         self.all_versions = all_versions
         self.report = VerifyReport(storage.root_uri, all_versions)
@@ -679,6 +695,8 @@ class _Verifier:
                 state = new_state
                 if state is not None:
                     violations = self._check_catalog(version, state, codec, violations)
+                    if self.data:
+                        self._check_tables(state, codec)
                 previous_checked = version
         self.add(chain_problems(versions, infos))
         self._check_orphans(listing)
@@ -1005,6 +1023,53 @@ class _Verifier:
             return out
 
         return scan(root, 0)
+
+    # -- SPEC 8: the tables' Iceberg metadata and data ----------------------------------------
+
+    def _check_tables(self, state: dict[str, str], codec: keyfmt.KeyCodec | None) -> None:
+        """SPEC 8 for every table of one version's ``state`` (key -> definition path)."""
+        for key, path in sorted(state.items()):
+            if path in self._tables_checked or codec is None:
+                continue
+            self._tables_checked.add(path)
+            try:
+                if codec.decode(key).kind != "table":
+                    continue
+                definition = decode_table_def(self._read_definition(path), path)
+                columns = from_proto_columns(definition.schema.columns)
+            except (Error, ValueError):
+                continue  # reported as SPEC 3 or SPEC 5 where the key or file is checked
+            location = definition.format_properties.get(paths.METADATA_LOCATION)
+            if location:
+                self._check_table(path, location, columns)
+
+    def _check_table(self, path: str, location: str, columns: list) -> None:
+        from .iceberg.reach import IcebergReach
+        from .iceberg.schema import mirror_disagreement
+
+        if self._iceberg is None:
+            self._iceberg = IcebergReach(self.storage_options)
+        try:
+            metadata = self._iceberg.metadata(location)
+        except FileNotFoundError:
+            self.problem(path, R_MISSING, f"the Iceberg metadata file {location} it names does not exist")
+            return
+        except (OSError, ValueError) as e:
+            self.problem(path, R_ICEBERG, f"the Iceberg metadata file {location} it names cannot be read: {e}")
+            return
+        disagreement = mirror_disagreement(columns, metadata.schema())
+        if disagreement is not None:
+            self.problem(path, R_ICEBERG, f"the definition does not mirror {location}: {disagreement}")
+        reached = self._iceberg.reach([location])
+        for where, reason in sorted(reached.missing.items()):
+            self.problem(path, R_ICEBERG, f"{where} {reason}")
+        root = self.storage.root_uri
+        for file in sorted(reached.files):
+            present = (
+                self._file_exists(file[len(root):]) if file.startswith(root) else self._iceberg.exists(file)
+            )
+            if not present:
+                self.problem(path, R_MISSING, f"{file}, which its Iceberg metadata {location} reaches, does not exist")
 
     # -- orphans ---------------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ The oracle is a plain list of rows kept beside the table: what was written, by v
 from __future__ import annotations
 
 import multiprocessing
-from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -31,6 +31,7 @@ from pyiceberg.types import DoubleType, IntegerType, LongType, NestedField, Stri
 import trinitylake_dbapi
 from trinitylake_dbapi.errors import ReadOnlyError
 from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
+from trinitylake_dbapi.iceberg.io import file_io_properties
 
 IMPL = "trinitylake_dbapi.iceberg.catalog.TrinityLakeCatalog"
 ORDERS = pa.schema([pa.field("id", pa.int64(), nullable=False), ("region", pa.string()), ("amount", pa.float64())])
@@ -45,8 +46,24 @@ def rows_of(table: pa.Table) -> list[tuple]:
 
 
 @pytest.fixture
-def catalog(tmp_path: Path) -> TrinityLakeCatalog:
-    return load_catalog("lake", **{"py-catalog-impl": IMPL, "uri": str(tmp_path / "lake"), "create": "true"})
+def catalog(storage_location: Any) -> TrinityLakeCatalog:
+    """A catalog on each backend (local, memory, S3 on moto), loaded as PyIceberg users
+    load catalogs; the object-store settings travel as PyIceberg's FileIO properties."""
+    properties = file_io_properties(storage_location.storage_options)
+    return load_catalog(
+        "lake", **{"py-catalog-impl": IMPL, "uri": storage_location.root_uri, "create": "true", **properties}
+    )
+
+
+def connect_to(catalog: TrinityLakeCatalog, **kwargs: Any) -> Any:
+    """A DB-API connection to the catalog's lakehouse."""
+    lakehouse = catalog.lakehouse
+    return trinitylake_dbapi.connect(lakehouse.storage.root_uri, storage_options=lakehouse.storage_options or None, **kwargs)
+
+
+def reopen(catalog: TrinityLakeCatalog, name: str = "other") -> TrinityLakeCatalog:
+    """Another catalog on the same lakehouse, as another process would open it."""
+    return TrinityLakeCatalog(name, **{k: v for k, v in catalog.properties.items() if k != "create"})
 
 
 def test_load_catalog_needs_a_uri() -> None:
@@ -139,7 +156,7 @@ def test_data_round_trip_with_schema_evolution(catalog: TrinityLakeCatalog) -> N
     assert sorted(eu["id"].to_pylist()) == sorted(r["id"] for r in expected if r["region"] == "eu")
     assert arrow_schema.field("id").type == pa.int64()
     # the definition mirrors the Iceberg schema: field ids, names, types, comments
-    with trinitylake_dbapi.connect(catalog.lakehouse.storage.root_uri) as conn:
+    with connect_to(catalog) as conn:
         cur = conn.cursor()
         cur.execute("DESCRIBE TABLE default.orders")
         assert cur.fetchall() == [
@@ -174,16 +191,18 @@ def test_table_reads_its_declared_columns_before_any_write(catalog: TrinityLakeC
     assert catalog.load_table("default.legacy").scan().to_arrow().to_pylist() == [{"a": 1, "b": "x"}]
 
 
-def _append_worker(args: tuple[str, str, int, int]) -> int:
-    uri, table_name, worker, count = args
-    table = TrinityLakeCatalog("lake", uri=uri).load_table(table_name)
+def _append_worker(args: tuple[dict, str, int, int]) -> int:
+    properties, table_name, worker, count = args
+    table = TrinityLakeCatalog("lake", **properties).load_table(table_name)
     for i in range(count):
         table.append(orders((worker * 1000 + i, f"w{worker}", float(i))))
     return worker
 
 
-def test_four_processes_append_to_one_table_and_to_four(catalog: TrinityLakeCatalog) -> None:
-    uri = catalog.lakehouse.storage.root_uri
+def test_four_processes_append_to_one_table_and_to_four(catalog: TrinityLakeCatalog, storage_location: Any) -> None:
+    if storage_location.backend == "memory":
+        pytest.skip("a memory:// lakehouse lives in one process")
+    uri = {k: v for k, v in catalog.properties.items() if k != "create"}
     catalog.create_table("default.shared", ORDERS)
     for w in range(4):
         catalog.create_table(f"default.own{w}", ORDERS)
@@ -199,7 +218,7 @@ def test_four_processes_append_to_one_table_and_to_four(catalog: TrinityLakeCata
         assert sorted(catalog.load_table(f"default.own{w}").scan().to_arrow()["id"].to_pylist()) == [w * 1000 + i for i in range(count)]
 
 
-def test_a_lakehouse_transaction_is_one_version_or_none(catalog: TrinityLakeCatalog, tmp_path: Path) -> None:
+def test_a_lakehouse_transaction_is_one_version_or_none(catalog: TrinityLakeCatalog) -> None:
     a = catalog.create_table("default.a", ORDERS)
     b = catalog.create_table("default.b", ORDERS)
     start = catalog.lakehouse.latest_version()
@@ -213,7 +232,7 @@ def test_a_lakehouse_transaction_is_one_version_or_none(catalog: TrinityLakeCata
     assert rows_of(catalog.load_table("default.b").scan().to_arrow()) == [(2, "us", 2.0)]
 
     # Another process commits an incompatible change (an overwrite) to b meanwhile.
-    other = TrinityLakeCatalog("other", uri=catalog.lakehouse.storage.root_uri)
+    other = reopen(catalog)
     before = catalog.lakehouse.latest_version()
     with pytest.raises(CommitFailedException):
         with catalog.lakehouse_transaction():
@@ -253,7 +272,7 @@ def test_every_version_reads_back_and_rollback_moves_both_tables(catalog: Trinit
         with pytest.raises(ReadOnlyError):
             old.load_table("default.a").append(orders((99, "x", 0.0)))
     target = sorted(oracle)[4]
-    with trinitylake_dbapi.connect(catalog.lakehouse.storage.root_uri, autocommit=True) as conn:
+    with connect_to(catalog, autocommit=True) as conn:
         conn.cursor().execute(f"ROLLBACK TO VERSION {target}")
     assert rows_of(catalog.load_table("default.a").scan().to_arrow()) == oracle[target][0]
     assert rows_of(catalog.load_table("default.b").scan().to_arrow()) == oracle[target][1]
@@ -281,3 +300,21 @@ def test_append_filter_scan_matches_pyarrow(catalog: TrinityLakeCatalog) -> None
     got = table.scan(row_filter="amount >= 20 and region = 'eu'").to_arrow()
     mask = pc.and_(pc.greater_equal(data["amount"], 20), pc.equal(data["region"], "eu"))
     assert rows_of(got) == rows_of(data.filter(mask))
+
+
+def test_files_stay_for_older_versions_after_purge_and_delete_after_commit(catalog: TrinityLakeCatalog) -> None:
+    """P8: time travel still reads what purge_table and PyIceberg's
+    delete-after-commit would have deleted."""
+    table = catalog.create_table(
+        "default.t", ORDERS, properties={"write.metadata.delete-after-commit.enabled": "true",
+                                         "write.metadata.previous-versions-max": "1"}
+    )
+    table.append(orders((1, "eu", 1.0)))
+    first = catalog.lakehouse.latest_version()
+    table.append(orders((2, "eu", 2.0)))
+    table.append(orders((3, "eu", 3.0)))
+    assert rows_of(catalog.at_version(first).load_table("default.t").scan().to_arrow()) == [(1, "eu", 1.0)]
+    last = catalog.lakehouse.latest_version()
+    catalog.purge_table("default.t")
+    assert not catalog.table_exists("default.t")
+    assert len(catalog.at_version(last).load_table("default.t").scan().to_arrow()) == 3

@@ -230,6 +230,10 @@ def new_table_def_path(namespace: str, table: str) -> str:
     )
 
 
+#: The format property naming an Iceberg table's current metadata file, and the one it
+#: replaced (SPEC 8; the keys of the format's reference implementation).
+METADATA_LOCATION = "metadata_location"
+PREVIOUS_METADATA_LOCATION = "previous_metadata_location"
 #: Where managed tables' files go, under the warehouse location (SPEC 8).
 TABLES_DIRECTORY = "tables"
 

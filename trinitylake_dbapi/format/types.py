@@ -863,14 +863,16 @@ def from_proto_columns(columns: Iterable[Column], cache: ColumnCache | None = No
 #
 # Rules (I1-I3), for a table whose data is an Apache Iceberg table (format version 2):
 #
-#   I1 Every SPEC 5 type but ``timetz`` has an Iceberg type that holds every one of its
-#      values: its *carrier*, below. Where the carrier is wider than the SPEC type
-#      (int2 in int, char(n) and varchar(n) in string, binary(n) in binary, a time or
-#      timestamp of precision p < 6 in microseconds), the definition keeps the SPEC type
-#      (what SQL, SHOW CREATE TABLE and the dialect show) and the Iceberg schema the
-#      carrier; nothing enforces the narrower bound on data written by other engines.
-#   I2 Refused for an Iceberg table, naming the column: ``timetz`` (Iceberg has no time
-#      with a zone) and precisions above 6 (nanoseconds need Iceberg format version 3).
+#   I1 Every SPEC 5 type has an Iceberg type that holds every one of its values: its
+#      *carrier*, below. Where the carrier is wider than the SPEC type (int2 in int,
+#      char(n) and varchar(n) in string, binary(n) in binary, a time or timestamp of
+#      precision p < 6 in microseconds, timetz as ISO 8601 text with its offset, e.g.
+#      "12:30:00+02:00", since Iceberg has no time with a zone), the definition keeps
+#      the SPEC type (what SQL, SHOW CREATE TABLE and the dialect show) and the Iceberg
+#      schema the carrier; nothing enforces the narrower type on data written by other
+#      engines.
+#   I2 Refused for an Iceberg table, naming the column: time and timestamp precisions
+#      above 6 (nanoseconds need Iceberg format version 3).
 #   I3 An Iceberg type read back becomes the SPEC type it carries: int -> int4,
 #      long -> int8, float -> float4, double -> float8, string -> varchar,
 #      binary -> binary, fixed[n] -> fixed(n), uuid -> fixed(16), time/timestamp/
@@ -881,14 +883,14 @@ def from_proto_columns(columns: Iterable[Column], cache: ColumnCache | None = No
 #      no SPEC 5 counterpart (variant, geometry, unknown, ...) are refused, naming the
 #      column.
 
-#: SPEC 5 kind of a primitive -> its Iceberg carrier (I1); ``None`` where refused (I2).
+#: SPEC 5 kind of a primitive -> its Iceberg carrier (I1).
 #: ``{p}``, ``{s}`` and ``{n}`` are the type's precision, scale and length.
-ICEBERG_CARRIERS: Mapping[str, str | None] = MappingProxyType(
+ICEBERG_CARRIERS: Mapping[str, str] = MappingProxyType(
     {
         "boolean": "boolean", "int2": "int", "int4": "int", "int8": "long",
         "decimal": "decimal({p}, {s})", "float4": "float", "float8": "double",
         "char": "string", "varchar": "string", "date": "date", "time": "time",
-        "timetz": None, "timestamp": "timestamp", "timestamptz": "timestamptz",
+        "timetz": "string", "timestamp": "timestamp", "timestamptz": "timestamptz",
         "fixed": "fixed[{n}]", "binary": "binary",
     }
 )  # fmt: skip
@@ -914,11 +916,9 @@ _ICEBERG_FIXED = re.compile(r"fixed\[\s*(\d+)\s*\]")
 def iceberg_type(t: TypeSpec, *, column: str) -> str:
     """The Iceberg type (its text in the Iceberg spec) that carries the primitive ``t``
     (rule I1); InvalidDefinitionError naming the column where none does (I2)."""
-    carrier = ICEBERG_CARRIERS.get(t.kind)
     if t.kind in NESTED_KINDS:
         raise ValueError(f"{t.kind} is nested: map its fields one by one")
-    if carrier is None:
-        raise _fail(column, f"type {_describe(t)!r} has no Iceberg type (Iceberg has no time with a time zone)")
+    carrier = ICEBERG_CARRIERS[t.kind]
     if t.kind in _TIME_KINDS and t.precision is not None and t.precision > ICEBERG_TIME_PRECISION:
         raise _fail(
             column,

@@ -28,6 +28,13 @@ Rules:
      every table as of that version and refuses every change (ReadOnlyError).
   P6 Namespaces have one level; a multi-level identifier is refused naming it. The
      format has no views: none are listed, and the rest raise NotImplementedError.
+  P7 SQL DDL changes the definition through the catalog API first (its checks, its
+     column ids); ``follow_definition`` then brings the Iceberg metadata to agree, in the
+     same lakehouse transaction. Iceberg's own rules still hold: no NOT NULL column
+     appears on a table that holds data, no partition or sort column is dropped.
+  P8 Files belong to lakehouse versions: nothing here deletes an Iceberg file that a
+     version may name (``purge_table`` drops; PyIceberg's delete-after-commit of old
+     metadata files is off); version expiration reclaims them (maintenance E8).
 """
 
 from __future__ import annotations
@@ -52,10 +59,9 @@ from pyiceberg.exceptions import (
 from pyiceberg.io import FileIO
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC, PartitionSpec
 from pyiceberg.schema import Schema
-from pyiceberg.serializers import FromInputFile, ToOutputFile
 from pyiceberg.table import CommitTableResponse, Table
 from pyiceberg.table.locations import load_location_provider
-from pyiceberg.table.metadata import TableMetadata, TableMetadataV2, new_table_metadata
+from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
 from pyiceberg.table.update import (
     AddSnapshotUpdate,
@@ -68,7 +74,7 @@ from pyiceberg.table.update import (
 from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 from pyiceberg.view import View
 
-from ..catalog import Catalog, LakehouseCatalog, TableInfo
+from ..catalog import Catalog, LakehouseCatalog
 from ..errors import (
     ObjectExistsError,
     ObjectNotEmptyError,
@@ -77,21 +83,18 @@ from ..errors import (
     SerializationError,
 )
 from ..format import paths
-from ..format.types import ColumnSpec
+from ..format.paths import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
 from .io import DurableFileIO, file_io_properties, storage_options_from_properties
-from .schema import columns_from_schema, schema_from_columns
+from .schema import columns_from_schema
+from .tables import ICEBERG, TableStates, metadata_version
 
 __all__ = [
     "TrinityLakeCatalog",
     "CatalogScope",
     "METADATA_LOCATION",
     "PREVIOUS_METADATA_LOCATION",
-    "ICEBERG",
 ]
 
-METADATA_LOCATION = "metadata_location"
-PREVIOUS_METADATA_LOCATION = "previous_metadata_location"
-ICEBERG = "ICEBERG"
 #: Commits of one table tried before giving up under constant contention (P3).
 MAX_COMMIT_ATTEMPTS = 32
 _T = TypeVar("_T")
@@ -177,6 +180,8 @@ class TrinityLakeCatalog(MetastoreCatalog):
     def __init__(self, name: str, **properties: str) -> None:
         lakehouse: LakehouseCatalog | None = properties.pop("lakehouse", None)  # type: ignore[assignment]
         scope: CatalogScope | None = properties.pop("scope", None)  # type: ignore[assignment]
+        bound_read_only = bool(properties.pop("read_only", False))
+        tables: TableStates | None = properties.pop("tables", None)  # type: ignore[assignment]
         super().__init__(name, **properties)
         if lakehouse is None:
             uri = properties.get("uri")
@@ -192,18 +197,30 @@ class TrinityLakeCatalog(MetastoreCatalog):
         pinned = None if version is None else _resolve_version(lakehouse, version)
         self._own = _OwnScope(lakehouse, pinned)
         self._scope: CatalogScope = scope if scope is not None else self._own
-        self.read_only = pinned is not None
-        io_properties = {**file_io_properties(getattr(lakehouse.storage, "storage_options", None)), **self.properties}
+        self.read_only = pinned is not None or bound_read_only
+        io_properties = {**file_io_properties(lakehouse.storage_options), **self.properties}
         io_properties.pop("py-catalog-impl", None)
         self._io = DurableFileIO(io_properties)
-        self._metadata_cache: dict[str, TableMetadata] = {}
-        self._cache_lock = threading.Lock()
+        #: The tables' Iceberg states (shared with the SQL layer of a bound connection).
+        self.tables = tables if tables is not None else TableStates(
+            lakehouse.storage.root_uri, self.properties.get("warehouse"), lambda: self._io
+        )
 
     @classmethod
-    def bound(cls, name: str, lakehouse: LakehouseCatalog, scope: CatalogScope, **properties: str) -> "TrinityLakeCatalog":
+    def bound(
+        cls,
+        name: str,
+        lakehouse: LakehouseCatalog,
+        scope: CatalogScope,
+        *,
+        read_only: bool = False,
+        tables: TableStates | None = None,
+        **properties: str,
+    ) -> "TrinityLakeCatalog":
         """A catalog over an open lakehouse whose reads and writes run in ``scope``
-        (a DB-API connection's transaction: P4)."""
-        return cls(name, lakehouse=lakehouse, scope=scope, **properties)  # type: ignore[arg-type]
+        (a DB-API connection's transaction: P4); ``read_only`` for a connection at a
+        fixed version; ``tables``: the connection's table states, shared with SQL."""
+        return cls(name, lakehouse=lakehouse, scope=scope, read_only=read_only, tables=tables, **properties)  # type: ignore[arg-type]
 
     # -- transactions (P3-P5) ---------------------------------------------------------------
 
@@ -304,55 +321,11 @@ class TrinityLakeCatalog(MetastoreCatalog):
             )
         return parts[0], parts[1]
 
-    def _metadata(self, location: str) -> TableMetadata:
-        """The metadata file at ``location`` (immutable: parsed once)."""
-        with self._cache_lock:
-            found = self._metadata_cache.get(location)
-        if found is None:
-            found = FromInputFile.table_metadata(self._io.new_input(location))
-            with self._cache_lock:
-                if len(self._metadata_cache) > 1024:
-                    self._metadata_cache.clear()
-                self._metadata_cache[location] = found
-        return found
-
-    def _state(self, txn: Catalog, namespace: str, name: str) -> tuple[TableInfo, TableMetadata, str | None]:
-        """The table's definition, Iceberg metadata and its location (None: P1's
-        implicit empty table) as ``txn`` reads them."""
-        info = txn.describe_table(namespace, name)
-        location = info.format_properties.get(METADATA_LOCATION)
-        if location is not None:
-            return info, self._metadata(location), location
-        return info, self._implicit_metadata(info), None
-
-    def _implicit_metadata(self, info: TableInfo) -> TableMetadata:
-        """P1: the empty Iceberg table of a definition without metadata; its uuid and
-        location are derived from the definition file, so every reader sees the same."""
-        table_uuid = uuid.uuid5(uuid.NAMESPACE_URL, info.definition_path)
-        location = info.location or paths.new_table_location(self._warehouse(), info.namespace, info.name)
-        if info.location is None:
-            location = f"{location.rsplit('-', 1)[0]}-{table_uuid.hex}"
-        schema = schema_from_columns(info.columns)
-        return TableMetadataV2(
-            location=location,
-            table_uuid=table_uuid,
-            last_updated_ms=0,
-            last_column_id=max([schema.highest_field_id, int(info.all_properties.get("trinitylake.last-column-id", "0"))]),
-            schemas=[schema],
-            current_schema_id=schema.schema_id,
-            partition_specs=[UNPARTITIONED_PARTITION_SPEC],
-            default_spec_id=UNPARTITIONED_PARTITION_SPEC.spec_id,
-            last_partition_id=UNPARTITIONED_PARTITION_SPEC.last_assigned_field_id,
-            properties=dict(info.properties, **({"comment": info.comment} if info.comment else {})),
-            sort_orders=[UNSORTED_SORT_ORDER],
-            default_sort_order_id=UNSORTED_SORT_ORDER.order_id,
-        )
-
-    def _warehouse(self) -> str:
-        configured = self.properties.get("warehouse")
-        if configured:
-            return configured
-        return self.lakehouse.storage.root_uri
+    def _stage_metadata(self, metadata: TableMetadata, location: str) -> dict[str, bytes]:
+        """Make every file this catalog's FileIO wrote durable (io F1), then stage the
+        new metadata file (tables.TableStates.stage)."""
+        self._io.sync_written()
+        return self.tables.stage(metadata, location)
 
     def _table(self, namespace: str, name: str, metadata: TableMetadata, location: str | None) -> Table:
         return Table(
@@ -366,7 +339,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
     def load_table(self, identifier: str | Identifier) -> Table:
         namespace, name = self._names(identifier)
         try:
-            _, metadata, location = self._read(lambda txn: self._state(txn, namespace, name))
+            _, metadata, location = self._read(lambda txn: self.tables.state(txn, namespace, name))
         except ObjectNotFoundError as e:
             raise NoSuchTableError(str(e)) from e
         return self._table(namespace, name, metadata, location)
@@ -393,22 +366,14 @@ class TrinityLakeCatalog(MetastoreCatalog):
                 raise TableAlreadyExistsError(f"table {namespace}.{name} already exists")
             if not txn.namespace_exists(namespace):
                 raise NoSuchNamespaceError(f"namespace {namespace!r} does not exist")
-            self._write_metadata_file(metadata, metadata_location)
-            self._create_definition(txn, namespace, name, metadata, metadata_location, external=False)
+            files = self._stage_metadata(metadata, metadata_location)
+            self._create_definition(txn, namespace, name, metadata, metadata_location, external=False, files=files)
 
         self._write(create)
         return self._table(namespace, name, metadata, metadata_location)
 
     def _get_default_warehouse_location(self, database_name: str, table_name: str) -> str:
-        return paths.new_table_location(self._warehouse(), database_name, table_name)
-
-    def _write_metadata_file(self, metadata: TableMetadata, location: str) -> None:
-        """Write a metadata file and make it, and every file written before it through
-        this catalog's FileIO, durable (P2, io F1)."""
-        ToOutputFile.table_metadata(metadata, self._io.new_output(location))
-        self._io.sync_written()
-        with self._cache_lock:
-            self._metadata_cache[location] = metadata
+        return paths.new_table_location(self.tables.warehouse, database_name, table_name)
 
     @staticmethod
     def _create_definition(
@@ -419,38 +384,37 @@ class TrinityLakeCatalog(MetastoreCatalog):
         metadata_location: str,
         *,
         external: bool,
-        declared: dict[str, ColumnSpec] | None = None,
-        primary_key: tuple[str, ...] = (),
+        files: dict[str, bytes],
     ) -> None:
         props = dict(metadata.properties)
         comment = props.pop("comment", None)
         txn.create_table(
             namespace,
             name,
-            columns_from_schema(metadata.schema(), declared=declared),
-            primary_key=primary_key,
+            columns_from_schema(metadata.schema()),
             comment=comment,
             properties=props,
             table_format=ICEBERG,
             table_type="EXTERNAL" if external else None,
             format_properties={METADATA_LOCATION: metadata_location},
+            files=files,
         )
 
     def register_table(self, identifier: str | Identifier, metadata_location: str) -> Table:
         """Add an existing Iceberg table by its metadata file, without copying: EXTERNAL,
         so expiration never deletes its files (SPEC 8)."""
         namespace, name = self._names(identifier)
-        metadata = self._metadata(metadata_location)
 
-        def register(txn: Catalog) -> None:
+        def register(txn: Catalog) -> Table:
+            metadata = self.tables.metadata(txn, metadata_location)
             if txn.table_exists(namespace, name):
                 raise TableAlreadyExistsError(f"table {namespace}.{name} already exists")
             if not txn.namespace_exists(namespace):
                 raise NoSuchNamespaceError(f"namespace {namespace!r} does not exist")
-            self._create_definition(txn, namespace, name, metadata, metadata_location, external=True)
+            self._create_definition(txn, namespace, name, metadata, metadata_location, external=True, files={})
+            return self._table(namespace, name, metadata, metadata_location)
 
-        self._write(register)
-        return self._table(namespace, name, metadata, metadata_location)
+        return self._write(register)
 
     def drop_table(self, identifier: str | Identifier) -> None:
         namespace, name = self._names(identifier)
@@ -509,7 +473,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
         io: DurableFileIO,
     ) -> CommitTableResponse:
         try:
-            info, current, current_location = self._state(txn, namespace, name)
+            info, current, current_location = self.tables.state(txn, namespace, name)
         except ObjectNotFoundError:
             return self._commit_create(txn, namespace, name, requirements, updates)
         try:
@@ -523,10 +487,10 @@ class TrinityLakeCatalog(MetastoreCatalog):
         updated = update_table_metadata(current, updates, metadata_location=current_location)
         if current_location is not None and updated == current:
             return CommitTableResponse(metadata=current, metadata_location=current_location)
-        version = 0 if current_location is None else self._parse_metadata_version(current_location) + 1
+        version = 0 if current_location is None else metadata_version(current_location) + 1
         provider = load_location_provider(updated.location, updated.properties)
         new_location = provider.new_table_metadata_file_location(version)
-        self._write_metadata_file(updated, new_location)
+        files = self._stage_metadata(updated, new_location)
         props = dict(updated.properties)
         pointers = {METADATA_LOCATION: new_location}
         if current_location is not None:
@@ -538,6 +502,8 @@ class TrinityLakeCatalog(MetastoreCatalog):
             format_properties=pointers,
             properties=props,
             expected_definition=info.definition_path,
+            last_column_id=updated.last_column_id,
+            files=files,
         )
         return CommitTableResponse(metadata=updated, metadata_location=new_location)
 
@@ -557,9 +523,23 @@ class TrinityLakeCatalog(MetastoreCatalog):
         location = provider.new_table_metadata_file_location(0)
         if not txn.namespace_exists(namespace):
             raise NoSuchNamespaceError(f"namespace {namespace!r} does not exist")
-        self._write_metadata_file(metadata, location)
-        self._create_definition(txn, namespace, name, metadata, location, external=False)
+        files = self._stage_metadata(metadata, location)
+        self._create_definition(txn, namespace, name, metadata, location, external=False, files=files)
         return CommitTableResponse(metadata=metadata, metadata_location=location)
+
+    # -- SQL DDL: the Iceberg metadata follows the definition (P7) -------------------------------
+
+    # -- files belong to versions (P8) ------------------------------------------------------------
+
+    def purge_table(self, identifier: str | Identifier) -> None:
+        """Drop the table. Its files are not deleted here: older lakehouse versions
+        still read them (time travel, rollback); version expiration deletes them once
+        no kept version reaches them (P8)."""
+        self.drop_table(identifier)
+
+    def _delete_old_metadata(self, io: FileIO, base: TableMetadata, metadata: TableMetadata) -> None:
+        """PyIceberg's ``write.metadata.delete-after-commit.enabled`` would delete
+        metadata files that older lakehouse versions name: a no-op here (P8)."""
 
     # -- views (P6) ------------------------------------------------------------------------------
 
@@ -579,8 +559,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
         raise NotImplementedError("a TrinityLake lakehouse has no views")
 
     def close(self) -> None:
-        with self._cache_lock:
-            self._metadata_cache.clear()
+        self.tables.clear()
 
 
 def _resolve_version(lakehouse: LakehouseCatalog, spec: str) -> int:

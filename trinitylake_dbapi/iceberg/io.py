@@ -40,6 +40,10 @@ _S3_OPTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+#: Schemes PyArrow's own file systems serve (PyIceberg's choice for them is kept).
+_PYARROW_SCHEMES = frozenset({"", "file", "s3", "s3a", "s3n", "oss", "hdfs", "viewfs", "gs", "gcs", "abfs", "abfss"})
+
+
 def file_io_properties(storage_options: Mapping[str, Any] | None) -> dict[str, str]:
     """PyIceberg properties reaching the storage that ``storage_options`` (s3fs's
     options, as given to :func:`trinitylake_dbapi.connect`) reach, with this FileIO."""
@@ -104,6 +108,17 @@ class DurableFileIO(PyArrowFileIO):
         self._unsynced: set[str] = set()
         #: Directories (path, inode) whose entry in their parent was made durable.
         self._named_durably: set[tuple[str, int]] = set()
+
+    def _initialize_fs(self, scheme: str, netloc: str | None = None) -> Any:
+        """PyArrow's file system for the schemes it has; fsspec's for the others that
+        a lakehouse can live on (``memory``, and any other fsspec protocol), so an
+        Iceberg table can sit wherever its lakehouse does."""
+        if scheme in _PYARROW_SCHEMES:
+            return super()._initialize_fs(scheme, netloc)
+        import fsspec
+        from pyarrow.fs import FSSpecHandler, PyFileSystem
+
+        return PyFileSystem(FSSpecHandler(fsspec.filesystem(scheme)))
 
     def new_output(self, location: str) -> PyArrowFile:
         plain = super().new_output(location)

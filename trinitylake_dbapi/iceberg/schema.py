@@ -33,7 +33,7 @@ from ..format.types import (
     type_from_iceberg,
 )
 
-__all__ = ["schema_from_columns", "columns_from_schema", "iceberg_field_type"]
+__all__ = ["schema_from_columns", "columns_from_schema", "iceberg_field_type", "mirror_disagreement"]
 
 _PRIMITIVE = TypeAdapter(IcebergType)
 
@@ -172,3 +172,26 @@ def _type(t: IcebergType, path: str, declared: TypeSpec | None, by_id: dict[int,
             value=_column(value, f"{path}.value", _child_hint(value.field_id, "value", declared, by_id), by_id),
         )
     raise TypeError(f"unexpected Iceberg type {t!r} at {path}")
+
+
+def mirror_disagreement(columns: Sequence[ColumnSpec], schema: Schema) -> str | None:
+    """How a definition's ``columns`` fail to mirror the Iceberg ``schema`` (rule S1),
+    in words naming the first column that differs; None when they agree."""
+    try:
+        mirrored = columns_from_schema(schema, previous=columns)
+    except Exception as e:  # noqa: BLE001 - an Iceberg type SPEC 5 cannot hold
+        return str(e)
+    if len(mirrored) != len(columns):
+        return (
+            f"the definition has {len(columns)} columns, the Iceberg schema {len(mirrored)} "
+            f"({', '.join(c.name for c in columns)} vs {', '.join(c.name for c in mirrored)})"
+        )
+    for mine, theirs in zip(columns, mirrored):
+        if mine != theirs:
+            return (
+                f"column {mine.name!r} (id {mine.id}, {mine.type}, "
+                f"{'NULL' if mine.nullable else 'NOT NULL'}) differs from Iceberg field "
+                f"{theirs.name!r} (id {theirs.id}, carrying {theirs.type}, "
+                f"{'optional' if theirs.nullable else 'required'})"
+            )
+    return None

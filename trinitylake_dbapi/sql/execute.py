@@ -74,6 +74,10 @@ class Session(Protocol):
         """Called before a statement that commits on its own (ROLLBACK TO VERSION, EXPORT
         SNAPSHOT, EXPIRE VERSIONS); refuses while the transaction has uncommitted writes."""
 
+    def table_states(self) -> Any:
+        """The Iceberg states of the lakehouse's tables
+        (:class:`trinitylake_dbapi.iceberg.tables.TableStates`), made when first needed."""
+
 
 @dataclass
 class Result:
@@ -345,6 +349,12 @@ def _describe_namespace(s: d.DescribeNamespace, session: Session) -> Result:
     return _rows((("property", "varchar"), ("value", "varchar")), rows)
 
 
+def _table_changed(session: Session, namespace: str, name: str) -> None:
+    """After DDL on a table through the catalog, its Iceberg metadata follows the new
+    definition in the same transaction (iceberg.catalog P7)."""
+    session.table_states().follow_definition(session.transaction(), namespace, name)
+
+
 @_handles(d.CreateTable)
 def _create_table(s: d.CreateTable, session: Session) -> Result:
     namespace, name = _table_name(session, s.this)
@@ -357,11 +367,13 @@ def _create_table(s: d.CreateTable, session: Session) -> Result:
         comment = properties.pop("comment")
     location = _string(s.args.get("location"), "the location", null=True)
     using = s.args.get("using")
-    session.transaction().create_table(
+    created = session.transaction().create_table(
         namespace, name, columns, primary_key=key, comment=comment, properties=properties,
         location=location, table_format=using.this if using is not None else "ICEBERG",
         if_not_exists=bool(s.args.get("exists")),
     )  # fmt: skip
+    if created:
+        _table_changed(session, namespace, name)
     return _NONE
 
 
@@ -372,6 +384,7 @@ def _add_columns(s: d.AddColumns, session: Session) -> Result:
     if key:
         raise NotSupportedError("ADD COLUMN cannot change the primary key")
     session.transaction().add_columns(namespace, name, columns)
+    _table_changed(session, namespace, name)
     return _NONE
 
 
@@ -379,6 +392,7 @@ def _add_columns(s: d.AddColumns, session: Session) -> Result:
 def _drop_column(s: d.DropColumn, session: Session) -> Result:
     namespace, name = _table_name(session, s.this)
     session.transaction().drop_column(namespace, name, s.args["column"].this)
+    _table_changed(session, namespace, name)
     return _NONE
 
 
@@ -386,6 +400,7 @@ def _drop_column(s: d.DropColumn, session: Session) -> Result:
 def _rename_column(s: d.RenameColumn, session: Session) -> Result:
     namespace, name = _table_name(session, s.this)
     session.transaction().rename_column(namespace, name, s.args["old"].this, s.args["new"].this)
+    _table_changed(session, namespace, name)
     return _NONE
 
 
@@ -412,6 +427,7 @@ def _set_table_properties(s: d.SetTableProperties, session: Session) -> Result:
         catalog.set_table_properties(namespace, name, props)
     if comment is not None:
         catalog.set_table_comment(namespace, name, comment)
+    _table_changed(session, namespace, name)
     return _NONE
 
 
@@ -430,6 +446,7 @@ def _unset_table_properties(s: d.UnsetTableProperties, session: Session) -> Resu
         catalog.unset_table_properties(namespace, name, keys, if_exists=exists)
     if unset_comment:
         catalog.set_table_comment(namespace, name, None)
+    _table_changed(session, namespace, name)
     return _NONE
 
 
@@ -442,6 +459,7 @@ def _alter_column(s: d.AlterColumn, session: Session) -> Result:
     if "comment" in s.args and s.args["comment"] is not None:
         kwargs["comment"] = _string(s.args["comment"], "the comment", null=True)
     session.transaction().alter_column(namespace, name, s.args["column"].this, **kwargs)
+    _table_changed(session, namespace, name)
     return _NONE
 
 
@@ -460,10 +478,13 @@ def _comment_on(s: d.CommentOn, session: Session) -> Result:
     if kind == "NAMESPACE":
         catalog.alter_namespace(_namespace_name(s.this), comment=comment)
     elif kind == "TABLE":
-        catalog.set_table_comment(*_table_name(session, s.this), comment)
+        namespace, name = _table_name(session, s.this)
+        catalog.set_table_comment(namespace, name, comment)
+        _table_changed(session, namespace, name)
     else:
         namespace, name = _table_name(session, s.this)
         catalog.alter_column(namespace, name, s.args["column"].this, comment=comment)
+        _table_changed(session, namespace, name)
     return _NONE
 
 

@@ -1,0 +1,47 @@
+"""Worker functions for the Iceberg crash tests (run in processes forked by the zygote).
+
+Importing this module imports PyIceberg's writer, so forked children start warm.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pyarrow as pa
+import pyiceberg.io.pyarrow  # noqa: F401 - warm import for the zygote's children
+import pyiceberg.table  # noqa: F401
+
+from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
+
+SCHEMA = pa.schema([("id", pa.int64()), ("worker", pa.int32())])
+
+
+def appender(location: str, table: str, worker: int, log_path: str, deadline: float) -> None:
+    """Append batches of 3 rows with ids unique to this worker until ``deadline``; after
+    each append returns, log its ids (one JSON line, fsynced): an acknowledged append."""
+    catalog = TrinityLakeCatalog("crash", uri=location)
+    target = catalog.load_table(table)
+    with open(log_path, "a", encoding="utf-8") as log:
+        n = 0
+        while time.time() < deadline:
+            ids = [worker * 1_000_000 + n * 3 + k for k in range(3)]
+            target.append(pa.table({"id": pa.array(ids, pa.int64()), "worker": pa.array([worker] * 3, pa.int32())}))
+            log.write(json.dumps(ids) + "\n")
+            log.flush()
+            os.fsync(log.fileno())
+            n += 1
+
+
+def read_ids(path: str) -> list[int]:
+    """Every id an append log acknowledges (a torn last line is ignored)."""
+    out: list[int] = []
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    out += json.loads(line)
+                except ValueError:
+                    continue
+    return out

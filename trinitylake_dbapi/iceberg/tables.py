@@ -1,0 +1,283 @@
+"""The Iceberg state of the lakehouse's tables, as a catalog transaction sees it.
+
+Shared by the PyIceberg catalog (:mod:`.catalog`) and SQL DDL, and kept light: it loads
+PyIceberg's table model but neither its catalog nor its PyArrow FileIO (about 1.4 s of
+imports), so a process that only runs DDL does not pay for the data path.
+
+Rules (the P rules are :mod:`.catalog`'s):
+
+  M1 A table's metadata is the file its definition names (P1), read through the
+     transaction when it lies under the lakehouse root (a file staged by the same
+     transaction included), else through the catalog's FileIO. Metadata files are
+     immutable: each is parsed once per instance.
+  M2 A new metadata file under the root is staged with the definition that names it
+     (transaction C1: written at commit, with the definition, and never by a
+     transaction that fails or is rolled back); one elsewhere is written at once.
+  M3 A managed table whose definition names no metadata reads as the empty Iceberg
+     table of its declared columns (field ids = column ids), with a uuid and location
+     derived from its definition file, so every reader sees the same (P1).
+  M4 After DDL through the catalog API, the metadata follows the definition (P7): the
+     same schema and identifier fields, the same properties and comment, in a new
+     metadata file named in the same transaction; Iceberg's rules still hold.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from io import BytesIO
+from typing import Any, Callable
+
+from pyiceberg.io import OutputFile
+from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
+from pyiceberg.schema import Schema, index_by_id
+from pyiceberg.serializers import Compressor, FromByteStream, FromInputFile, ToOutputFile
+from pyiceberg.table.locations import load_location_provider
+from pyiceberg.table.metadata import TableMetadata, TableMetadataV2
+from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
+from pyiceberg.table.update import (
+    AddSchemaUpdate,
+    RemovePropertiesUpdate,
+    SetCurrentSchemaUpdate,
+    SetPropertiesUpdate,
+    TableUpdate,
+    update_table_metadata,
+)
+
+from ..catalog import LAST_COLUMN_ID, MANAGED, Catalog, TableInfo
+from ..errors import InvalidDefinitionError
+from ..format import paths
+from ..format.paths import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
+from .schema import schema_from_columns
+
+__all__ = ["ICEBERG", "TableStates", "metadata_bytes", "metadata_version"]
+
+ICEBERG = "ICEBERG"
+_CACHE_ENTRIES = 1024
+
+
+class TableStates:
+    """Reads and stages tables' Iceberg metadata for one lakehouse (rules M1-M4).
+
+    ``root_uri``: the lakehouse root; ``warehouse``: where new tables go (default the
+    root); ``file_io``: makes the FileIO for metadata outside the root (asked only then).
+    """
+
+    def __init__(self, root_uri: str, warehouse: str | None, file_io: Callable[[], Any]) -> None:
+        self.root_uri = root_uri
+        self.warehouse = warehouse or root_uri
+        self._file_io = file_io
+        self._lock = threading.Lock()
+        self._cache: dict[str, TableMetadata] = {}
+
+    def clear(self) -> None:
+        with self._lock:
+            self._cache.clear()
+
+    def relative(self, location: str) -> str | None:
+        """``location`` as a path under the lakehouse root, or None if it is elsewhere."""
+        if location.startswith(self.root_uri) and len(location) > len(self.root_uri):
+            return location[len(self.root_uri):]
+        return None
+
+    def remember(self, location: str, metadata: TableMetadata) -> None:
+        with self._lock:
+            if len(self._cache) > _CACHE_ENTRIES:
+                self._cache.clear()
+            self._cache[location] = metadata
+
+    def metadata(self, txn: Catalog, location: str) -> TableMetadata:
+        """The metadata file at ``location`` as ``txn`` sees it (M1)."""
+        with self._lock:
+            found = self._cache.get(location)
+        if found is None:
+            relative = self.relative(location)
+            if relative is None:
+                found = FromInputFile.table_metadata(self._file_io().new_input(location))
+            else:
+                found = FromByteStream.table_metadata(
+                    BytesIO(txn.read_file(relative)), compression=Compressor.get_compressor(location)
+                )
+            self.remember(location, found)
+        return found
+
+    def stage(self, metadata: TableMetadata, location: str) -> dict[str, bytes]:
+        """M2: the files to stage with the definition naming ``location`` (empty when
+        it lies outside the root: then it is written now)."""
+        self.remember(location, metadata)
+        relative = self.relative(location)
+        if relative is None:
+            io = self._file_io()
+            ToOutputFile.table_metadata(metadata, io.new_output(location))
+            sync = getattr(io, "sync_written", None)
+            if sync is not None:
+                sync()
+            return {}
+        return {relative: metadata_bytes(metadata, location)}
+
+    def state(self, txn: Catalog, namespace: str, name: str) -> tuple[TableInfo, TableMetadata, str | None]:
+        """The table's definition, Iceberg metadata and its location (None: M3's
+        implicit empty table) as ``txn`` reads them."""
+        info = txn.describe_table(namespace, name)
+        location = info.format_properties.get(METADATA_LOCATION)
+        if location is not None:
+            return info, self.metadata(txn, location), location
+        return info, self.implicit(info), None
+
+    def implicit(self, info: TableInfo) -> TableMetadata:
+        """M3: the empty Iceberg table of a definition that names no metadata."""
+        table_uuid = uuid.uuid5(uuid.NAMESPACE_URL, info.definition_path)
+        location = info.location
+        if location is None:
+            location = paths.new_table_location(self.warehouse, info.namespace, info.name)
+            location = f"{location.rsplit('-', 1)[0]}-{table_uuid.hex}"
+        schema = target_schema(info, 0)
+        return TableMetadataV2(
+            location=location,
+            table_uuid=table_uuid,
+            last_updated_ms=0,
+            last_column_id=max(schema.highest_field_id, int(info.all_properties.get(LAST_COLUMN_ID, "0"))),
+            schemas=[schema],
+            current_schema_id=schema.schema_id,
+            partition_specs=[UNPARTITIONED_PARTITION_SPEC],
+            default_spec_id=UNPARTITIONED_PARTITION_SPEC.spec_id,
+            last_partition_id=UNPARTITIONED_PARTITION_SPEC.last_assigned_field_id,
+            properties=_properties_of(info),
+            sort_orders=[UNSORTED_SORT_ORDER],
+            default_sort_order_id=UNSORTED_SORT_ORDER.order_id,
+        )
+
+    def follow_definition(self, txn: Catalog, namespace: str, name: str) -> None:
+        """M4: make a managed Iceberg table's metadata agree with its definition after a
+        change made through the catalog API in ``txn``: a new metadata file (the first,
+        for a table that had none), named by a new definition in ``txn``."""
+        info = txn.describe_table(namespace, name)
+        if info.table_format.upper() != ICEBERG or info.table_type != MANAGED:
+            return
+        location = info.format_properties.get(METADATA_LOCATION)
+        if location is None:
+            updated = self.implicit(info).model_copy(update={"last_updated_ms": int(time.time() * 1000)})
+            version = 0
+        else:
+            current = self.metadata(txn, location)
+            updates = updates_towards(current, info)
+            if not updates:
+                return
+            updated = update_table_metadata(current, updates, metadata_location=location)
+            version = metadata_version(location) + 1
+        new_location = load_location_provider(updated.location, updated.properties).new_table_metadata_file_location(
+            version
+        )
+        files = self.stage(updated, new_location)
+        pointers = {METADATA_LOCATION: new_location}
+        if location is not None:
+            pointers[PREVIOUS_METADATA_LOCATION] = location
+        txn.set_table_format(
+            namespace,
+            name,
+            columns=info.columns,
+            format_properties=pointers,
+            expected_definition=info.definition_path,
+            last_column_id=updated.last_column_id,
+            files=files,
+        )
+
+
+def _properties_of(info: TableInfo) -> dict[str, str]:
+    """The Iceberg table properties a definition says: its properties and its comment."""
+    return dict(info.properties, **({"comment": info.comment} if info.comment is not None else {}))
+
+
+def metadata_version(location: str) -> int:
+    """The version number a metadata file's name starts with (``00003-<uuid>...``), -1
+    when it has none: the next file is numbered one higher."""
+    name = location.rsplit("/", 1)[-1]
+    head = name.split("-", 1)[0]
+    return int(head) if head.isdigit() else -1
+
+
+def target_schema(info: TableInfo, schema_id: int) -> Schema:
+    """The Iceberg schema a definition says (M4): its columns, and its primary key as
+    identifier fields when Iceberg can take them (required primitives)."""
+    schema = schema_from_columns(info.columns, schema_id=schema_id)
+    by_name = {c.name: c for c in info.columns}
+    key = [by_name[n] for n in info.primary_key if n in by_name]
+    if key and all(not c.nullable and c.type.kind not in ("struct", "map", "list") for c in key):
+        schema = Schema(*schema.fields, schema_id=schema_id, identifier_field_ids=[c.id for c in key])
+    return schema
+
+
+def updates_towards(current: TableMetadata, info: TableInfo) -> tuple[TableUpdate, ...]:
+    """The Iceberg updates that bring ``current`` to what the definition ``info`` says;
+    InvalidDefinitionError naming the table and column where Iceberg's data would not
+    agree: a new NOT NULL column, or a column made NOT NULL, on a table with data;
+    dropping a column the partition spec or sort order uses."""
+    table = f"{info.namespace!r}.{info.name!r}"
+    updates: list[TableUpdate] = []
+    old = current.schema()
+    target = target_schema(info, old.schema_id)
+    if target.fields != old.fields or target.identifier_field_ids != old.identifier_field_ids:
+        has_data = current.current_snapshot() is not None
+        old_by_id = index_by_id(old)
+        new_by_id = index_by_id(target)
+        for field_id, field in new_by_id.items():
+            before = old_by_id.get(field_id)
+            if has_data and field.required and (before is None or not before.required):
+                raise InvalidDefinitionError(
+                    f"table {table} holds data: column {field.name!r} cannot be NOT NULL there "
+                    "(rows without a value may exist)"
+                )
+        used = {f.source_id for spec in current.partition_specs for f in spec.fields}
+        used |= {f.source_id for f in current.sort_order().fields}
+        for field_id in sorted(used):
+            if field_id in old_by_id and field_id not in new_by_id:
+                raise InvalidDefinitionError(
+                    f"column {old_by_id[field_id].name!r} of table {table} is used by its "
+                    "partitioning or sort order and cannot be dropped"
+                )
+        schema_id = max(s.schema_id for s in current.schemas) + 1
+        updates += [AddSchemaUpdate(schema=target_schema(info, schema_id)), SetCurrentSchemaUpdate(schema_id=-1)]
+    properties = _properties_of(info)
+    removed = [k for k in current.properties if k not in properties]
+    changed = {k: v for k, v in properties.items() if current.properties.get(k) != v}
+    if changed:
+        updates.append(SetPropertiesUpdate(updates=changed))
+    if removed:
+        updates.append(RemovePropertiesUpdate(removals=removed))
+    return tuple(updates)
+
+
+class _Captured(OutputFile):
+    """An OutputFile that keeps what is written to it, for PyIceberg's serializers."""
+
+    def __init__(self, location: str) -> None:
+        super().__init__(location)
+        self.data = b""
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def exists(self) -> bool:
+        return False
+
+    def to_input_file(self) -> Any:
+        raise NotImplementedError("an in-memory capture has no input file")
+
+    def create(self, overwrite: bool = False) -> Any:
+        capture = self
+
+        class _Stream(BytesIO):
+            def close(self) -> None:
+                capture.data = self.getvalue()
+                super().close()
+
+        return _Stream()
+
+
+def metadata_bytes(metadata: TableMetadata, location: str) -> bytes:
+    """The bytes of a metadata file as PyIceberg writes it at ``location`` (its name
+    chooses the compression), for the lakehouse's own storage to write."""
+    capture = _Captured(location)
+    ToOutputFile.table_metadata(metadata, capture)
+    return capture.data
