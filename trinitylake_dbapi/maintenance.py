@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from .errors import CorruptFileError, InvalidLocationError, ObjectExistsError
 from .format import paths
@@ -56,9 +56,6 @@ from .format.paths import METADATA_LOCATION, TABLES_DIRECTORY
 from .storage import Storage, is_reserved_name
 from .tree import Tree
 from .lakehouse import EXPIRED_ROOT_DELETE_DELAY_S, Lakehouse
-
-if TYPE_CHECKING:
-    from .iceberg.reach import IcebergReach
 
 #: Files written by a commit become reachable within seconds; an hour is generous.
 DEFAULT_ORPHAN_GRACE_MILLIS = 3_600_000
@@ -242,15 +239,51 @@ def table_definitions(lakehouse: Lakehouse, files: Iterable[str]) -> list[TableD
     return found
 
 
-def current_definition_files(lakehouse: Lakehouse, versions: Iterable[int]) -> set[str]:
-    """The definition files the keys of ``versions`` name (the newest message of each
-    key, not the older ones a node's buffer may still hold)."""
+def current_definition_files(
+    lakehouse: Lakehouse, versions: Iterable[int], lo: str | None = None, hi: str | None = None
+) -> set[str]:
+    """The definition files the keys in [lo, hi) of ``versions`` name (the newest
+    message of each key, not the older ones a node's buffer may still hold: E8)."""
     found: set[str] = set()
     for version in versions:
-        for _, value in lakehouse.snapshot(version).tree.scan(None, None):
+        for _, value in lakehouse.snapshot(version).tree.scan(lo, hi) or ():
             if value is not None:
                 found.add(value)
     return found
+
+
+def metadata_pointers(tables: Iterable[TableDef]) -> list[tuple[str, bool]]:
+    """(metadata location, is EXTERNAL) of the Iceberg tables among ``tables``."""
+    return [
+        (t.format_properties[METADATA_LOCATION], t.table_type == "EXTERNAL")
+        for t in tables
+        if t.format_properties.get(METADATA_LOCATION)
+    ]
+
+
+@dataclass(frozen=True)
+class TableLocations:
+    """E8's prefixes under the root: where Iceberg files may be deleted (``owned``) and
+    where never (``foreign``, EXTERNAL tables' locations)."""
+
+    owned: tuple[str, ...]
+    foreign: tuple[str, ...]
+
+    @classmethod
+    def of(cls, root_uri: str, tables: Iterable[tuple[str, bool]]) -> "TableLocations":
+        """From (table location, is EXTERNAL) pairs, every version's tables (the tables
+        only expired versions name included: what they owned goes with them)."""
+        owned, foreign = {TABLES_DIRECTORY + "/"}, set()
+        for location, external in tables:
+            if location.startswith(root_uri):
+                (foreign if external else owned).add(location[len(root_uri):].rstrip("/") + "/")
+        return cls(tuple(sorted(owned)), tuple(sorted(foreign)))
+
+    def holds(self, path: str) -> bool:
+        """True if expiration may delete ``path`` when nothing kept reaches it (E8)."""
+        if is_expirable_file(path) or any(path.startswith(p) for p in self.foreign):
+            return False
+        return any(path.startswith(p) for p in self.owned)
 
 
 def iceberg_files_to_delete(
@@ -264,53 +297,27 @@ def iceberg_files_to_delete(
 ) -> list[str]:
     """E8: the Iceberg files (paths under the root) that expiration deletes, given the
     ``kept`` versions and ``every_definition`` file any existing version reaches."""
-    owned_default = TABLES_DIRECTORY + "/"
-    if not any(p.startswith(owned_default) for p in listing):
-        tables = table_definitions(lakehouse, every_definition)
-        if not any(t.format_properties.get(METADATA_LOCATION) for t in tables):
-            return []  # no Iceberg table has data here: PyIceberg is not even imported
+    pointers = metadata_pointers(table_definitions(lakehouse, every_definition))
+    if not pointers and not any(p.startswith(TABLES_DIRECTORY + "/") for p in listing):
+        return []  # no Iceberg table has data here: PyIceberg is not even imported
     from .iceberg.reach import IcebergReach
 
     root = lakehouse.storage.root_uri
-    kept_pointers = _metadata_pointers(table_definitions(lakehouse, current_definition_files(lakehouse, kept)))
-    other_pointers = _metadata_pointers(table_definitions(lakehouse, every_definition))
+    kept_pointers = metadata_pointers(table_definitions(lakehouse, current_definition_files(lakehouse, kept)))
     reach = IcebergReach(storage_options)
-    kept = reach.reach(location for location, _ in kept_pointers)
-    for location, reason in sorted(kept.missing.items()):
+    live_files = reach.reach(location for location, _ in kept_pointers)
+    for location, reason in sorted(live_files.missing.items()):
         raise CorruptFileError(location, f"Iceberg metadata named by a kept version {reason}; no Iceberg file is deleted")
-    locations = {loc: external for loc, external in kept_pointers + other_pointers}
-    owned, foreign = [owned_default], []
-    for metadata_location, external in locations.items():
-        # Also the tables only expired versions name: what they owned goes with them.
-        table_location = _location_of(reach, metadata_location)
-        if table_location is None or not table_location.startswith(root):
-            continue
-        (foreign if external else owned).append(table_location[len(root):].rstrip("/") + "/")
-    live = {f[len(root):] for f in kept.files if f.startswith(root)}
+    locations = TableLocations.of(root, reach.table_locations(pointers))
+    live = {f[len(root):] for f in live_files.files if f.startswith(root)}
     doomed = []
     for path in listing:
-        if path in live or is_expirable_file(path):
-            continue
-        if not any(path.startswith(p) for p in owned) or any(path.startswith(p) for p in foreign):
+        if path in live or not locations.holds(path):
             continue
         modified = lakehouse.storage.modified_millis(path)
         if modified is not None and now_millis - modified >= orphan_grace_millis:
             doomed.append(path)
     return doomed
-
-
-def _metadata_pointers(tables: Iterable[TableDef]) -> list[tuple[str, bool]]:
-    """(metadata location, is EXTERNAL) of the Iceberg tables among ``tables``."""
-    return [
-        (t.format_properties[METADATA_LOCATION], t.table_type == "EXTERNAL")
-        for t in tables
-        if t.format_properties.get(METADATA_LOCATION)
-    ]
-
-
-def _location_of(reach: "IcebergReach", metadata_location: str) -> str | None:
-    found = reach.reach([metadata_location])
-    return next(iter(found.table_locations), None)
 
 
 # ---------------------------------------------------------------------------

@@ -49,6 +49,7 @@ class IcebergReach:
         self._of_metadata: dict[str, tuple[frozenset[str], str]] = {}
         self._of_manifest_list: dict[str, frozenset[str]] = {}
         self._of_manifest: dict[str, frozenset[str]] = {}
+        self._locations: dict[str, str] = {}
 
     def reach(self, metadata_locations: Iterable[str]) -> Reached:
         """Everything the metadata files at ``metadata_locations`` reach (R1, R3)."""
@@ -65,6 +66,23 @@ class IcebergReach:
             reached.files |= files
             reached.table_locations.add(table_location)
         return reached
+
+    def table_locations(self, pointers: Iterable[tuple[str, bool]]) -> list[tuple[str, bool]]:
+        """(table location, flag) for each (metadata location, flag) whose metadata
+        can be read (the ``location`` it records); unreadable ones are left out."""
+        out = []
+        for metadata_location, flag in pointers:
+            with self._lock:
+                location = self._locations.get(metadata_location)
+            if location is None:
+                try:
+                    location = self.metadata(metadata_location).location
+                except (OSError, ValueError):
+                    continue
+                with self._lock:
+                    self._locations[metadata_location] = location
+            out.append((location, flag))
+        return out
 
     def metadata(self, location: str) -> TableMetadata:
         """The parsed metadata file at ``location``; FileNotFoundError or OSError when

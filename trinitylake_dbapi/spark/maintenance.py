@@ -2,7 +2,7 @@
 (``verify`` is in :mod:`.verification`).
 
 Each operation computes exactly what the local code computes
-(:mod:`trinitylake_dbapi.maintenance`: the same rules E1-E7, the same version
+(:mod:`trinitylake_dbapi.maintenance`: the same rules E1-E8, the same version
 classification function, the same reachability), with the work split so that no list
 of file paths ever has to fit in the driver:
 
@@ -223,6 +223,68 @@ def _doomed(location: rt.Location, now: int, grace: int) -> Callable[[Iterable[A
     return run
 
 
+def _kept_metadata(location: rt.Location) -> Callable[[Iterable[Any]], Iterator[tuple[str]]]:
+    """E8 on executors: the metadata locations the current table definitions of
+    (version, lo, hi) key ranges of kept versions name."""
+
+    def run(rows: Iterable[Any]) -> Iterator[tuple[str]]:
+        lakehouse = rt.catalog(location).lakehouse
+        for version, lo, hi in rows:
+            files = local.current_definition_files(lakehouse, [version], lo, hi)
+            for metadata_location, _ in local.metadata_pointers(local.table_definitions(lakehouse, files)):
+                yield (metadata_location,)
+
+    return run
+
+
+def _pointers(location: rt.Location) -> Callable[[Iterable[Any]], Iterator[tuple[str, bool]]]:
+    """E8 on executors: (metadata location, is EXTERNAL) of table definition files."""
+
+    def run(rows: Iterable[Any]) -> Iterator[tuple[str, bool]]:
+        lakehouse = rt.catalog(location).lakehouse
+        yield from local.metadata_pointers(local.table_definitions(lakehouse, (row[0] for row in rows)))
+
+    return run
+
+
+def _table_locations(location: rt.Location) -> Callable[[Iterable[Any]], Iterator[tuple[str, bool]]]:
+    def run(rows: Iterable[Any]) -> Iterator[tuple[str, bool]]:
+        from ..iceberg.reach import IcebergReach
+
+        yield from IcebergReach(location.storage_options).table_locations((row[0], row[1]) for row in rows)
+
+    return run
+
+
+def _live_files(location: rt.Location) -> Callable[[Iterable[Any]], Iterator[tuple]]:
+    """E8 on executors: the files under the root that kept metadata files reach
+    (iceberg.reach R1), or an error row for one that cannot be read."""
+
+    def run(rows: Iterable[Any]) -> Iterator[tuple]:
+        from ..iceberg.reach import IcebergReach
+
+        reached = IcebergReach(location.storage_options).reach(row[0] for row in rows)
+        for where, reason in sorted(reached.missing.items()):
+            error = CorruptFileError(where, f"Iceberg metadata named by a kept version {reason}; no Iceberg file is deleted")
+            yield (*_error_row(where, error), 0)
+        for file in reached.files:
+            if file.startswith(location.uri):
+                yield file[len(location.uri):], "file", None, 0
+
+    return run
+
+
+def _list_owned(location: rt.Location, owned: local.TableLocations) -> Callable[[Iterable[str]], Iterator[tuple[str]]]:
+    def run(prefixes: Iterable[str]) -> Iterator[tuple[str]]:
+        store = rt.storage(location)
+        for listed in rt.thread_map(store.list, prefixes):
+            for path in listed:
+                if owned.holds(path):
+                    yield (path,)
+
+    return run
+
+
 def _delete_files(location: rt.Location) -> Callable[[Iterable[Any]], None]:
     def run(rows: Iterable[Any]) -> None:
         store = rt.storage(location)
@@ -291,6 +353,35 @@ class _Job:
         listed = self.frame(prefixes.mapPartitions(_list_prefixes(self.location)), _PATH)
         top = self.spark.createDataFrame([(p,) for p in top_level if local.is_expirable_file(p)], _PATH)
         return listed.union(top).localCheckpoint(eager=True)
+
+    def iceberg_candidates(self, lakehouse: Lakehouse, kept: list[int], reached: DataFrame) -> DataFrame:
+        """E8 (``maintenance.iceberg_files_to_delete``, split over executors): the
+        Iceberg files under lakehouse-owned table locations that no kept version's
+        metadata reaches, as (path, expired=False) rows for ``_doomed``'s age check."""
+        self.progress.step("finding the tables' Iceberg files no kept version reaches")
+        ranges = []
+        for version in kept:
+            pivots = list(lakehouse.snapshot(version).tree.root.keys)
+            bounds = [None, *pivots, None]
+            ranges += [(version, lo, hi) for lo, hi in zip(bounds, bounds[1:])]
+        parts = max(1, min(len(ranges), self.parallelism * 4))
+        kept_metadata = self.frame(
+            self.sc.parallelize(ranges, parts).mapPartitions(_kept_metadata(self.location)), _PATH
+        ).distinct()
+        # Table definition files (the executors check each name exactly, paths rule P1).
+        table_defs = reached.filter(F.col("path").contains("-table-") & F.col("path").endswith(".binpb"))
+        table_defs = table_defs.select("path").distinct()
+        pointers = table_defs.rdd.mapPartitions(_pointers(self.location)).distinct()
+        tables = pointers.mapPartitions(_table_locations(self.location)).distinct().collect()
+        owned = local.TableLocations.of(self.location.uri, [(row[0], row[1]) for row in tables])
+        live = self.frame(kept_metadata.rdd.mapPartitions(_live_files(self.location)), _REACH)
+        live = live.localCheckpoint(eager=True)
+        _check_errors(live)
+        prefixes = self.sc.parallelize(list(owned.owned), max(1, len(owned.owned)))
+        listed = self.frame(prefixes.mapPartitions(_list_owned(self.location, owned)), _PATH)
+        return listed.join(live.select("path"), "path", "left_anti").select(
+            "path", F.lit(False).alias("expired")
+        )
 
     def reach(self, version_sets: list[list[int]], order: int, label: str = "") -> DataFrame:
         """Every file the roots of each set of versions reach (as
@@ -404,7 +495,7 @@ def expire_versions(
 ) -> SparkExpireResult:
     """Expire old versions and delete every file no kept version reaches, on Spark.
 
-    The same decision as ``LakehouseCatalog.expire_versions`` (rules E1-E7 of
+    The same decision as ``LakehouseCatalog.expire_versions`` (rules E1-E8 of
     :mod:`trinitylake_dbapi.maintenance`): a version expires when it is older than
     ``older_than`` (a datetime, or milliseconds since the epoch; default: its maximum
     age from the lakehouse definition), unless it is among the newest
@@ -448,6 +539,7 @@ def expire_versions(
         candidates = listing.join(keep_files, "path", "left_anti").join(
             expired_files.withColumn("expired", F.lit(True)), "path", "left"
         ).select("path", F.coalesce(F.col("expired"), F.lit(False)).alias("expired"))
+        candidates = candidates.union(job.iceberg_candidates(lakehouse, kept, reached))
         doomed = job.frame(candidates.rdd.mapPartitions(_doomed(loc, now, grace)), _DOOMED)
         doomed = doomed.localCheckpoint(eager=True)
         count = doomed.count()
