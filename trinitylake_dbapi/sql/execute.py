@@ -31,7 +31,7 @@ from trinitylake_dbapi.errors import (
     ReadOnlyError,
 )
 from trinitylake_dbapi.format.types import type_to_sql
-from trinitylake_dbapi.sql import dialect as d
+from trinitylake_dbapi.sql import statements as st
 from trinitylake_dbapi.sql.binding import constant
 from trinitylake_dbapi.sql.columns import column_specs, create_table_sql
 from trinitylake_dbapi.sql.control import StatementControl
@@ -260,8 +260,8 @@ def execute(statement: exp.Expr, session: Session) -> Result:
     return handler(statement, session)
 
 
-@_handles(d.CreateNamespace)
-def _create_namespace(s: d.CreateNamespace, session: Session) -> Result:
+@_handles(st.CreateNamespace)
+def _create_namespace(s: st.CreateNamespace, session: Session) -> Result:
     properties = _properties(s.args.get("properties"))
     comment = _string(s.args.get("comment"), "the comment", null=True)
     if comment is None and "comment" in properties:
@@ -273,8 +273,8 @@ def _create_namespace(s: d.CreateNamespace, session: Session) -> Result:
     return _NONE
 
 
-@_handles(d.AlterNamespace)
-def _alter_namespace(s: d.AlterNamespace, session: Session) -> Result:
+@_handles(st.AlterNamespace)
+def _alter_namespace(s: st.AlterNamespace, session: Session) -> Result:
     name = _namespace_name(s.this)
     props = _properties(s.args.get("set_properties"))
     unset = _keys(s.args.get("unset_properties"))
@@ -288,8 +288,8 @@ def _alter_namespace(s: d.AlterNamespace, session: Session) -> Result:
     return _NONE
 
 
-@_handles(d.DropNamespace)
-def _drop_namespace(s: d.DropNamespace, session: Session) -> Result:
+@_handles(st.DropNamespace)
+def _drop_namespace(s: st.DropNamespace, session: Session) -> Result:
     session.transaction().drop_namespace(
         _namespace_name(s.this), cascade=bool(s.args.get("cascade")),
         if_exists=bool(s.args.get("exists")),
@@ -319,8 +319,8 @@ def like_literal(pattern: str) -> str | None:
 _SHOW_NAMESPACES_COLUMNS = (("namespace", "varchar"),)
 
 
-@_handles(d.ShowNamespaces)
-def _show_namespaces(s: d.ShowNamespaces, session: Session) -> Result:
+@_handles(st.ShowNamespaces)
+def _show_namespaces(s: st.ShowNamespaces, session: Session) -> Result:
     pattern = _string(s.args.get("like"), "the LIKE pattern", null=True)
     with _reading(session, s.args.get("version")) as catalog:
         name = None if pattern is None else like_literal(pattern)
@@ -340,8 +340,8 @@ def _namespace_named(catalog: Catalog, name: str) -> list[str] | None:
         return None
 
 
-@_handles(d.DescribeNamespace)
-def _describe_namespace(s: d.DescribeNamespace, session: Session) -> Result:
+@_handles(st.DescribeNamespace)
+def _describe_namespace(s: st.DescribeNamespace, session: Session) -> Result:
     with _reading(session, s.args.get("version")) as catalog:
         info = catalog.describe_namespace(_namespace_name(s.this))
     rows = [("namespace", info.name), ("comment", info.comment)]
@@ -355,8 +355,8 @@ def _table_changed(session: Session, namespace: str, name: str) -> None:
     session.table_states().follow_definition(session.transaction(), namespace, name)
 
 
-@_handles(d.CreateTable)
-def _create_table(s: d.CreateTable, session: Session) -> Result:
+@_handles(st.CreateTable)
+def _create_table(s: st.CreateTable, session: Session) -> Result:
     namespace, name = _table_name(session, s.this)
     columns, key = column_specs(
         s.args.get("columns") or [], [i.this for i in s.args.get("primary_key") or []]
@@ -377,8 +377,8 @@ def _create_table(s: d.CreateTable, session: Session) -> Result:
     return _NONE
 
 
-@_handles(d.AddColumns)
-def _add_columns(s: d.AddColumns, session: Session) -> Result:
+@_handles(st.AddColumns)
+def _add_columns(s: st.AddColumns, session: Session) -> Result:
     namespace, name = _table_name(session, s.this)
     columns, key = column_specs(s.args["columns"])
     if key:
@@ -388,24 +388,24 @@ def _add_columns(s: d.AddColumns, session: Session) -> Result:
     return _NONE
 
 
-@_handles(d.DropColumn)
-def _drop_column(s: d.DropColumn, session: Session) -> Result:
+@_handles(st.DropColumn)
+def _drop_column(s: st.DropColumn, session: Session) -> Result:
     namespace, name = _table_name(session, s.this)
     session.transaction().drop_column(namespace, name, s.args["column"].this)
     _table_changed(session, namespace, name)
     return _NONE
 
 
-@_handles(d.RenameColumn)
-def _rename_column(s: d.RenameColumn, session: Session) -> Result:
+@_handles(st.RenameColumn)
+def _rename_column(s: st.RenameColumn, session: Session) -> Result:
     namespace, name = _table_name(session, s.this)
     session.transaction().rename_column(namespace, name, s.args["old"].this, s.args["new"].this)
     _table_changed(session, namespace, name)
     return _NONE
 
 
-@_handles(d.RenameTable)
-def _rename_table(s: d.RenameTable, session: Session) -> Result:
+@_handles(st.RenameTable)
+def _rename_table(s: st.RenameTable, session: Session) -> Result:
     namespace, name = _table_name(session, s.this)
     target: exp.Table = s.args["to"]
     # An unqualified new name stays in the table's namespace.
@@ -417,8 +417,8 @@ def _rename_table(s: d.RenameTable, session: Session) -> Result:
 # Each statement is atomic: the call that can fail on its input comes first.
 
 
-@_handles(d.SetTableProperties)
-def _set_table_properties(s: d.SetTableProperties, session: Session) -> Result:
+@_handles(st.SetTableProperties)
+def _set_table_properties(s: st.SetTableProperties, session: Session) -> Result:
     namespace, name = _table_name(session, s.this)
     props = _properties(s.args["properties"])
     comment = props.pop("comment", None)
@@ -431,8 +431,8 @@ def _set_table_properties(s: d.SetTableProperties, session: Session) -> Result:
     return _NONE
 
 
-@_handles(d.UnsetTableProperties)
-def _unset_table_properties(s: d.UnsetTableProperties, session: Session) -> Result:
+@_handles(st.UnsetTableProperties)
+def _unset_table_properties(s: st.UnsetTableProperties, session: Session) -> Result:
     namespace, name = _table_name(session, s.this)
     keys = _keys(s.args["keys"])
     exists = bool(s.args.get("exists"))
@@ -450,8 +450,8 @@ def _unset_table_properties(s: d.UnsetTableProperties, session: Session) -> Resu
     return _NONE
 
 
-@_handles(d.AlterColumn)
-def _alter_column(s: d.AlterColumn, session: Session) -> Result:
+@_handles(st.AlterColumn)
+def _alter_column(s: st.AlterColumn, session: Session) -> Result:
     namespace, name = _table_name(session, s.this)
     kwargs: dict[str, Any] = {}
     if s.args.get("nullable") is not None:
@@ -463,15 +463,15 @@ def _alter_column(s: d.AlterColumn, session: Session) -> Result:
     return _NONE
 
 
-@_handles(d.DropTable)
-def _drop_table(s: d.DropTable, session: Session) -> Result:
+@_handles(st.DropTable)
+def _drop_table(s: st.DropTable, session: Session) -> Result:
     namespace, name = _table_name(session, s.this)
     session.transaction().drop_table(namespace, name, if_exists=bool(s.args.get("exists")))
     return _NONE
 
 
-@_handles(d.CommentOn)
-def _comment_on(s: d.CommentOn, session: Session) -> Result:
+@_handles(st.CommentOn)
+def _comment_on(s: st.CommentOn, session: Session) -> Result:
     comment = _string(s.args["comment"], "the comment", null=True)
     catalog = session.transaction()
     kind = s.args["kind"]
@@ -491,8 +491,8 @@ def _comment_on(s: d.CommentOn, session: Session) -> Result:
 _SHOW_TABLES_COLUMNS = (("namespace", "varchar"), ("table_name", "varchar"))
 
 
-@_handles(d.ShowTables)
-def _show_tables(s: d.ShowTables, session: Session) -> Result:
+@_handles(st.ShowTables)
+def _show_tables(s: st.ShowTables, session: Session) -> Result:
     ns_node = s.args.get("namespace")
     namespace = _namespace_name(ns_node) if ns_node is not None else session.current_namespace
     pattern = _string(s.args.get("like"), "the LIKE pattern", null=True)
@@ -523,8 +523,8 @@ _DESCRIBE_COLUMNS = (
 )  # fmt: skip
 
 
-@_handles(d.DescribeTable)
-def _describe_table(s: d.DescribeTable, session: Session) -> Result:
+@_handles(st.DescribeTable)
+def _describe_table(s: st.DescribeTable, session: Session) -> Result:
     with _reading(session, s.args.get("version")) as catalog:
         info = catalog.describe_table(*_table_name(session, s.this))
     return _rows(_DESCRIBE_COLUMNS, _describe_rows(info.columns))
@@ -549,8 +549,8 @@ def _describe_rows(columns: Any) -> list[tuple]:
     return list(rows)
 
 
-@_handles(d.ShowCreateTable)
-def _show_create_table(s: d.ShowCreateTable, session: Session) -> Result:
+@_handles(st.ShowCreateTable)
+def _show_create_table(s: st.ShowCreateTable, session: Session) -> Result:
     with _reading(session, s.args.get("version")) as catalog:
         info = catalog.describe_table(*_table_name(session, s.this))
     return _rows((("create_statement", "varchar"),), [(create_table_sql(info),)])
@@ -562,8 +562,8 @@ _VERSION_COLUMNS = (
 )  # fmt: skip
 
 
-@_handles(d.ShowVersions)
-def _show_versions(s: d.ShowVersions, session: Session) -> Result:
+@_handles(st.ShowVersions)
+def _show_versions(s: st.ShowVersions, session: Session) -> Result:
     """Newest first, read lazily (H3): LIMIT n reads about n roots, not the history."""
     limit = None if s.args.get("limit") is None else _int(s.args["limit"], "SHOW VERSIONS LIMIT")
     if limit is not None and limit < 0:
@@ -578,42 +578,42 @@ def _show_versions(s: d.ShowVersions, session: Session) -> Result:
     return _rows(_VERSION_COLUMNS, rows)
 
 
-@_handles(d.UseNamespace)
-def _use(s: d.UseNamespace, session: Session) -> Result:
+@_handles(st.UseNamespace)
+def _use(s: st.UseNamespace, session: Session) -> Result:
     name = _namespace_name(s.this)
     session.transaction().describe_namespace(name)  # raises if it does not exist
     session.use(name)
     return _NONE
 
 
-@_handles(d.Begin)
-def _begin(s: d.Begin, session: Session) -> Result:
+@_handles(st.Begin)
+def _begin(s: st.Begin, session: Session) -> Result:
     session.begin(s.args.get("isolation"))
     return _NONE
 
 
-@_handles(d.CommitWork)
-def _commit(s: d.CommitWork, session: Session) -> Result:
+@_handles(st.CommitWork)
+def _commit(s: st.CommitWork, session: Session) -> Result:
     session.commit()
     return _NONE
 
 
-@_handles(d.RollbackWork)
-def _rollback(s: d.RollbackWork, session: Session) -> Result:
+@_handles(st.RollbackWork)
+def _rollback(s: st.RollbackWork, session: Session) -> Result:
     session.rollback()
     return _NONE
 
 
-@_handles(d.RollbackToVersion)
-def _rollback_to_version(s: d.RollbackToVersion, session: Session) -> Result:
+@_handles(st.RollbackToVersion)
+def _rollback_to_version(s: st.RollbackToVersion, session: Session) -> Result:
     version = _int(s.this, "ROLLBACK TO VERSION")
     session.before_lakehouse_operation(s.title)
     new_version = session.lakehouse.rollback_to(version)
     return _rows((("version", "int8"),), [(new_version,)])
 
 
-@_handles(d.ExportSnapshot)
-def _export_snapshot(s: d.ExportSnapshot, session: Session) -> Result:
+@_handles(st.ExportSnapshot)
+def _export_snapshot(s: st.ExportSnapshot, session: Session) -> Result:
     name = _string(s.this, "the snapshot name")
     assert name is not None
     version = None if s.args.get("version") is None else _int(s.args["version"], "AS OF VERSION")
@@ -623,8 +623,8 @@ def _export_snapshot(s: d.ExportSnapshot, session: Session) -> Result:
     return _rows((("snapshot", "varchar"), ("version", "int8")), [(name, exported)])
 
 
-@_handles(d.ExpireVersions)
-def _expire_versions(s: d.ExpireVersions, session: Session) -> Result:
+@_handles(st.ExpireVersions)
+def _expire_versions(s: st.ExpireVersions, session: Session) -> Result:
     retain = None if s.args.get("retain") is None else _int(s.args["retain"], "RETAIN LAST")
     if retain is not None and retain < 1:
         raise ProgrammingError(f"RETAIN LAST must be at least 1, not {retain}")

@@ -1,0 +1,802 @@
+"""The parser of TrinityLake SQL: tokens in, one typed statement node out.
+
+A table of handlers (:attr:`TrinityLakeParser.TL_STATEMENTS`, by first word) parses every
+statement into a node of :mod:`.statements`, or hands a query (``SELECT`` / ``WITH``) to
+sqlglot's Spark parser. Nothing ever becomes an ``exp.Command``: a statement outside the
+list raises :class:`~trinitylake_dbapi.errors.NotSupportedError` naming it, and anything
+that does not parse raises :class:`~trinitylake_dbapi.errors.SQLSyntaxError` with the
+line, the column and the offending text (built by :func:`syntax_error`, also used by the
+entry points in :mod:`.dialect` for what fails before or around the parser).
+
+Parameters (``?`` and ``:name``) are ``exp.Placeholder`` nodes that carry their source
+position; :mod:`.binding` replaces them with literals. They are accepted only where a
+value is (comments, property values, patterns, versions, timestamps), never as a name.
+:meth:`TrinityLakeParser.parse_with_markers` also tells whether a statement can hold one.
+
+Type names follow SPEC 5 (see :mod:`.dialect` for the tokenizer's side); a column
+definition may also write ``NOT NULL`` and ``COMMENT`` after the element, key and value
+types of ``list<...>`` and ``map<...>``, as SPEC 5's canonical type text does.
+
+The dialect (:class:`~trinitylake_dbapi.sql.dialect.TrinityLake`) uses this class as its
+``Parser``. It depends on sqlglot parser internals, so sqlglot is pinned to a minor version.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import typing as t
+
+from sqlglot import exp
+from sqlglot.parsers.spark import SparkParser
+from sqlglot.tokens import Token, TokenType
+
+from trinitylake_dbapi.errors import NotSupportedError, SQLSyntaxError
+from trinitylake_dbapi.format.types import canonical_kind
+from trinitylake_dbapi.sql.statements import (
+    SUPPORTED,
+    AddColumns,
+    AlterColumn,
+    AlterNamespace,
+    Begin,
+    CommentOn,
+    CommitWork,
+    CreateNamespace,
+    CreateTable,
+    DescribeNamespace,
+    DescribeTable,
+    DropColumn,
+    DropNamespace,
+    DropTable,
+    ExpireVersions,
+    ExportSnapshot,
+    RenameColumn,
+    RenameTable,
+    RollbackToVersion,
+    RollbackWork,
+    SetTableProperties,
+    ShowCreateTable,
+    ShowNamespaces,
+    ShowTables,
+    ShowVersions,
+    UnsetTableProperties,
+    UseNamespace,
+)
+
+__all__ = ["TrinityLakeParser", "VOCABULARY", "line_col", "syntax_error"]
+
+_NAMESPACE_WORDS = ("NAMESPACE", "SCHEMA", "DATABASE")
+_NAMESPACES_WORDS = ("NAMESPACES", "SCHEMAS", "DATABASES")
+_ISOLATION_LEVELS = {"SNAPSHOT": "SNAPSHOT", "SERIALIZABLE": "SERIALIZABLE"}
+# Words after which a clause is recognised but refused (instead of a syntax error).
+_UNSUPPORTED_TABLE_CLAUSES = {
+    "PARTITIONED": "PARTITIONED BY",
+    "CLUSTERED": "CLUSTERED BY",
+    "STORED": "STORED AS",
+    "OPTIONS": "OPTIONS",
+    "AS": "CREATE TABLE AS SELECT",
+    "ROW": "ROW FORMAT",
+    "SORTED": "SORTED BY",
+    "LIKE": "CREATE TABLE LIKE",
+}
+# Table constraints other than PRIMARY KEY (refused).
+_TABLE_CONSTRAINTS = frozenset(("FOREIGN", "UNIQUE", "CHECK", "INDEX", "KEY"))
+# ALTER TABLE ADD <word> that is not a column.
+_UNSUPPORTED_ADD = ("CONSTRAINT", "PRIMARY", "PARTITION", "FOREIGN", "UNIQUE", "CHECK", "INDEX")
+# Column constraints that exist in other engines but not in the format.
+_ALLOWED_CONSTRAINTS = (
+    exp.NotNullColumnConstraint,
+    exp.CommentColumnConstraint,
+    exp.PrimaryKeyColumnConstraint,
+)
+
+
+class TrinityLakeParser(SparkParser):
+    """sqlglot's Spark parser with TrinityLake SQL's statements (see the module docstring)."""
+
+    # CAST fails on a bad value (Spark's is a TRY_CAST); TRY_CAST stays available.
+    STRICT_CAST = True
+
+    VERSION_PHRASES = {
+        ("FOR", "SYSTEM_VERSION"): "VERSION",
+        ("FOR", "SYSTEM_TIME"): "TIMESTAMP",
+        ("FOR", "SYSTEM", "VERSION"): "VERSION",
+        ("FOR", "SYSTEM", "TIME"): "TIMESTAMP",
+        ("VERSION", "AS", "OF"): "VERSION",
+        ("TIMESTAMP", "AS", "OF"): "TIMESTAMP",
+    }
+
+    PLACEHOLDER_PARSERS = {
+        **SparkParser.PLACEHOLDER_PARSERS,
+        # Keep the source position, so parameters bind in the order they are written.
+        TokenType.PLACEHOLDER: lambda self: self.expression(exp.Placeholder(), self._prev),
+        TokenType.COLON: lambda self: (
+            self.expression(exp.Placeholder(this=self._prev.text), self._prev)
+            if self._match_set(self.COLON_PLACEHOLDER_TOKENS)
+            else None
+        ),
+    }
+
+    #: Set when the statement may contain a parameter marker (see parse_with_markers).
+    _tl_markers = False
+
+    def parse_with_markers(
+        self, tokens: list[Token], sql: str
+    ) -> tuple[list[exp.Expr | None], bool]:
+        """``parse(tokens, sql)``, and whether the statements may contain parameter
+        markers (False means none for certain: see ``_parse_placeholder``)."""
+        self._tl_markers = False
+        return self.parse(tokens, sql), self._tl_markers
+
+    def _parse_placeholder(self) -> exp.Expr | None:
+        # Every exp.Placeholder and exp.Parameter sqlglot builds comes from
+        # PLACEHOLDER_PARSERS, which only this method calls: a parse that never got a
+        # node here has no markers. (A marker parsed and then backtracked over only
+        # makes the answer a conservative "maybe".)
+        node = super()._parse_placeholder()
+        if node is not None:
+            self._tl_markers = True
+        return node
+
+    def _parse_types(
+        self,
+        check_func: bool = False,
+        schema: bool = False,
+        allow_identifiers: bool = True,
+        with_collation: bool = False,
+    ) -> exp.Expr | None:
+        """sqlglot's type parser, plus ``NOT NULL`` and ``COMMENT '..'`` after the
+        element of ``list<...>`` and the key and value of ``map<...>`` in a column
+        definition (the canonical type text of SPEC 5 writes them there). Such an
+        element becomes an unnamed ``exp.ColumnDef`` holding the type and constraints.
+        """
+        this = super()._parse_types(check_func, schema, allow_identifiers, with_collation)
+        # sqlglot passes with_collation=True only for the elements inside <...>.
+        if not (schema and with_collation and isinstance(this, exp.DataType)):
+            return this
+        constraints = []
+        while True:
+            start = self._curr
+            if self._match_pair(TokenType.NOT, TokenType.NULL):
+                kind: exp.Expr = exp.NotNullColumnConstraint()
+            elif self._match(TokenType.COMMENT):
+                kind = exp.CommentColumnConstraint(this=self._tl_string("a comment"))
+            else:
+                break
+            constraint = exp.ColumnConstraint(kind=kind)
+            constraint.update_positions(start)
+            constraints.append(constraint)
+        if not constraints:
+            return this
+        return exp.ColumnDef(this=exp.Identifier(this=""), kind=this, constraints=constraints)
+
+    # -- errors ---------------------------------------------------------------
+
+    def raise_error(self, message: str, token: Token | None = None) -> None:
+        """Raise at once (never collect), with the token's *start* position."""
+        message = _SQLGLOT_TOKEN_REPR.sub("", message)
+        missing = _SQLGLOT_MISSING.fullmatch(message)
+        if missing:
+            what = "an expression" if missing.group(1) == "this" else missing.group(1)
+            message = f"incomplete {missing.group(2).upper()}: {what} is missing"
+        if token:
+            raise syntax_error(self.sql, message, token.start, token.end)
+        if self._curr:
+            raise syntax_error(self.sql, message, self._curr.start, self._curr.end)
+        end = self._prev.end + 1 if self._prev else len(self.sql)
+        raise syntax_error(self.sql, message, end, end, at_end=True)
+
+    def _parse_as_command(self, start: Token) -> exp.Command:
+        self.raise_error("Unsupported syntax", start)
+        raise AssertionError("unreachable")
+
+    def _tl_unsupported(self, words: int, what: str | None = None) -> t.NoReturn:
+        """Refuse the statement or clause starting at the current token, naming it by
+        its first ``words`` words (or ``what``).
+
+        A misspelling is a syntax error, not an unsupported statement: when one of
+        those words is not an SQL keyword at all (an unknown first word, or a word
+        close to one TrinityLake SQL uses), SQLSyntaxError points at it and suggests
+        the closest word.
+        """
+        start = self._curr
+        if what is None:
+            taken = []
+            for i in range(words):
+                index = self._index + i
+                tok = self._tokens[index] if index < len(self._tokens) else None
+                word = self._tl_word(tok)
+                if word is None:
+                    break
+                first = i == 0 and (index == 0 or self._tokens[index - 1].token_type == TokenType.SEMICOLON)
+                self._tl_check_spelling(t.cast(Token, tok), first)
+                taken.append(word)
+            what = " ".join(taken) or start.text
+        line, col = line_col(self.sql, start.start)
+        raise NotSupportedError(
+            f"{what} is not supported (line {line}, column {col}); TrinityLake SQL "
+            f"supports {SUPPORTED}"
+        )
+
+    def _tl_check_spelling(self, tok: Token, first: bool) -> None:
+        """SQLSyntaxError for a word that is no SQL keyword and is either a statement's
+        first word or close to a word of TrinityLake SQL (a misspelling)."""
+        if tok.token_type != TokenType.VAR:
+            return  # a keyword: real SQL that TrinityLake does not support
+        word = tok.text.upper()
+        close = difflib.get_close_matches(word, VOCABULARY, n=1, cutoff=0.7)
+        if not first and not close:
+            return
+        hint = f"; did you mean {close[0]}?" if close else f"; a statement starts with {_FIRST_WORDS}"
+        raise syntax_error(self.sql, f"unknown word {tok.text!r}{hint}", tok.start, tok.end)
+
+    # -- small pieces ---------------------------------------------------------
+
+    def _tl_word(self, tok: Token | None = None) -> str | None:
+        """The upper-case text of a token that is a plain word (a keyword or an
+        unquoted name), else None."""
+        tok = self._curr if tok is None else tok
+        if not tok or tok.token_type in self.TEXT_MATCH_EXCLUDED_TOKENS:
+            return None
+        return tok.text.upper() if _PHRASE.fullmatch(tok.text) else None
+
+    def _tl_first_word(self) -> str:
+        """The first word of the current token ("" if it is not a word)."""
+        return (self._tl_word() or "").split(" ")[0]
+
+    def _tl_expect(self, *words: str) -> None:
+        if not self._match_text_seq(*words):
+            self.raise_error(f"Expected {' '.join(words)}")
+
+    def _tl_name(self, what: str) -> exp.Identifier:
+        """One name part: a plain word or a quoted identifier (never a string or a
+        parameter). Case is kept as written."""
+        tok = self._curr
+        if tok and (
+            tok.token_type == TokenType.IDENTIFIER
+            or tok.token_type == TokenType.VAR
+            or (tok.token_type in self.ID_VAR_TOKENS and tok.token_type != TokenType.STRING)
+        ):
+            self._advance()
+            ident = exp.Identifier(this=tok.text, quoted=tok.token_type == TokenType.IDENTIFIER)
+            ident.update_positions(tok)
+            return ident
+        self.raise_error(f"Expected a {what} name")
+        raise AssertionError("unreachable")
+
+    def _tl_dotted(self, what: str, most: int) -> list[exp.Identifier]:
+        parts = [self._tl_name(what)]
+        while self._match(TokenType.DOT):
+            parts.append(self._tl_name(what))
+        if len(parts) > most:
+            self.raise_error(
+                f"A {what} name has at most {most} part{'s' if most > 1 else ''}",
+                self._prev,
+            )
+        return parts
+
+    def _tl_namespace(self) -> exp.Identifier:
+        return self._tl_dotted("namespace", 1)[0]
+
+    def _tl_table(self) -> exp.Table:
+        parts = self._tl_dotted("table", 2)
+        if len(parts) == 1:
+            return exp.Table(this=parts[0])
+        return exp.Table(this=parts[1], db=parts[0])
+
+    def _tl_string(self, what: str) -> exp.Expr:
+        """A string literal or a parameter."""
+        value = self._parse_string()
+        if value is None:
+            self.raise_error(f"Expected {what} (a quoted string or a parameter)")
+        return t.cast(exp.Expr, value)
+
+    def _tl_string_or_null(self, what: str) -> exp.Expr:
+        if self._match(TokenType.NULL):
+            return exp.Null()
+        return self._tl_string(what)
+
+    def _tl_value(self, what: str) -> exp.Expr:
+        """One constant: a string, a number (optionally negative), TRUE, FALSE, NULL or
+        a parameter."""
+        tok = self._curr
+        value: exp.Expr | None = None
+        if tok and tok.token_type == TokenType.STRING:
+            self._advance()
+            value = exp.Literal.string(tok.text)
+        elif tok and tok.token_type == TokenType.NUMBER:
+            self._advance()
+            value = exp.Literal.number(tok.text)
+        elif self._match_pair(TokenType.DASH, TokenType.NUMBER, advance=False):
+            self._advance(2)
+            value = exp.Neg(this=exp.Literal.number(self._prev.text))
+        elif self._match(TokenType.TRUE):
+            value = exp.Boolean(this=True)
+        elif self._match(TokenType.FALSE):
+            value = exp.Boolean(this=False)
+        elif self._match(TokenType.NULL):
+            value = exp.Null()
+        else:
+            value = self._parse_placeholder()
+        if value is None:
+            self.raise_error(f"Expected {what}")
+        return t.cast(exp.Expr, value)
+
+    def _tl_property_key(self) -> exp.Expr:
+        """A property key: a string, or a dotted plain name written without quotes
+        (``write.format = 'x'``), kept as one string."""
+        tok = self._curr
+        if tok and tok.token_type == TokenType.STRING:
+            self._advance()
+            key = exp.Literal.string(tok.text)
+            key.update_positions(tok)
+            return key
+        parts = [self._tl_name("property")]
+        while self._match(TokenType.DOT):
+            parts.append(self._tl_name("property"))
+        return exp.Literal.string(".".join(p.this for p in parts))
+
+    def _tl_properties(self) -> list[exp.Property]:
+        """``( key = value [, ...] )``."""
+
+        def one() -> exp.Property:
+            key = self._tl_property_key()
+            self._match(TokenType.EQ)  # Spark allows `key value` without `=`
+            value = self._tl_value("a property value")
+            return exp.Property(this=key, value=value)
+
+        self._tl_expect("(")
+        props = [one()]
+        while self._match(TokenType.COMMA):
+            props.append(one())
+        self._tl_expect(")")
+        return props
+
+    def _tl_keys(self) -> list[exp.Expr]:
+        """``( key [, ...] )``."""
+        self._tl_expect("(")
+        keys = [self._tl_property_key()]
+        while self._match(TokenType.COMMA):
+            keys.append(self._tl_property_key())
+        self._tl_expect(")")
+        return keys
+
+    def _tl_if_not_exists(self) -> bool:
+        return self._match_text_seq("IF", "NOT", "EXISTS")
+
+    def _tl_if_exists(self) -> bool:
+        return self._match_text_seq("IF", "EXISTS")
+
+    def _tl_version(self) -> exp.Version | None:
+        """An optional time travel clause; only ``AS OF`` is supported."""
+        if not self._curr:
+            return None
+        start = self._curr
+        version = self._parse_version()
+        if version is not None and version.args.get("kind") != "AS OF":
+            self._retreat(self._tokens.index(start))
+            self._tl_unsupported(0, f"FOR ... {version.args.get('kind')} (time travel ranges)")
+        if version is not None and version.expression is None:
+            self.raise_error("Expected a version or a timestamp after AS OF")
+        return version
+
+    def _tl_like(self) -> exp.Expr | None:
+        if self._match(TokenType.LIKE):
+            return self._tl_string("a LIKE pattern")
+        return None
+
+    def _tl_column_def(self) -> exp.ColumnDef:
+        start = self._curr
+        name = self._tl_name("column")
+        column = self._parse_column_def(name)
+        if not isinstance(column, exp.ColumnDef) or column.args.get("kind") is None:
+            tok = self._curr
+            if tok and tok.token_type == TokenType.VAR:  # a word, but not a type
+                canonical_kind(tok.text, column=name.this)  # raises "unknown type ..."
+            self.raise_error("Expected a column type", self._curr or start)
+        for constraint in column.args.get("constraints") or []:
+            kind = constraint
+            if isinstance(constraint, exp.ColumnConstraint):
+                kind = constraint.args.get("kind")
+            if not isinstance(kind, _ALLOWED_CONSTRAINTS):
+                raise NotSupportedError(
+                    f"column {name.this!r}: constraint {constraint.sql(dialect=self.dialect)!r} "
+                    "is not supported; a column takes NOT NULL, COMMENT and PRIMARY KEY"
+                )
+        return t.cast(exp.ColumnDef, column)
+
+    # -- statements -----------------------------------------------------------
+
+    def _parse_statement(self) -> exp.Expr | None:
+        if not self._curr:
+            return None
+        # TL_STATEMENTS by first word (what _match_text_seq of it would match).
+        if self._curr.token_type not in self.TEXT_MATCH_EXCLUDED_TOKENS:
+            handler = _TL_BY_WORD.get(self._curr.text.upper())
+            if handler is not None:
+                self._advance()
+                return handler(self)
+        if self._curr.token_type in (TokenType.SELECT, TokenType.WITH, TokenType.L_PAREN):
+            start = self._curr
+            query = super()._parse_statement()
+            if not isinstance(query, exp.Query):
+                self.raise_error("Expected a query", start)
+            return query
+        self._tl_unsupported(2)
+
+    def _tl_create(self) -> exp.Expr:
+        if self._match_texts(_NAMESPACE_WORDS):
+            return self._tl_create_namespace()
+        external = self._match_text_seq("EXTERNAL")
+        if self._match(TokenType.TABLE):
+            return self._tl_create_table(external)
+        self._retreat(self._index - 1 - external)
+        self._tl_unsupported(3 if self._tokens[self._index + 1].text.upper() == "OR" else 2)
+
+    def _tl_create_namespace(self) -> CreateNamespace:
+        exists = self._tl_if_not_exists()
+        name = self._tl_namespace()
+        comment = properties = None
+        while self._curr:
+            if comment is None and self._match(TokenType.COMMENT):
+                comment = self._tl_string("a comment")
+            elif properties is None and self._match_text_seq("WITH", "DBPROPERTIES"):
+                properties = self._tl_properties()
+            elif properties is None and self._match_text_seq("WITH", "PROPERTIES"):
+                properties = self._tl_properties()
+            elif properties is None and self._match(TokenType.WITH):
+                properties = self._tl_properties()
+            elif self._match_text_seq("LOCATION", advance=False):
+                self._tl_unsupported(0, "CREATE NAMESPACE ... LOCATION")
+            else:
+                self.raise_error("Expected COMMENT or WITH (properties)")
+        return CreateNamespace(
+            this=name, exists=exists, comment=comment, properties=properties or []
+        )
+
+    def _tl_create_table(self, external: bool) -> CreateTable:
+        exists = self._tl_if_not_exists()
+        table = self._tl_table()
+        self._tl_expect("(")
+        columns: list[exp.ColumnDef] = []
+        primary_key: list[exp.Identifier] | None = None
+        while True:
+            if self._match(TokenType.CONSTRAINT):
+                self._tl_name("constraint")  # the format keeps no constraint names
+                if not self._match(TokenType.PRIMARY_KEY, advance=False):
+                    self._tl_unsupported(2)
+            if self._match(TokenType.PRIMARY_KEY):
+                if primary_key is not None:
+                    self.raise_error("A table has at most one PRIMARY KEY", self._prev)
+                self._tl_expect("(")
+                primary_key = [self._tl_name("column")]
+                while self._match(TokenType.COMMA):
+                    primary_key.append(self._tl_name("column"))
+                self._tl_expect(")")
+            elif (
+                self._curr.text.split(" ")[0].upper() in _TABLE_CONSTRAINTS  # cheap first
+                and self._tl_first_word() in _TABLE_CONSTRAINTS
+            ):
+                self._tl_unsupported(2)
+            else:
+                columns.append(self._tl_column_def())
+            if not self._match(TokenType.COMMA):
+                break
+        self._tl_expect(")")
+        seen: set[str] = set()
+        using = comment = properties = location = None
+        while self._curr:
+            word = self._curr.text.upper().split(" ")[0]
+            if word in seen and word in ("USING", "COMMENT", "TBLPROPERTIES", "LOCATION"):
+                self.raise_error(f"{word} is given twice")
+            seen.add(word)
+            if self._match_text_seq("USING"):
+                using = self._tl_name("table format")
+            elif self._match(TokenType.COMMENT):
+                comment = self._tl_string("a comment")
+            elif self._match_text_seq("TBLPROPERTIES"):
+                properties = self._tl_properties()
+            elif self._match_text_seq("LOCATION"):
+                location = self._tl_string("a location")
+            elif self._tl_first_word() in _UNSUPPORTED_TABLE_CLAUSES:
+                self._tl_unsupported(0, _UNSUPPORTED_TABLE_CLAUSES[self._tl_first_word()])
+            else:
+                self.raise_error("Expected USING, COMMENT, TBLPROPERTIES or LOCATION")
+        if external and location is None:
+            self.raise_error("CREATE EXTERNAL TABLE needs a LOCATION", self._prev)
+        return CreateTable(
+            this=table, exists=exists, columns=columns, primary_key=primary_key or [],
+            using=using, comment=comment, properties=properties or [],
+            location=location, external=external,
+        )  # fmt: skip
+
+    def _tl_alter(self) -> exp.Expr:
+        if self._match_texts(_NAMESPACE_WORDS):
+            return self._tl_alter_namespace()
+        if self._match(TokenType.TABLE):
+            return self._tl_alter_table()
+        self._retreat(self._index - 1)
+        self._tl_unsupported(2)
+
+    def _tl_alter_namespace(self) -> AlterNamespace:
+        name = self._tl_namespace()
+        if self._match(TokenType.SET):
+            if not self._match_texts(("PROPERTIES", "DBPROPERTIES")):
+                self.raise_error("Expected PROPERTIES or DBPROPERTIES")
+            return AlterNamespace(this=name, set_properties=self._tl_properties())
+        if self._match_text_seq("UNSET"):
+            if not self._match_texts(("PROPERTIES", "DBPROPERTIES")):
+                self.raise_error("Expected PROPERTIES or DBPROPERTIES")
+            return AlterNamespace(this=name, unset_properties=self._tl_keys())
+        if self._curr and self._curr.text.upper() in ("RENAME", "OWNER"):
+            self._tl_unsupported(0, f"ALTER NAMESPACE ... {self._curr.text.upper()}")
+        self.raise_error("Expected SET or UNSET")
+        raise AssertionError("unreachable")
+
+    def _tl_alter_table(self) -> exp.Expr:
+        table = self._tl_table()
+        if self._match_text_seq("ADD"):
+            if self._match_text_seq("COLUMNS") or self._match_text_seq("COLUMN"):
+                pass
+            if self._match(TokenType.L_PAREN):
+                columns = [self._tl_column_def()]
+                while self._match(TokenType.COMMA):
+                    columns.append(self._tl_column_def())
+                self._tl_expect(")")
+            else:
+                if self._tl_first_word() in _UNSUPPORTED_ADD:
+                    self._tl_unsupported(0, f"ALTER TABLE ADD {self._tl_word()}")
+                columns = [self._tl_column_def()]
+                while self._match(TokenType.COMMA):
+                    columns.append(self._tl_column_def())
+            return AddColumns(this=table, columns=columns)
+        if self._match(TokenType.DROP):
+            if not self._match_text_seq("COLUMN"):
+                if self._curr and self._curr.token_type not in self.TEXT_MATCH_EXCLUDED_TOKENS:
+                    self._tl_unsupported(0, f"ALTER TABLE DROP {self._curr.text.upper()}")
+                self.raise_error("Expected COLUMN")
+            return DropColumn(this=table, column=self._tl_name("column"))
+        if self._match_text_seq("RENAME", "COLUMN"):
+            old = self._tl_name("column")
+            self._tl_expect("TO")
+            return RenameColumn(this=table, old=old, new=self._tl_name("column"))
+        if self._match_text_seq("RENAME", "TO"):
+            return RenameTable(this=table, to=self._tl_table())
+        if self._match_text_seq("SET", "TBLPROPERTIES"):
+            return SetTableProperties(this=table, properties=self._tl_properties())
+        if self._match_text_seq("UNSET", "TBLPROPERTIES"):
+            exists = self._tl_if_exists()
+            return UnsetTableProperties(this=table, keys=self._tl_keys(), exists=exists)
+        if self._match_texts(("ALTER", "CHANGE")):
+            self._match_text_seq("COLUMN")
+            column = self._tl_name("column")
+            if self._match_text_seq("SET", "NOT", "NULL"):
+                return AlterColumn(this=table, column=column, nullable=False)
+            if self._match_text_seq("DROP", "NOT", "NULL"):
+                return AlterColumn(this=table, column=column, nullable=True)
+            if self._match(TokenType.COMMENT):
+                comment = self._tl_string_or_null("a comment")
+                return AlterColumn(this=table, column=column, comment=comment)
+            if self._tl_word() in ("TYPE", "SET", "DROP", "FIRST", "AFTER", "POSITION"):
+                self._tl_unsupported(0, f"ALTER COLUMN ... {self._curr.text.upper()}")
+            self.raise_error("Expected SET NOT NULL, DROP NOT NULL or COMMENT")
+        if self._tl_word() is not None:
+            self._tl_unsupported(0, f"ALTER TABLE ... {self._curr.text.upper()}")
+        self.raise_error(
+            "Expected ADD, DROP, RENAME, SET TBLPROPERTIES, UNSET TBLPROPERTIES or ALTER COLUMN"
+        )
+        raise AssertionError("unreachable")
+
+    def _tl_drop(self) -> exp.Expr:
+        if self._match_texts(_NAMESPACE_WORDS):
+            exists = self._tl_if_exists()
+            name = self._tl_namespace()
+            cascade = False
+            if self._match_text_seq("CASCADE"):
+                cascade = True
+            else:
+                self._match_text_seq("RESTRICT")
+            return DropNamespace(this=name, exists=exists, cascade=cascade)
+        if self._match(TokenType.TABLE):
+            exists = self._tl_if_exists()
+            return DropTable(this=self._tl_table(), exists=exists)
+        self._retreat(self._index - 1)
+        self._tl_unsupported(2)
+
+    def _tl_show(self) -> exp.Expr:
+        if self._match_texts(_NAMESPACES_WORDS):
+            like = self._tl_like()
+            return ShowNamespaces(like=like, version=self._tl_version())
+        if self._match_text_seq("TABLES"):
+            namespace = None
+            if self._match_texts(("IN", "FROM")):
+                namespace = self._tl_namespace()
+            like = self._tl_like()
+            return ShowTables(namespace=namespace, like=like, version=self._tl_version())
+        if self._match_text_seq("CREATE", "TABLE"):
+            table = self._tl_table()
+            return ShowCreateTable(this=table, version=self._tl_version())
+        if self._match_text_seq("VERSIONS"):
+            limit = self._tl_value("a number of versions") if self._match(TokenType.LIMIT) else None
+            return ShowVersions(limit=limit)
+        self._retreat(self._index - 1)
+        self._tl_unsupported(2)
+
+    def _tl_describe(self) -> exp.Expr:
+        if self._match_texts(_NAMESPACE_WORDS):
+            self._match_text_seq("EXTENDED")
+            name = self._tl_namespace()
+            return DescribeNamespace(this=name, version=self._tl_version())
+        self._match(TokenType.TABLE)
+        self._match_text_seq("EXTENDED")
+        table = self._tl_table()
+        return DescribeTable(this=table, version=self._tl_version())
+
+    def _tl_use(self) -> exp.Expr:
+        self._match_texts(_NAMESPACE_WORDS)
+        return UseNamespace(this=self._tl_namespace())
+
+    def _tl_begin(self) -> exp.Expr:
+        self._match_texts(("TRANSACTION", "WORK"))
+        return self._tl_isolation()
+
+    def _tl_start(self) -> exp.Expr:
+        self._tl_expect("TRANSACTION")
+        return self._tl_isolation()
+
+    def _tl_isolation(self) -> Begin:
+        if not self._match_text_seq("ISOLATION", "LEVEL"):
+            return Begin()
+        start = self._curr
+        words = []
+        while self._tl_word() is not None:
+            words.append(self._tl_word())
+            self._advance()
+        level = " ".join(words)
+        if not level:
+            self.raise_error("Expected an isolation level (SNAPSHOT or SERIALIZABLE)")
+        if level not in _ISOLATION_LEVELS:
+            line, col = line_col(self.sql, start.start)
+            raise NotSupportedError(
+                f"isolation level {level} is not supported (line {line}, column {col}); "
+                "use SNAPSHOT or SERIALIZABLE"
+            )
+        return Begin(isolation=_ISOLATION_LEVELS[level])
+
+    def _tl_commit(self) -> exp.Expr:
+        self._match_texts(("TRANSACTION", "WORK"))
+        return CommitWork()
+
+    def _tl_rollback(self) -> exp.Expr:
+        if self._match_text_seq("TO", "VERSION"):
+            return RollbackToVersion(this=self._tl_value("a version number"))
+        self._match_texts(("TRANSACTION", "WORK"))
+        if self._match_text_seq("TO", advance=False):
+            self._tl_unsupported(0, "ROLLBACK TO SAVEPOINT")
+        return RollbackWork()
+
+    def _tl_export(self) -> exp.Expr:
+        self._tl_expect("SNAPSHOT")
+        tok = self._curr
+        if tok and tok.token_type in (TokenType.STRING, TokenType.PLACEHOLDER, TokenType.COLON):
+            name: exp.Expr = self._tl_string("a snapshot name")
+        else:
+            ident = self._tl_name("snapshot")
+            name = exp.Literal.string(ident.this)
+        version = None
+        if self._match_text_seq("AS", "OF", "VERSION"):
+            version = self._tl_value("a version number")
+        return ExportSnapshot(this=name, version=version)
+
+    def _tl_expire(self) -> exp.Expr:
+        self._tl_expect("VERSIONS")
+        retain = older = None
+        dry_run = False
+        while self._curr:
+            if retain is None and self._match_text_seq("RETAIN", "LAST"):
+                retain = self._tl_value("a number of versions")
+            elif older is None and self._match_text_seq("OLDER", "THAN"):
+                older = self._parse_bitwise()
+                if older is None:
+                    self.raise_error("Expected a timestamp")
+            elif not dry_run and self._match_text_seq("DRY", "RUN"):
+                dry_run = True
+            else:
+                self.raise_error("Expected RETAIN LAST, OLDER THAN or DRY RUN")
+        return ExpireVersions(retain=retain, older_than=older, dry_run=dry_run)
+
+    def _tl_comment_on(self) -> exp.Expr:
+        self._tl_expect("ON")
+        if self._match_texts(_NAMESPACE_WORDS):
+            kind, this, column = "NAMESPACE", self._tl_namespace(), None
+        elif self._match(TokenType.TABLE):
+            kind, this, column = "TABLE", self._tl_table(), None
+        elif self._match(TokenType.COLUMN):
+            parts = self._tl_dotted("column", 3)
+            if len(parts) < 2:
+                self.raise_error("Expected table.column", self._prev)
+            kind, column = "COLUMN", parts[-1]
+            this = exp.Table(this=parts[-2], db=parts[0] if len(parts) == 3 else None)
+        else:
+            self._tl_unsupported(0, f"COMMENT ON {self._tl_word() or ''}".strip())
+        self._tl_expect("IS")
+        comment = self._tl_string_or_null("a comment")
+        return CommentOn(kind=kind, this=this, column=column, comment=comment)
+
+    TL_STATEMENTS: t.ClassVar[list[tuple[tuple[str, ...], t.Callable]]] = [
+        (("CREATE",), _tl_create),
+        (("ALTER",), _tl_alter),
+        (("DROP",), _tl_drop),
+        (("SHOW",), _tl_show),
+        (("DESCRIBE",), _tl_describe),
+        (("DESC",), _tl_describe),
+        (("USE",), _tl_use),
+        (("BEGIN",), _tl_begin),
+        (("START",), _tl_start),
+        (("COMMIT",), _tl_commit),
+        (("ROLLBACK",), _tl_rollback),
+        (("EXPORT",), _tl_export),
+        (("EXPIRE",), _tl_expire),
+        (("COMMENT",), _tl_comment_on),
+    ]
+
+
+# Every statement starts with one word.
+assert all(len(words) == 1 for words, _ in TrinityLakeParser.TL_STATEMENTS)
+_TL_BY_WORD = {words[0]: handler for words, handler in TrinityLakeParser.TL_STATEMENTS}
+
+#: The words statements of TrinityLake SQL are made of, for "did you mean" suggestions.
+VOCABULARY = sorted(set(re.findall(r"[A-Z]+", SUPPORTED)) | set(_TL_BY_WORD) | {"WITH"})
+_FIRST_WORDS = ", ".join(sorted(set(_TL_BY_WORD) | {"SELECT", "WITH"}))
+
+#: The text of a word token: one word, or several (sqlglot makes one token of keywords such
+#: as PRIMARY KEY).
+_PHRASE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?: [A-Za-z_][A-Za-z0-9_]*)*")
+
+
+# ---------------------------------------------------------------------------
+# Errors with positions
+# ---------------------------------------------------------------------------
+
+
+def line_col(sql: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of a character offset."""
+    offset = max(0, min(offset, len(sql)))
+    line = sql.count("\n", 0, offset) + 1
+    col = offset - (sql.rfind("\n", 0, offset) + 1) + 1
+    return line, col
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_SQLGLOT_MISSING = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
+_SQLGLOT_TOKEN_REPR = re.compile(r"\s*(but got|, got)?\s*<Token [^>]*>")
+
+
+def syntax_error(
+    sql: str, message: str, start: int, end: int, at_end: bool = False
+) -> SQLSyntaxError:
+    """The SQLSyntaxError for the text ``sql[start:end + 1]`` (or the end of the statement):
+    its line and column, the text quoted, and the statement around it, so a user sees
+    what was wrong and where without counting characters."""
+    line, col = line_col(sql, start)
+    if at_end or start >= len(sql) or not sql.strip():
+        near = "the end of the statement"
+        text = ""
+    else:
+        text = sql[start : end + 1]
+        near = repr(_shorten(text))
+    begin = max(0, start - 30)
+    if begin > 0:  # start the excerpt at a word boundary
+        space = sql.find(" ", begin, start)
+        begin = space + 1 if space >= 0 else begin
+    context = ("..." if begin > 0 else "") + _shorten(sql[begin : end + 31], 80)
+    return SQLSyntaxError(
+        f"syntax error at line {line}, column {col} near {near}: {message} (in: {context})",
+        line=line,
+        column=col,
+        text=text,
+    )
