@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from trinitylake_dbapi.format.nodefile import Message, NodeFile
-from trinitylake_dbapi.tree import NodeStore, Tree, TreeConfig, _CachedNode
+from trinitylake_dbapi.tree import CachedNode as _CachedNode
+from trinitylake_dbapi.tree import NodeStore, Tree, TreeConfig
 from tree_harness import TreeHarness
 
 keys = st.text(alphabet="abcdefg", min_size=1, max_size=3)
