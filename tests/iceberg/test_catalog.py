@@ -369,3 +369,27 @@ def test_create_table_transaction_publishes_the_table_with_its_rows_in_one_versi
     assert rows_of(catalog.load_table("default.t").scan().to_arrow()) == [(1, "eu", 1.0), (2, "us", 2.0)]
     with pytest.raises(CommitFailedException, match="already exists"):  # as PyIceberg's own catalogs
         catalog.create_table_transaction("default.t", ORDERS).commit_transaction()
+
+
+def test_a_block_of_appends_survives_another_writers_append(tmp_path: Any) -> None:
+    """P4: single appends per table are run again on the latest version; both writers'
+    rows land, in one version for the block."""
+    catalog = TrinityLakeCatalog("lake", uri=str(tmp_path / "lake"), create="true")
+    a = catalog.create_table("default.a", ORDERS)
+    b = catalog.create_table("default.b", ORDERS)
+    other = reopen(catalog)
+    with catalog.lakehouse_transaction():
+        a.append(orders((1, "eu", 1.0)))
+        b.append(orders((2, "eu", 2.0)))
+        other.load_table("default.a").append(orders((9, "x", 9.0)))  # commits first
+        version_of_other = catalog.lakehouse.latest_version()
+    assert catalog.lakehouse.latest_version() == version_of_other + 1
+    assert rows_of(catalog.load_table("default.a").scan().to_arrow()) == [(1, "eu", 1.0), (9, "x", 9.0)]
+    assert rows_of(catalog.load_table("default.b").scan().to_arrow()) == [(2, "eu", 2.0)]
+    # two commits to one table in a block are not replayed: the block fails whole
+    with pytest.raises(CommitFailedException):
+        with catalog.lakehouse_transaction():
+            a.append(orders((3, "eu", 3.0)))
+            a.append(orders((4, "eu", 4.0)))
+            other.load_table("default.a").append(orders((8, "x", 8.0)))
+    assert rows_of(catalog.load_table("default.a").scan().to_arrow()) == [(1, "eu", 1.0), (8, "x", 8.0), (9, "x", 9.0)]
