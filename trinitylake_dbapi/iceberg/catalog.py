@@ -90,7 +90,7 @@ from ..format import paths
 from ..format.paths import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
 from .io import DurableFileIO, file_io_properties, storage_options_from_properties
 from .schema import columns_from_schema
-from .tables import ICEBERG, TableStates, metadata_version
+from .tables import ICEBERG, TableStates
 
 __all__ = [
     "TrinityLakeCatalog",
@@ -531,23 +531,14 @@ class TrinityLakeCatalog(MetastoreCatalog):
         updated = update_table_metadata(current, updates, metadata_location=current_location)
         if current_location is not None and updated == current:
             return CommitTableResponse(metadata=current, metadata_location=current_location)
-        version = 0 if current_location is None else metadata_version(current_location) + 1
-        provider = load_location_provider(updated.location, updated.properties)
-        new_location = provider.new_table_metadata_file_location(version)
-        files = self._stage_metadata(updated, new_location)
-        props = dict(updated.properties)
-        pointers = {METADATA_LOCATION: new_location}
-        if current_location is not None:
-            pointers[PREVIOUS_METADATA_LOCATION] = current_location
-        txn.set_table_format(
-            namespace,
-            name,
+        io.sync_written()  # io F1: the files PyIceberg wrote, before anything names them
+        new_location = self.tables.publish(
+            txn,
+            info,
+            updated,
+            current_location,
             columns=columns_from_schema(updated.schema(), info.columns),
-            format_properties=pointers,
-            properties=props,
-            expected_definition=info.definition_path,
-            last_column_id=updated.last_column_id,
-            files=files,
+            properties=dict(updated.properties),
         )
         return CommitTableResponse(metadata=updated, metadata_location=new_location)
 
