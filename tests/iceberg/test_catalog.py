@@ -393,3 +393,25 @@ def test_a_block_of_appends_survives_another_writers_append(tmp_path: Any) -> No
             a.append(orders((4, "eu", 4.0)))
             other.load_table("default.a").append(orders((8, "x", 8.0)))
     assert rows_of(catalog.load_table("default.a").scan().to_arrow()) == [(1, "eu", 1.0), (8, "x", 8.0), (9, "x", 9.0)]
+
+
+def test_a_connection_catalog_commits_with_the_connection(tmp_path: Any) -> None:
+    """P4 for a DB-API connection: appends wait for commit() (and rollback() drops them);
+    under autocommit each append is its own version and a lost race is retried (P3)."""
+    uri = str(tmp_path / "lake")
+    TrinityLakeCatalog("setup", uri=uri, create="true").create_table("default.t", ORDERS)
+    outside = TrinityLakeCatalog("outside", uri=uri)
+    with trinitylake_dbapi.connect(uri) as conn:
+        table = conn.iceberg_catalog().load_table("default.t")
+        table.append(orders((1, "eu", 1.0)))
+        assert outside.load_table("default.t").scan().to_arrow().num_rows == 0  # not yet
+        conn.rollback()
+        assert conn.iceberg_catalog().load_table("default.t").scan().to_arrow().num_rows == 0
+        conn.iceberg_catalog().load_table("default.t").append(orders((2, "eu", 2.0)))
+        conn.commit()
+    assert rows_of(outside.load_table("default.t").scan().to_arrow()) == [(2, "eu", 2.0)]
+    with trinitylake_dbapi.connect(uri, autocommit=True) as conn:
+        table = conn.iceberg_catalog().load_table("default.t")
+        outside.load_table("default.t").append(orders((3, "eu", 3.0)))  # wins the race
+        table.append(orders((4, "eu", 4.0)))  # built on the older head: rebased, retried
+    assert [r[0] for r in rows_of(outside.load_table("default.t").scan().to_arrow())] == [2, 3, 4]

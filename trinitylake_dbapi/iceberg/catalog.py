@@ -112,6 +112,10 @@ class CatalogScope(Protocol):
         """Run ``work`` on the current catalog transaction; with ``writes``, publish it
         when the scope commits each statement on its own (autocommit)."""
 
+    def commits_each_call(self) -> bool:
+        """True when each ``run`` is its own lakehouse transaction (so a commit that
+        lost a race can be tried again: P3)."""
+
 
 class _OwnScope:
     """The catalog's own lakehouse transactions: one per call (P3), or the open block
@@ -125,6 +129,9 @@ class _OwnScope:
     @property
     def open_block(self) -> Catalog | None:
         return getattr(self._local, "txn", None)
+
+    def commits_each_call(self) -> bool:
+        return self.open_block is None
 
     def run(self, work: Callable[[Catalog], _T], *, writes: bool) -> _T:
         txn = self.open_block
@@ -497,10 +504,8 @@ class TrinityLakeCatalog(MetastoreCatalog):
             try:
                 return self._write(lambda txn: self._commit_once(txn, namespace, name, requirements, updates, io))
             except CommitFailedException as e:
-                if not isinstance(e.__cause__, SerializationError) or self._own.open_block is not None:
-                    raise
-                if self._scope is not self._own:
-                    raise
+                if not isinstance(e.__cause__, SerializationError) or not self._scope.commits_each_call():
+                    raise  # in a transaction, its conflicts are decided at its end (P4)
                 time.sleep(min(0.2, 0.002 * 2**attempt) * random.random())
         raise CommitFailedException(
             f"table {namespace}.{name}: gave up after {MAX_COMMIT_ATTEMPTS} attempts, other writers kept committing first"
