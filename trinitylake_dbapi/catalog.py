@@ -1,7 +1,12 @@
 """The catalog: namespaces, tables and history, on top of transactions (SPEC 3, 5, 7).
 
-This is the object API that the SQL layer and Spark call. It knows what a namespace and
-a table are; it never builds a node file (that is the tree's job) and never parses SQL.
+This is the object API that the SQL layer, the Iceberg layer and Spark call. Two classes:
+:class:`LakehouseCatalog` is a lakehouse location opened for catalog work (versions,
+history, rollback, export, expiration, and the cache of definition files its
+transactions share); :class:`CatalogTransaction` is one transaction's view of the
+namespaces and tables, begun by ``LakehouseCatalog.begin()``. The catalog knows what a
+namespace and a table are; it never builds a node file (that is the tree's job) and
+never parses SQL.
 
 Rules kept here:
 
@@ -193,8 +198,11 @@ def _create_lakehouse(storage: Storage, options: dict) -> Lakehouse:
     )
 
 
-class Catalog:
-    """One transaction's view of the catalog; reads see its own writes."""
+class CatalogTransaction:
+    """One transaction's view of the catalog: namespaces, tables and columns as they
+    stand at one version plus this transaction's own writes, which :meth:`commit`
+    publishes as the next version (or :meth:`rollback` drops). Made by
+    :meth:`LakehouseCatalog.begin`; it belongs to one thread."""
 
     def __init__(self, owner: "LakehouseCatalog", txn: Transaction) -> None:
         self._owner = owner
@@ -766,10 +774,10 @@ class LakehouseCatalog:
 
     def begin(
         self, isolation: Isolation | str | None = Isolation.SNAPSHOT, version: int | str | None = None
-    ) -> Catalog:
+    ) -> CatalogTransaction:
         """A catalog transaction at the latest version, or read-only at ``version``."""
         resolved = None if version is None else self.resolve_version(version)
-        return Catalog(self, begin(self.lakehouse, Isolation.parse(isolation), resolved))
+        return CatalogTransaction(self, begin(self.lakehouse, Isolation.parse(isolation), resolved))
 
     def latest_version(self) -> int:
         return self.lakehouse.latest_version()

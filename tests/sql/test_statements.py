@@ -389,15 +389,15 @@ def test_show_tables_like_a_name_sees_the_transaction_and_time_travel(memory_lak
 def test_like_without_wildcards_looks_up_one_key(
     auto: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trinitylake_dbapi.catalog import Catalog
+    from trinitylake_dbapi.catalog import CatalogTransaction
 
     q(auto, "CREATE TABLE ns.t (a INT)")
 
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("listed")
 
-    monkeypatch.setattr(Catalog, "list_tables", refuse)
-    monkeypatch.setattr(Catalog, "list_namespaces", refuse)
+    monkeypatch.setattr(CatalogTransaction, "list_tables", refuse)
+    monkeypatch.setattr(CatalogTransaction, "list_namespaces", refuse)
     assert q(auto, "SHOW TABLES IN ns LIKE 't'") == [("ns", "t")]
     assert q(auto, "SHOW TABLES IN ns LIKE 'u'") == []
     assert q(auto, "SHOW NAMESPACES LIKE 'ns'") == [("ns",)]

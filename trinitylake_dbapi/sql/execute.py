@@ -3,7 +3,7 @@
 :func:`execute` takes one parsed and bound statement (see dialect.py and binding.py) and
 a :class:`Session` (the connection's side: its transaction, its lakehouse, its current
 namespace) and returns a :class:`Result`. It holds no catalog logic: each statement is
-one or a few calls on :class:`~trinitylake_dbapi.catalog.Catalog` or
+one or a few calls on :class:`~trinitylake_dbapi.catalog.CatalogTransaction` or
 :class:`~trinitylake_dbapi.catalog.LakehouseCatalog`, whose errors (already PEP 249
 classes naming the object) pass through unchanged.
 
@@ -23,7 +23,7 @@ from typing import Any, Callable, Protocol
 
 from sqlglot import exp
 
-from trinitylake_dbapi.catalog import DEFAULT_NAMESPACE, Catalog, LakehouseCatalog
+from trinitylake_dbapi.catalog import DEFAULT_NAMESPACE, CatalogTransaction, LakehouseCatalog
 from trinitylake_dbapi.errors import (
     InvalidNameError,
     NotSupportedError,
@@ -55,7 +55,7 @@ class Session(Protocol):
     #: Cancellation, timeout and row limit of the running statement (sql.control).
     control: StatementControl
 
-    def transaction(self) -> Catalog:
+    def transaction(self) -> CatalogTransaction:
         """The current transaction, begun when first needed."""
 
     def begin(self, isolation: str | None) -> None:
@@ -199,9 +199,9 @@ class _reading:
     def __init__(self, session: Session, version: exp.Version | None) -> None:
         self._session = session
         self._version = version
-        self._owned: Catalog | None = None
+        self._owned: CatalogTransaction | None = None
 
-    def __enter__(self) -> Catalog:
+    def __enter__(self) -> CatalogTransaction:
         if self._version is None:
             return self._session.transaction()
         self._owned = _time_travel(self._session, self._version)
@@ -212,7 +212,7 @@ class _reading:
             self._owned.rollback()
 
 
-def _time_travel(session: Session, version: exp.Version) -> Catalog:
+def _time_travel(session: Session, version: exp.Version) -> CatalogTransaction:
     if version.args.get("kind") != "AS OF":
         raise NotSupportedError("only FOR SYSTEM_VERSION/SYSTEM_TIME AS OF is supported")
     if version.this == "VERSION":
@@ -330,7 +330,7 @@ def _show_namespaces(s: d.ShowNamespaces, session: Session) -> Result:
     return _rows(_SHOW_NAMESPACES_COLUMNS, [(n,) for n in names])
 
 
-def _namespace_named(catalog: Catalog, name: str) -> list[str] | None:
+def _namespace_named(catalog: CatalogTransaction, name: str) -> list[str] | None:
     """SHOW NAMESPACES LIKE 'name' without wildcards, as one key lookup: what the
     listing would give, or None to let the listing answer (a name that no namespace can
     have, which the lookup refuses and the listing matches nothing with)."""
@@ -504,7 +504,9 @@ def _show_tables(s: d.ShowTables, session: Session) -> Result:
     return _rows(_SHOW_TABLES_COLUMNS, tables)
 
 
-def _table_named(catalog: Catalog, namespace: str, name: str) -> list[tuple[str, str]] | None:
+def _table_named(
+    catalog: CatalogTransaction, namespace: str, name: str
+) -> list[tuple[str, str]] | None:
     """SHOW TABLES IN ns LIKE 'name' without wildcards (the usual existence check), as
     one key lookup instead of listing the namespace: the rows and errors of the listing,
     or None to let the listing answer (an invalid name, which the lookup refuses)."""
@@ -639,9 +641,9 @@ def _expire_versions(s: d.ExpireVersions, session: Session) -> Result:
 
 
 def _select(query: exp.Query, session: Session) -> Result:
-    owned: list[Catalog] = []
+    owned: list[CatalogTransaction] = []
 
-    def catalog_for(version: exp.Version | None) -> Catalog:
+    def catalog_for(version: exp.Version | None) -> CatalogTransaction:
         if version is None:
             return session.transaction()
         catalog = _time_travel(session, version)
