@@ -207,11 +207,7 @@ class CatalogTransaction:
     def __init__(self, owner: "LakehouseCatalog", txn: Transaction) -> None:
         self._owner = owner
         self._txn = txn
-        settings = txn.settings
-        self._codec = keyfmt.KeyCodec(
-            settings.namespace_name_max_size_bytes, settings.table_name_max_size_bytes
-        )
-        txn.describe_key = self.describe_key
+        self._codec = txn.codec
 
     # -- transaction ------------------------------------------------------------------
 
@@ -255,14 +251,6 @@ class CatalogTransaction:
                 f"(namespace names {self._codec.namespace_max_bytes} bytes, table names "
                 f"{self._codec.table_max_bytes} bytes) cannot hold: {e}",
             ) from None
-
-    def describe_key(self, key: str) -> str:
-        """An object key in words, for messages: "table ns.t", "namespace ns"."""
-        try:
-            decoded = self._codec.decode(key)
-        except ValueError:
-            return repr(key)
-        return f"{decoded.kind} {keyfmt.describe(decoded)}"
 
     # -- names and keys -------------------------------------------------------------------
 
