@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Sequence
 
 from sqlglot import exp
 
@@ -30,7 +30,7 @@ from trinitylake_dbapi.errors import (
     ProgrammingError,
     ReadOnlyError,
 )
-from trinitylake_dbapi.format.types import type_to_sql
+from trinitylake_dbapi.format.types import ColumnSpec, type_to_sql
 from trinitylake_dbapi.sql import dialect as d
 from trinitylake_dbapi.sql.binding import constant
 from trinitylake_dbapi.sql.columns import column_specs, create_table_sql
@@ -529,26 +529,16 @@ _DESCRIBE_COLUMNS = (
 def _describe_table(s: d.DescribeTable, session: Session) -> Result:
     with _reading(session, s.args.get("version")) as catalog:
         info = catalog.describe_table(*_table_name(session, s.this))
-    return _rows(_DESCRIBE_COLUMNS, _describe_rows(info.columns))
+    # The rows depend on the table's definition file alone (immutable): rendered once
+    # per file, kept by the catalog's cache of definition files.
+    rows = session.lakehouse.definitions.derived(
+        info.definition_path, "DESCRIBE rows", lambda: _describe_rows(info.columns)
+    )
+    return _rows(_DESCRIBE_COLUMNS, list(rows))
 
 
-# The rows of DESCRIBE TABLE by the identity of the columns tuple, which the catalog
-# caches per definition file (immutable). An entry keeps its tuple alive, so the id
-# cannot be reused while the entry exists.
-_DESCRIBED: dict[int, tuple[Any, list[tuple]]] = {}
-_DESCRIBED_MAX = 4096
-
-
-def _describe_rows(columns: Any) -> list[tuple]:
-    entry = _DESCRIBED.get(id(columns))
-    if entry is not None and entry[0] is columns:
-        return list(entry[1])
-    rows = [(c.name, type_to_sql(c.type), c.nullable, c.comment) for c in columns]
-    if isinstance(columns, tuple):
-        if len(_DESCRIBED) >= _DESCRIBED_MAX:
-            _DESCRIBED.clear()
-        _DESCRIBED[id(columns)] = (columns, rows)
-    return list(rows)
+def _describe_rows(columns: Sequence[ColumnSpec]) -> tuple[tuple, ...]:
+    return tuple((c.name, type_to_sql(c.type), c.nullable, c.comment) for c in columns)
 
 
 @_handles(d.ShowCreateTable)
