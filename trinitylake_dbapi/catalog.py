@@ -35,7 +35,6 @@ Rules kept here:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
@@ -127,20 +126,21 @@ class ExpireResult:
     files: list[str]
 
 
-def like_to_regex(pattern: str) -> re.Pattern[str]:
-    """SQL LIKE (``%`` any run, ``_`` one character, ``\\`` escapes) as a regex."""
-    out = []
-    chars = iter(pattern)
-    for ch in chars:
-        if ch == "\\":
-            out.append(re.escape(next(chars, "\\")))
-        elif ch == "%":
-            out.append(".*")
-        elif ch == "_":
-            out.append(".")
-        else:
-            out.append(re.escape(ch))
-    return re.compile("".join(out), re.DOTALL)
+#: What the listings take to keep only some names: a predicate on one name, kept when
+#: it returns a true value; a compiled regex's ``fullmatch`` is one. The catalog knows no
+#: pattern language: SQL's LIKE is turned into such a predicate by the SQL layer
+#: (``trinitylake_dbapi.like_to_regex(pattern).fullmatch``).
+NameFilter = Callable[[str], object]
+
+
+def _check_name_filter(matching: object) -> None:
+    """A text where a predicate belongs is refused by name: listings took LIKE patterns
+    before the SQL layer became LIKE's one home."""
+    if matching is not None and not callable(matching):
+        raise ProgrammingError(
+            f"a listing keeps the names a predicate accepts, not {matching!r}: for a LIKE "
+            "pattern pass trinitylake_dbapi.like_to_regex(pattern).fullmatch"
+        )
 
 
 def _visible(properties: Any) -> dict[str, str]:
@@ -466,12 +466,14 @@ class CatalogTransaction:
         self._txn.delete(self._ns_key(name))
         return True
 
-    def list_namespaces(self, pattern: str | None = None) -> list[str]:
+    def list_namespaces(self, matching: NameFilter | None = None) -> list[str]:
+        """The namespaces, in name order; with ``matching``, only those whose name it
+        accepts (see :data:`NameFilter`)."""
+        _check_name_filter(matching)
         lo, hi = self._codec.namespaces_range()
         names = [self._decode(key).namespace for key, _ in self._txn.scan(lo, hi)]
-        if pattern is not None:
-            regex = like_to_regex(pattern)
-            names = [n for n in names if regex.fullmatch(n)]
+        if matching is not None:
+            names = [n for n in names if matching(n)]
         return names
 
     def describe_namespace(self, name: str) -> NamespaceInfo:
@@ -730,18 +732,23 @@ class CatalogTransaction:
         self._txn.delete(key)
         return True
 
-    def list_tables(self, namespace: str | None = None, pattern: str | None = None) -> list[tuple[str, str]]:
+    def list_tables(
+        self, namespace: str | None = None, matching: NameFilter | None = None
+    ) -> list[tuple[str, str]]:
+        """(namespace, table) of the tables of ``namespace`` (of every namespace when
+        None), in key order; with ``matching``, only the tables whose name it accepts
+        (see :data:`NameFilter`)."""
+        _check_name_filter(matching)
         if namespace is not None:
             self._require_namespace(namespace)
         lo, hi = self._codec.tables_range(namespace)
         found = []
-        regex = like_to_regex(pattern) if pattern is not None else None
         if namespace is not None:
             names = self._txn.scan(lo, hi, derive=self._table_names_in(lo))
             if names is not None:
-                if regex is None:
+                if matching is None:
                     return list(zip(repeat(namespace), names))
-                return [(namespace, t) for t in names if regex.fullmatch(t)]
+                return [(namespace, t) for t in names if matching(t)]
         for key, _ in self._txn.scan(lo, hi):
             table = None if namespace is None else self._codec.table_name_in(lo, key)
             if table is None:
@@ -750,7 +757,7 @@ class CatalogTransaction:
                 ns, table = decoded.namespace, decoded.table
             else:
                 ns = namespace
-            if regex is None or regex.fullmatch(table):
+            if matching is None or matching(table):
                 found.append((ns, table))
         return found
 

@@ -35,6 +35,7 @@ from trinitylake_dbapi.sql import dialect as d
 from trinitylake_dbapi.sql.binding import constant
 from trinitylake_dbapi.sql.columns import column_specs, create_table_sql
 from trinitylake_dbapi.sql.control import StatementControl
+from trinitylake_dbapi.sql.like import like_literal, like_to_regex
 
 # sql.system_tables (sqlglot's optimizer, planner and executor) is imported by the first
 # SELECT: no other statement needs it, and it is ~10 ms of the import of the driver.
@@ -297,23 +298,9 @@ def _drop_namespace(s: d.DropNamespace, session: Session) -> Result:
     return _NONE
 
 
-def like_literal(pattern: str) -> str | None:
-    """The one name a LIKE pattern matches when it has no wildcard (``%`` or ``_`` not
-    escaped by ``\\``), else None. The escape rules are those of
-    :func:`~trinitylake_dbapi.catalog.like_to_regex`: a backslash makes the next
-    character literal, and a trailing backslash is itself."""
-    if "\\" not in pattern:
-        return None if "%" in pattern or "_" in pattern else pattern
-    out = []
-    chars = iter(pattern)
-    for ch in chars:
-        if ch == "\\":
-            out.append(next(chars, "\\"))
-        elif ch == "%" or ch == "_":
-            return None
-        else:
-            out.append(ch)
-    return "".join(out)
+def _like(pattern: str | None) -> Callable[[str], object] | None:
+    """The catalog listings' name filter for a LIKE pattern (None: every name)."""
+    return None if pattern is None else like_to_regex(pattern).fullmatch
 
 
 _SHOW_NAMESPACES_COLUMNS = (("namespace", "varchar"),)
@@ -326,7 +313,7 @@ def _show_namespaces(s: d.ShowNamespaces, session: Session) -> Result:
         name = None if pattern is None else like_literal(pattern)
         names = None if name is None else _namespace_named(catalog, name)
         if names is None:
-            names = catalog.list_namespaces(pattern)
+            names = catalog.list_namespaces(_like(pattern))
     return _rows(_SHOW_NAMESPACES_COLUMNS, [(n,) for n in names])
 
 
@@ -500,7 +487,7 @@ def _show_tables(s: d.ShowTables, session: Session) -> Result:
         name = None if pattern is None or namespace is None else like_literal(pattern)
         tables = None if name is None else _table_named(catalog, namespace, name)
         if tables is None:
-            tables = catalog.list_tables(namespace, pattern)
+            tables = catalog.list_tables(namespace, _like(pattern))
     return _rows(_SHOW_TABLES_COLUMNS, tables)
 
 
