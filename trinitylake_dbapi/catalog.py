@@ -843,6 +843,14 @@ class LakehouseCatalog:
             return self.lakehouse.snapshot_named(spec).version
         raise ProgrammingError(f"version {spec!r} is not a version number or snapshot name")
 
+    def has_version(self, version: int) -> bool:
+        """Whether ``version`` can be read: it was committed and has not expired."""
+        try:
+            self.lakehouse.snapshot(version)
+        except ObjectNotFoundError:
+            return False
+        return True
+
     def version_at(self, millis: int) -> int:
         return self.lakehouse.snapshot_at(millis).version
 

@@ -178,9 +178,7 @@ def _versions_rows(
     rows: list[tuple] = []
     if newest < (low or 0):
         return rows
-    try:
-        lakehouse.lakehouse.snapshot(newest)
-    except ObjectNotFoundError:  # expired: walk down from the catalog's version instead
+    if not lakehouse.has_version(newest):  # expired: walk down from the catalog's version
         newest = catalog.version
     for v in lakehouse.iter_versions(newest, low or 0):
         if high is not None and v.version > high:
