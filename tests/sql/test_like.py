@@ -1,4 +1,4 @@
-"""LIKE patterns (rules L1-L3 of sql/like.py), and the catalog listings' name filter that
+"""LIKE patterns (rules LK1-LK3 of sql/like.py), and the catalog listings' name filter that
 SQL turns them into."""
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ NAMES = ["orders", "order_items", "orderXitems", "pct%", "we\\ird", "trailing\\"
 @pytest.mark.parametrize(
     "pattern, matched",
     [
-        ("order%", ["orders", "order_items", "orderXitems"]),  # L1
-        ("order_items", ["order_items", "orderXitems"]),  # L1: _ is one character
-        ("order\\_items", ["order_items"]),  # L2
+        ("order%", ["orders", "order_items", "orderXitems"]),  # LK1
+        ("order_items", ["order_items", "orderXitems"]),  # LK1: _ is one character
+        ("order\\_items", ["order_items"]),  # LK2
         ("pct\\%", ["pct%"]),
         ("we\\\\ird", ["we\\ird"]),
-        ("trailing\\", ["trailing\\"]),  # L2: a trailing backslash is itself
+        ("trailing\\", ["trailing\\"]),  # LK2: a trailing backslash is itself
         ("a_b", ["a\nb"]),  # any character, a newline too
-        ("order", []),  # L3: the whole name
+        ("order", []),  # LK3: the whole name
         ("%", NAMES),
         ("", [""]),
         ("Orders", []),  # case-sensitive

@@ -3,11 +3,11 @@
 
 Rules, shared by both functions below:
 
-  L1 ``%`` matches any run of characters (none included), ``_`` exactly one character;
+  LK1 ``%`` matches any run of characters (none included), ``_`` exactly one character;
      every other character matches itself, case-sensitively (names are case-sensitive).
-  L2 A backslash makes the next character literal (``\\%``, ``\\_``, ``\\\\``); a
+  LK2 A backslash makes the next character literal (``\\%``, ``\\_``, ``\\\\``); a
      trailing backslash, with nothing to escape, is itself.
-  L3 A pattern matches a whole name, never a part of one.
+  LK3 A pattern matches a whole name, never a part of one.
 
 LIKE is SQL's business: the catalog lists names through a predicate
 (``CatalogTransaction.list_tables(ns, matching)``), so this module turns a pattern into
@@ -23,7 +23,7 @@ __all__ = ["like_to_regex", "like_literal"]
 
 
 def like_to_regex(pattern: str) -> re.Pattern[str]:
-    """The regex of a LIKE ``pattern`` (L1, L2); match it with ``fullmatch`` (L3)."""
+    """The regex of a LIKE ``pattern`` (LK1, LK2); match it with ``fullmatch`` (LK3)."""
     out = []
     chars = iter(pattern)
     for ch in chars:
@@ -40,7 +40,7 @@ def like_to_regex(pattern: str) -> re.Pattern[str]:
 
 def like_literal(pattern: str) -> str | None:
     """The one name a LIKE pattern matches when it has no wildcard (``%`` or ``_`` not
-    escaped by ``\\``, L2), else None."""
+    escaped by ``\\``, LK2), else None."""
     if "\\" not in pattern:
         return None if "%" in pattern or "_" in pattern else pattern
     out = []
