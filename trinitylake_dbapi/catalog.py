@@ -1,12 +1,14 @@
 """The catalog: namespaces, tables and history, on top of transactions (SPEC 3, 5, 7).
 
-This is the object API that the SQL layer, the Iceberg layer and Spark call. Two classes:
+This is the object API that the SQL layer, the Iceberg layer and Spark call:
 :class:`LakehouseCatalog` is a lakehouse location opened for catalog work (versions,
-history, rollback, export, expiration, and the cache of definition files its
-transactions share); :class:`CatalogTransaction` is one transaction's view of the
-namespaces and tables, begun by ``LakehouseCatalog.begin()``. The catalog knows what a
-namespace and a table are; it never builds a node file (that is the tree's job) and
-never parses SQL.
+history, rollback, export, expiration); :class:`CatalogTransaction` is one transaction's
+view of the namespaces and tables, begun by ``LakehouseCatalog.begin()``; and
+:class:`DefinitionCache` is the one cache of definition files (and of what is derived
+from them) by path, which a LakehouseCatalog hands to each of its transactions. The
+catalog knows what a namespace and a table are; it never builds a node file (that is
+the tree's job) and never parses SQL: listings keep names by a predicate, not by a
+pattern language.
 
 Rules kept here:
 
