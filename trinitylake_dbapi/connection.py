@@ -300,6 +300,12 @@ class Connection:
             self._txn.rollback()
             self._txn = None
 
+    @property
+    def commits_each_statement(self) -> bool:
+        """True under autocommit outside an explicit BEGIN: every statement (and every
+        commit of the connection's Iceberg catalog) is its own lakehouse version."""
+        return self._autocommit and not self._explicit
+
     def iceberg_catalog(self, name: str = "trinitylake", **properties: str) -> Any:
         """A PyIceberg catalog (:class:`trinitylake_dbapi.iceberg.catalog.TrinityLakeCatalog`)
         bound to this connection's transaction: its commits join the transaction's SQL
@@ -403,3 +409,8 @@ class _ConnectionScope:
         if connection is None:
             raise errors.InterfaceError("the connection is closed")
         return connection.run_in_transaction(work)
+
+    def commits_each_call(self) -> bool:
+        connection = self._connection()
+        return connection is not None and connection.commits_each_statement
+

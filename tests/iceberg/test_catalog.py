@@ -318,3 +318,100 @@ def test_files_stay_for_older_versions_after_purge_and_delete_after_commit(catal
     catalog.purge_table("default.t")
     assert not catalog.table_exists("default.t")
     assert len(catalog.at_version(last).load_table("default.t").scan().to_arrow()) == 3
+
+
+def test_a_catalog_opens_at_a_version_number_snapshot_name_or_timestamp(tmp_path: Any) -> None:
+    """P5: every way of naming a version, through load_catalog's ``version`` property."""
+    import datetime
+
+    uri = str(tmp_path / "lake")
+    catalog = TrinityLakeCatalog("lake", uri=uri, create="true")
+    table = catalog.create_table("default.t", ORDERS)
+    table.append(orders((1, "eu", 1.0)))
+    version = catalog.lakehouse.latest_version()
+    moment = datetime.datetime.fromtimestamp(
+        catalog.lakehouse.lakehouse.snapshot(version).created_at_millis / 1000, tz=datetime.timezone.utc
+    )
+    catalog.lakehouse.export_snapshot("first", version)
+    table.append(orders((2, "eu", 2.0)))
+    for spec in (str(version), "first", moment.isoformat()):
+        old = load_catalog("old", **{"py-catalog-impl": IMPL, "uri": uri, "version": spec})
+        assert old.read_only
+        assert rows_of(old.load_table("default.t").scan().to_arrow()) == [(1, "eu", 1.0)], spec
+        with pytest.raises(ReadOnlyError):
+            old.create_namespace("nope")
+    with pytest.raises(Exception, match="nope"):
+        load_catalog("old", **{"py-catalog-impl": IMPL, "uri": uri, "version": "nope"})
+
+
+def test_sql_table_properties_and_comments_are_iceberg_properties(tmp_path: Any) -> None:
+    """P7: ALTER TABLE ... SET/UNSET TBLPROPERTIES and COMMENT ON TABLE move the Iceberg
+    table properties with the definition, in the same commit."""
+    uri = str(tmp_path / "lake")
+    with trinitylake_dbapi.connect(uri, create=True, autocommit=True) as conn:
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE default.t (id int8) TBLPROPERTIES ('owner' = 'ana')")
+        cur.execute("ALTER TABLE default.t SET TBLPROPERTIES ('tier' = 'gold', 'owner' = 'bo')")
+        cur.execute("COMMENT ON TABLE default.t IS 'facts'")
+        props = TrinityLakeCatalog("lake", uri=uri).load_table("default.t").properties
+        assert {k: props[k] for k in ("owner", "tier", "comment")} == {"owner": "bo", "tier": "gold", "comment": "facts"}
+        cur.execute("ALTER TABLE default.t UNSET TBLPROPERTIES ('tier')")
+        assert "tier" not in TrinityLakeCatalog("lake", uri=uri).load_table("default.t").properties
+
+
+def test_create_table_transaction_publishes_the_table_with_its_rows_in_one_version(tmp_path: Any) -> None:
+    catalog = TrinityLakeCatalog("lake", uri=str(tmp_path / "lake"), create="true")
+    before = catalog.lakehouse.latest_version()
+    with catalog.create_table_transaction("default.t", ORDERS) as txn:
+        txn.append(orders((1, "eu", 1.0), (2, "us", 2.0)))
+        assert not catalog.table_exists("default.t")  # nothing visible before the commit
+    assert catalog.lakehouse.latest_version() == before + 1
+    assert rows_of(catalog.load_table("default.t").scan().to_arrow()) == [(1, "eu", 1.0), (2, "us", 2.0)]
+    with pytest.raises(CommitFailedException, match="already exists"):  # as PyIceberg's own catalogs
+        catalog.create_table_transaction("default.t", ORDERS).commit_transaction()
+
+
+def test_a_block_of_appends_survives_another_writers_append(tmp_path: Any) -> None:
+    """P4: single appends per table are run again on the latest version; both writers'
+    rows land, in one version for the block."""
+    catalog = TrinityLakeCatalog("lake", uri=str(tmp_path / "lake"), create="true")
+    a = catalog.create_table("default.a", ORDERS)
+    b = catalog.create_table("default.b", ORDERS)
+    other = reopen(catalog)
+    with catalog.lakehouse_transaction():
+        a.append(orders((1, "eu", 1.0)))
+        b.append(orders((2, "eu", 2.0)))
+        other.load_table("default.a").append(orders((9, "x", 9.0)))  # commits first
+        version_of_other = catalog.lakehouse.latest_version()
+    assert catalog.lakehouse.latest_version() == version_of_other + 1
+    assert rows_of(catalog.load_table("default.a").scan().to_arrow()) == [(1, "eu", 1.0), (9, "x", 9.0)]
+    assert rows_of(catalog.load_table("default.b").scan().to_arrow()) == [(2, "eu", 2.0)]
+    # two commits to one table in a block are not replayed: the block fails whole
+    with pytest.raises(CommitFailedException):
+        with catalog.lakehouse_transaction():
+            a.append(orders((3, "eu", 3.0)))
+            a.append(orders((4, "eu", 4.0)))
+            other.load_table("default.a").append(orders((8, "x", 8.0)))
+    assert rows_of(catalog.load_table("default.a").scan().to_arrow()) == [(1, "eu", 1.0), (8, "x", 8.0), (9, "x", 9.0)]
+
+
+def test_a_connection_catalog_commits_with_the_connection(tmp_path: Any) -> None:
+    """P4 for a DB-API connection: appends wait for commit() (and rollback() drops them);
+    under autocommit each append is its own version and a lost race is retried (P3)."""
+    uri = str(tmp_path / "lake")
+    TrinityLakeCatalog("setup", uri=uri, create="true").create_table("default.t", ORDERS)
+    outside = TrinityLakeCatalog("outside", uri=uri)
+    with trinitylake_dbapi.connect(uri) as conn:
+        table = conn.iceberg_catalog().load_table("default.t")
+        table.append(orders((1, "eu", 1.0)))
+        assert outside.load_table("default.t").scan().to_arrow().num_rows == 0  # not yet
+        conn.rollback()
+        assert conn.iceberg_catalog().load_table("default.t").scan().to_arrow().num_rows == 0
+        conn.iceberg_catalog().load_table("default.t").append(orders((2, "eu", 2.0)))
+        conn.commit()
+    assert rows_of(outside.load_table("default.t").scan().to_arrow()) == [(2, "eu", 2.0)]
+    with trinitylake_dbapi.connect(uri, autocommit=True) as conn:
+        table = conn.iceberg_catalog().load_table("default.t")
+        outside.load_table("default.t").append(orders((3, "eu", 3.0)))  # wins the race
+        table.append(orders((4, "eu", 4.0)))  # built on the older head: rebased, retried
+    assert [r[0] for r in rows_of(outside.load_table("default.t").scan().to_arrow())] == [2, 3, 4]

@@ -119,3 +119,21 @@ def test_a_missing_metadata_file_stops_iceberg_deletions(tmp_path: Path) -> None
     os.remove(location[len("file://"):])
     with pytest.raises(Exception, match="metadata"):
         LakehouseCatalog(str(root)).expire_versions(retain_last=1, older_than_millis=2**62, orphan_grace_millis=0)
+
+
+def test_iceberg_snapshot_expiration_keeps_older_lakehouse_versions_readable(tmp_path: Path) -> None:
+    """PyIceberg's per-table snapshot expiration changes the metadata only; the kept
+    lakehouse versions still name metadata files that reach their data (SPEC 8)."""
+    root = tmp_path / "lake"
+    catalog = TrinityLakeCatalog("lake", uri=str(root), create="true")
+    table = catalog.create_table("default.t", SCHEMA)
+    table.append(batch(1))
+    first = catalog.lakehouse.latest_version()
+    table.overwrite(batch(2))
+    table = catalog.load_table("default.t")
+    old_snapshots = [s.snapshot_id for s in table.metadata.snapshots if s.snapshot_id != table.metadata.current_snapshot_id]
+    table.maintenance.expire_snapshots().by_ids(old_snapshots).commit()
+    assert len(catalog.load_table("default.t").metadata.snapshots) == 1
+    LakehouseCatalog(str(root)).expire_versions(retain_last=10, older_than_millis=2**62, orphan_grace_millis=0)
+    assert catalog.at_version(first).load_table("default.t").scan().to_arrow()["id"].to_pylist() == [1]
+    assert catalog.load_table("default.t").scan().to_arrow()["id"].to_pylist() == [2]

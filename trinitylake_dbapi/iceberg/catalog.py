@@ -22,8 +22,12 @@ Rules:
      each other (the lakehouse rebases them, transaction C4).
   P4 Inside ``lakehouse_transaction()`` (per thread), or on a catalog bound to a DB-API
      connection, commits are staged in one lakehouse transaction and published
-     together at its end, or not at all: a conflicting concurrent commit fails the
-     whole block with CommitFailedException and no table changes.
+     together at its end, or not at all. When another writer commits to one of the
+     block's tables first, a block whose table commits are single appends (one per
+     table) runs its writes again on the latest version (as P3: requirements checked
+     again, appends rebased); any other block, or a write that no longer holds, fails
+     as a whole with CommitFailedException and no table changes. (A bound
+     catalog's conflicts are the connection's: SerializationError at ``commit()``.)
   P5 A catalog opened at a version (number, exported snapshot name or timestamp) reads
      every table as of that version and refuses every change (ReadOnlyError).
   P6 Namespaces have one level; a multi-level identifier is refused naming it. The
@@ -86,7 +90,7 @@ from ..format import paths
 from ..format.paths import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
 from .io import DurableFileIO, file_io_properties, storage_options_from_properties
 from .schema import columns_from_schema
-from .tables import ICEBERG, TableStates, metadata_version
+from .tables import ICEBERG, TableStates
 
 __all__ = [
     "TrinityLakeCatalog",
@@ -108,6 +112,10 @@ class CatalogScope(Protocol):
         """Run ``work`` on the current catalog transaction; with ``writes``, publish it
         when the scope commits each statement on its own (autocommit)."""
 
+    def commits_each_call(self) -> bool:
+        """True when each ``run`` is its own lakehouse transaction (so a commit that
+        lost a race can be tried again: P3)."""
+
 
 class _OwnScope:
     """The catalog's own lakehouse transactions: one per call (P3), or the open block
@@ -122,9 +130,14 @@ class _OwnScope:
     def open_block(self) -> CatalogTransaction | None:
         return getattr(self._local, "txn", None)
 
+    def commits_each_call(self) -> bool:
+        return self.open_block is None
+
     def run(self, work: Callable[[CatalogTransaction], _T], *, writes: bool) -> _T:
         txn = self.open_block
         if txn is not None:
+            if writes:
+                self._local.writes.append(work)
             return work(txn)
         txn = self.lakehouse.begin(version=self.version)
         try:
@@ -140,22 +153,59 @@ class _OwnScope:
 
     @contextlib.contextmanager
     def block(self) -> Iterator[None]:
+        """P4: the block's writes are one lakehouse transaction. When another writer
+        commits to one of its tables first, the block's writes are run again, in order,
+        on the latest version (each checks its requirements again, appends are rebased:
+        P3), up to MAX_COMMIT_ATTEMPTS times; a write that no longer holds fails the
+        whole block with CommitFailedException and nothing is published."""
         if self.open_block is not None:
             raise ValueError("a lakehouse transaction is already open in this thread")
         txn = self.lakehouse.begin(version=self.version)
-        self._local.txn = txn
+        self._local.txn, self._local.writes, self._local.commits = txn, [], []
         try:
             yield
         except BaseException:
             txn.rollback()
             raise
         else:
+            self._commit_block(txn, list(self._local.writes))
+        finally:
+            self._local.txn, self._local.writes, self._local.commits = None, [], []
+
+    def note_table_commit(self, table: tuple[str, str], plain_append: bool) -> None:
+        """Record a table commit of the open block, for the replay rule of P4."""
+        self._local.commits.append((table, plain_append))
+
+    def _replayable(self) -> bool:
+        """Only blocks whose table commits are single plain appends (one per table) are
+        run again: another commit to a table the block changed twice, or overwrote or
+        deleted from, would be built on a snapshot the replay changed."""
+        tables = [table for table, _ in self._local.commits]
+        return len(tables) == len(set(tables)) and all(plain for _, plain in self._local.commits)
+
+    def _commit_block(
+        self, txn: CatalogTransaction, writes: list[Callable[[CatalogTransaction], Any]]
+    ) -> None:
+        for attempt in range(MAX_COMMIT_ATTEMPTS):
             try:
                 txn.commit()
+                return
             except SerializationError as e:
+                failure = e
+            if not self._replayable():
+                raise CommitFailedException(f"the lakehouse transaction was not committed: {failure}") from failure
+            time.sleep(min(0.2, 0.002 * 2**attempt) * random.random())
+            txn = self.lakehouse.begin(version=self.version)
+            try:
+                for work in writes:
+                    work(txn)
+            except SerializationError as e:
+                txn.rollback()
                 raise CommitFailedException(f"the lakehouse transaction was not committed: {e}") from e
-        finally:
-            self._local.txn = None
+            except BaseException:
+                txn.rollback()
+                raise
+        raise CommitFailedException(f"the lakehouse transaction was not committed: {failure}") from failure
 
 
 def _one_level(namespace: str | Identifier) -> str:
@@ -450,14 +500,14 @@ class TrinityLakeCatalog(MetastoreCatalog):
     ) -> CommitTableResponse:
         namespace, name = self._names(table.name())
         io = table.io if isinstance(table.io, DurableFileIO) else self._io
+        if self._scope is self._own and self._own.open_block is not None:
+            self._own.note_table_commit((namespace, name), _is_plain_append(updates))
         for attempt in range(MAX_COMMIT_ATTEMPTS):
             try:
                 return self._write(lambda txn: self._commit_once(txn, namespace, name, requirements, updates, io))
             except CommitFailedException as e:
-                if not isinstance(e.__cause__, SerializationError) or self._own.open_block is not None:
-                    raise
-                if self._scope is not self._own:
-                    raise
+                if not isinstance(e.__cause__, SerializationError) or not self._scope.commits_each_call():
+                    raise  # in a transaction, its conflicts are decided at its end (P4)
                 time.sleep(min(0.2, 0.002 * 2**attempt) * random.random())
         raise CommitFailedException(
             f"table {namespace}.{name}: gave up after {MAX_COMMIT_ATTEMPTS} attempts, other writers kept committing first"
@@ -479,6 +529,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
         try:
             for requirement in requirements:
                 requirement.validate(current)
+            _check_fresh(current, updates)
         except CommitFailedException as e:
             rebased = _rebased_append(current, requirements, updates, io)
             if rebased is None:
@@ -487,23 +538,14 @@ class TrinityLakeCatalog(MetastoreCatalog):
         updated = update_table_metadata(current, updates, metadata_location=current_location)
         if current_location is not None and updated == current:
             return CommitTableResponse(metadata=current, metadata_location=current_location)
-        version = 0 if current_location is None else metadata_version(current_location) + 1
-        provider = load_location_provider(updated.location, updated.properties)
-        new_location = provider.new_table_metadata_file_location(version)
-        files = self._stage_metadata(updated, new_location)
-        props = dict(updated.properties)
-        pointers = {METADATA_LOCATION: new_location}
-        if current_location is not None:
-            pointers[PREVIOUS_METADATA_LOCATION] = current_location
-        txn.set_table_format(
-            namespace,
-            name,
+        io.sync_written()  # io F1: the files PyIceberg wrote, before anything names them
+        new_location = self.tables.publish(
+            txn,
+            info,
+            updated,
+            current_location,
             columns=columns_from_schema(updated.schema(), info.columns),
-            format_properties=pointers,
-            properties=props,
-            expected_definition=info.definition_path,
-            last_column_id=updated.last_column_id,
-            files=files,
+            properties=dict(updated.properties),
         )
         return CommitTableResponse(metadata=updated, metadata_location=new_location)
 
@@ -580,6 +622,37 @@ def _resolve_version(lakehouse: LakehouseCatalog, spec: str) -> int:
     return lakehouse.version_at(int(moment.timestamp() * 1000))
 
 
+def _check_fresh(current: TableMetadata, updates: tuple[TableUpdate, ...]) -> None:
+    """CommitFailedException when a new snapshot was made on an older state of the table
+    than ``current`` although its branch head has the same id (an append rebased by P3
+    keeps its snapshot id, as Iceberg's own retries do, so a table object that read the
+    table before the rebase passes PyIceberg's requirements with a stale base)."""
+    for update in updates:
+        if isinstance(update, AddSnapshotUpdate):
+            sequence_number = update.snapshot.sequence_number
+            if sequence_number is not None and sequence_number <= current.last_sequence_number:
+                raise CommitFailedException(
+                    f"snapshot {update.snapshot.snapshot_id} was made on an older state of the table "
+                    f"(sequence number {sequence_number}, the table is at {current.last_sequence_number}): "
+                    "refresh the table and retry"
+                )
+
+
+def _is_plain_append(updates: tuple[TableUpdate, ...]) -> bool:
+    """True for the updates of a fast append: one new snapshot (operation append) made
+    the head of its branch."""
+    if len(updates) != 2 or not isinstance(updates[0], AddSnapshotUpdate):
+        return False
+    add, ref = updates
+    summary = add.snapshot.summary
+    return (
+        isinstance(ref, SetSnapshotRefUpdate)
+        and ref.snapshot_id == add.snapshot.snapshot_id
+        and summary is not None
+        and summary.operation.value == "append"
+    )
+
+
 def _rebased_append(
     current: TableMetadata,
     requirements: tuple[TableRequirement, ...],
@@ -591,14 +664,11 @@ def _rebased_append(
     from pyiceberg.manifest import UNASSIGNED_SEQ, write_manifest_list
     from pyiceberg.table.snapshots import Operation, Snapshot, Summary, update_snapshot_summaries
 
-    if len(updates) != 2 or not isinstance(updates[0], AddSnapshotUpdate):
+    if not _is_plain_append(updates):
         return None
     add, ref = updates
-    if not isinstance(ref, SetSnapshotRefUpdate) or ref.snapshot_id != add.snapshot.snapshot_id:
-        return None
     snapshot = add.snapshot
-    if snapshot.summary is None or snapshot.summary.operation != Operation.APPEND:
-        return None
+    assert isinstance(ref, SetSnapshotRefUpdate) and snapshot.summary is not None
     for requirement in requirements:
         if isinstance(requirement, AssertRefSnapshotId) and requirement.ref == ref.ref_name:
             continue

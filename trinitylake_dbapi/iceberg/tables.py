@@ -160,30 +160,46 @@ class TableStates:
         location = info.format_properties.get(METADATA_LOCATION)
         if location is None:
             updated = self.implicit(info).model_copy(update={"last_updated_ms": int(time.time() * 1000)})
-            version = 0
         else:
             current = self.metadata(txn, location)
             updates = updates_towards(current, info)
             if not updates:
                 return
             updated = update_table_metadata(current, updates, metadata_location=location)
-            version = metadata_version(location) + 1
-        new_location = load_location_provider(updated.location, updated.properties).new_table_metadata_file_location(
-            version
-        )
+        self.publish(txn, info, updated, location, columns=info.columns)
+
+    def publish(
+        self,
+        txn: CatalogTransaction,
+        info: TableInfo,
+        updated: TableMetadata,
+        previous_location: str | None,
+        *,
+        columns: Any,
+        properties: dict[str, str] | None = None,
+    ) -> str:
+        """Stage ``updated`` as the table's next metadata file (M2) and point a new
+        definition at it in ``txn``, with ``columns`` (and ``properties``, if given), as
+        a compare-and-swap on the definition ``info`` was read from; returns the new
+        metadata location. Every file the metadata reaches must already be durable."""
+        version = 0 if previous_location is None else metadata_version(previous_location) + 1
+        provider = load_location_provider(updated.location, updated.properties)
+        new_location = provider.new_table_metadata_file_location(version)
         files = self.stage(updated, new_location)
         pointers = {METADATA_LOCATION: new_location}
-        if location is not None:
-            pointers[PREVIOUS_METADATA_LOCATION] = location
+        if previous_location is not None:
+            pointers[PREVIOUS_METADATA_LOCATION] = previous_location
         txn.set_table_format(
-            namespace,
-            name,
-            columns=info.columns,
+            info.namespace,
+            info.name,
+            columns=columns,
             format_properties=pointers,
+            properties=properties,
             expected_definition=info.definition_path,
             last_column_id=updated.last_column_id,
             files=files,
         )
+        return new_location
 
 
 def _properties_of(info: TableInfo) -> dict[str, str]:
