@@ -222,7 +222,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
 
     Properties: ``uri`` (the lakehouse location, required), ``create`` ("true": create
     the lakehouse if missing), ``warehouse`` (where new tables go; default the lakehouse
-    root, or its ``warehouse`` property), ``version`` (open read-only at a version
+    root), ``version`` (open read-only at a version
     number, exported snapshot name or ISO timestamp) and PyIceberg's FileIO properties
     (``s3.endpoint``, ``s3.access-key-id``, ...), which also reach the lakehouse's files.
     """
