@@ -96,6 +96,7 @@ from trinitylake_dbapi.cursor import Cursor  # noqa: E402
 from trinitylake_dbapi.catalog import DEFAULT_NAMESPACE  # noqa: E402
 from trinitylake_dbapi.format.types import TypeSpec, parse_type  # noqa: E402
 from trinitylake_dbapi.sql.dialect import quote_identifier, split_statements  # noqa: E402
+from trinitylake_dbapi.sql.like import like_to_regex  # noqa: E402
 
 
 def system_tables() -> dict[tuple[str, str], tuple[str, ...]]:
@@ -139,5 +140,6 @@ __all__ = [
     "parse_type",
     "quote_identifier",
     "split_statements",
+    "like_to_regex",
     "system_tables",
 ]

@@ -1,7 +1,14 @@
 """The catalog: namespaces, tables and history, on top of transactions (SPEC 3, 5, 7).
 
-This is the object API that the SQL layer and Spark call. It knows what a namespace and
-a table are; it never builds a node file (that is the tree's job) and never parses SQL.
+This is the object API that the SQL layer, the Iceberg layer and Spark call:
+:class:`LakehouseCatalog` is a lakehouse location opened for catalog work (versions,
+history, rollback, export, expiration); :class:`CatalogTransaction` is one transaction's
+view of the namespaces and tables, begun by ``LakehouseCatalog.begin()``; and
+:class:`DefinitionCache` is the one cache of definition files (and of what is derived
+from them) by path, which a LakehouseCatalog hands to each of its transactions. The
+catalog knows what a namespace and a table are; it never builds a node file (that is
+the tree's job) and never parses SQL: listings keep names by a predicate, not by a
+pattern language.
 
 Rules kept here:
 
@@ -30,10 +37,9 @@ Rules kept here:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from .errors import (
     CorruptFileError,
@@ -59,6 +65,7 @@ from .format.definitions import (
     new_lakehouse_def,
 )
 from .format.types import (
+    ColumnCache,
     ColumnSpec,
     TypeSpec,
     from_proto_columns,
@@ -76,6 +83,8 @@ LAST_COLUMN_ID = "trinitylake.last-column-id"
 LOCATION = "location"
 MANAGED = "MANAGED"
 EXTERNAL = "EXTERNAL"
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -119,20 +128,21 @@ class ExpireResult:
     files: list[str]
 
 
-def like_to_regex(pattern: str) -> re.Pattern[str]:
-    """SQL LIKE (``%`` any run, ``_`` one character, ``\\`` escapes) as a regex."""
-    out = []
-    chars = iter(pattern)
-    for ch in chars:
-        if ch == "\\":
-            out.append(re.escape(next(chars, "\\")))
-        elif ch == "%":
-            out.append(".*")
-        elif ch == "_":
-            out.append(".")
-        else:
-            out.append(re.escape(ch))
-    return re.compile("".join(out), re.DOTALL)
+#: What the listings take to keep only some names: a predicate on one name, kept when
+#: it returns a true value; a compiled regex's ``fullmatch`` is one. The catalog knows no
+#: pattern language: SQL's LIKE is turned into such a predicate by the SQL layer
+#: (``trinitylake_dbapi.like_to_regex(pattern).fullmatch``).
+NameFilter = Callable[[str], object]
+
+
+def _check_name_filter(matching: object) -> None:
+    """A text where a predicate belongs is refused by name: listings took LIKE patterns
+    before the SQL layer became LIKE's one home."""
+    if matching is not None and not callable(matching):
+        raise ProgrammingError(
+            f"a listing keeps the names a predicate accepts, not {matching!r}: for a LIKE "
+            "pattern pass trinitylake_dbapi.like_to_regex(pattern).fullmatch"
+        )
 
 
 def _visible(properties: Any) -> dict[str, str]:
@@ -193,17 +203,108 @@ def _create_lakehouse(storage: Storage, options: dict) -> Lakehouse:
     )
 
 
-class Catalog:
-    """One transaction's view of the catalog; reads see its own writes."""
+class DefinitionCache:
+    """Definition files, decoded, and what is derived from them, each kept once by the
+    file's path.
 
-    def __init__(self, owner: "LakehouseCatalog", txn: Transaction) -> None:
-        self._owner = owner
+    A definition file is immutable and its path is never reused (K2), so whatever is
+    read from it or computed on it alone stays true as long as it is kept: one cache per
+    datum, keyed by path, shared by every transaction of one LakehouseCatalog (time
+    travel too: old versions point at the same files). Layers above keep no cache of
+    their own for such values: they ask :meth:`derived`. Each map is bounded by clearing
+    it when full; a value cleared is read or computed again on its next use.
+    """
+
+    #: Decoded definitions and converted columns kept (each map), before clearing.
+    MAX_DEFINITIONS = 100_000
+    #: Stored columns kept converted by their bytes (tables often share columns).
+    MAX_COLUMN_SPECS = 8192
+    #: Derived values kept (see :meth:`derived`).
+    MAX_DERIVED = 4096
+
+    def __init__(self) -> None:
+        self._definitions: dict[str, Any] = {}
+        self._columns: dict[str, tuple[ColumnSpec, ...]] = {}
+        self._column_specs: ColumnCache = {}
+        self._derived: dict[tuple[str, str], Any] = {}
+
+    def namespace_def(self, path: str, read: Callable[[str], bytes]) -> NamespaceDef:
+        """The namespace definition file at ``path``, decoded; ``read`` gives its bytes
+        when it is not cached (a transaction's reader, which sees its staged files)."""
+        return self._definition(path, read, decode_namespace_def)
+
+    def table_def(self, path: str, read: Callable[[str], bytes]) -> TableDef:
+        """The table definition file at ``path``, decoded (as :meth:`namespace_def`)."""
+        return self._definition(path, read, decode_table_def)
+
+    def _definition(self, path: str, read: Callable[[str], bytes], decode: Any) -> Any:
+        definition = self._definitions.get(path)
+        if definition is None:
+            try:
+                data = read(path)
+            except MissingFileError:
+                raise CorruptFileError(path, "definition file referenced by the tree is missing") from None
+            definition = decode(data, path)
+            self.remember(path, definition)
+        return definition
+
+    def remember(self, path: str, definition: NamespaceDef | TableDef) -> None:
+        """Keep a decoded definition file, also one this process is writing: its path is
+        new and unique, so until it is committed no key refers to it, and if the commit
+        fails none ever will."""
+        if len(self._definitions) > self.MAX_DEFINITIONS:
+            self._definitions.clear()
+        self._definitions[path] = definition
+
+    def columns(self, path: str, definition: TableDef) -> tuple[ColumnSpec, ...]:
+        """The columns of ``definition``, the table definition file at ``path``."""
+        columns = self._columns.get(path)
+        if columns is None:
+            if len(self._column_specs) > self.MAX_COLUMN_SPECS:
+                self._column_specs.clear()
+            columns = tuple(from_proto_columns(definition.schema.columns, self._column_specs))
+            if len(self._columns) > self.MAX_DEFINITIONS:
+                self._columns.clear()
+            self._columns[path] = columns
+        return columns
+
+    def derived(self, path: str, what: str, compute: Callable[[], _T]) -> _T:
+        """``compute()``, a value that depends on the definition file at ``path`` alone
+        (``what`` names the kind of value, e.g. ``"DESCRIBE rows"``), computed once per
+        path and then kept. The value is shared: the caller must not change it (a tuple
+        is the safe kind)."""
+        key = (what, path)
+        try:
+            return self._derived[key]
+        except KeyError:
+            pass
+        value = compute()
+        if len(self._derived) >= self.MAX_DERIVED:
+            self._derived.clear()
+        self._derived[key] = value
+        return value
+
+    def clear(self) -> None:
+        """Forget everything (the files stay where they are)."""
+        self._definitions.clear()
+        self._columns.clear()
+        self._column_specs.clear()
+        self._derived.clear()
+
+
+class CatalogTransaction:
+    """One transaction's view of the catalog: namespaces, tables and columns as they
+    stand at one version plus this transaction's own writes, which :meth:`commit`
+    publishes as the next version (or :meth:`rollback` drops). Made by
+    :meth:`LakehouseCatalog.begin`; it belongs to one thread."""
+
+    def __init__(self, txn: Transaction, definitions: DefinitionCache) -> None:
+        """``txn``: the lakehouse transaction it reads and writes through;
+        ``definitions``: the cache of definition files it shares with the other
+        transactions of its LakehouseCatalog."""
         self._txn = txn
-        settings = txn.settings
-        self._codec = keyfmt.KeyCodec(
-            settings.namespace_name_max_size_bytes, settings.table_name_max_size_bytes
-        )
-        txn.describe_key = self.describe_key
+        self._definitions = definitions
+        self._codec = txn.codec
 
     # -- transaction ------------------------------------------------------------------
 
@@ -248,14 +349,6 @@ class Catalog:
                 f"{self._codec.table_max_bytes} bytes) cannot hold: {e}",
             ) from None
 
-    def describe_key(self, key: str) -> str:
-        """An object key in words, for messages: "table ns.t", "namespace ns"."""
-        try:
-            decoded = self._codec.decode(key)
-        except ValueError:
-            return repr(key)
-        return f"{decoded.kind} {keyfmt.describe(decoded)}"
-
     # -- names and keys -------------------------------------------------------------------
 
     def _ns_key(self, name: str) -> str:
@@ -271,7 +364,7 @@ class Catalog:
         path = self._txn.get(self._ns_key(name), guard=guard)
         if path is None:
             return None
-        definition = self._owner._namespace_def(self._txn, path)
+        definition = self._definitions.namespace_def(path, self._txn.read_file)
         _check_definition_name(path, "namespace", definition.name, name)
         return path, definition
 
@@ -285,7 +378,7 @@ class Catalog:
         path = self._txn.get(self._table_key(namespace, name))
         if path is None:
             return None
-        definition = self._owner._table_def(self._txn, path)
+        definition = self._definitions.table_def(path, self._txn.read_file)
         _check_definition_name(path, "table", definition.name, name, namespace)
         return path, definition
 
@@ -301,7 +394,7 @@ class Catalog:
         path = paths.new_namespace_def_path(definition.name)
         self._txn.stage_file(path, encode(definition))
         self._txn.put(self._ns_key(definition.name), path)
-        self._owner._remember_definition(path, definition)
+        self._definitions.remember(path, definition)
 
     def _write_table(self, namespace: str, definition: TableDef, files: Mapping[str, bytes] | None = None) -> None:
         path = paths.new_table_def_path(namespace, definition.name)
@@ -309,7 +402,7 @@ class Catalog:
         for companion, data in (files or {}).items():
             self._txn.stage_file(paths.check_relative_path(companion), data, companion_of=path)
         self._txn.put(self._table_key(namespace, definition.name), path)
-        self._owner._remember_definition(path, definition)
+        self._definitions.remember(path, definition)
 
     # -- namespaces -----------------------------------------------------------------------
 
@@ -375,12 +468,14 @@ class Catalog:
         self._txn.delete(self._ns_key(name))
         return True
 
-    def list_namespaces(self, pattern: str | None = None) -> list[str]:
+    def list_namespaces(self, matching: NameFilter | None = None) -> list[str]:
+        """The namespaces, in name order; with ``matching``, only those whose name it
+        accepts (see :data:`NameFilter`)."""
+        _check_name_filter(matching)
         lo, hi = self._codec.namespaces_range()
         names = [self._decode(key).namespace for key, _ in self._txn.scan(lo, hi)]
-        if pattern is not None:
-            regex = like_to_regex(pattern)
-            names = [n for n in names if regex.fullmatch(n)]
+        if matching is not None:
+            names = [n for n in names if matching(n)]
         return names
 
     def describe_namespace(self, name: str) -> NamespaceInfo:
@@ -639,18 +734,23 @@ class Catalog:
         self._txn.delete(key)
         return True
 
-    def list_tables(self, namespace: str | None = None, pattern: str | None = None) -> list[tuple[str, str]]:
+    def list_tables(
+        self, namespace: str | None = None, matching: NameFilter | None = None
+    ) -> list[tuple[str, str]]:
+        """(namespace, table) of the tables of ``namespace`` (of every namespace when
+        None), in key order; with ``matching``, only the tables whose name it accepts
+        (see :data:`NameFilter`)."""
+        _check_name_filter(matching)
         if namespace is not None:
             self._require_namespace(namespace)
         lo, hi = self._codec.tables_range(namespace)
         found = []
-        regex = like_to_regex(pattern) if pattern is not None else None
         if namespace is not None:
             names = self._txn.scan(lo, hi, derive=self._table_names_in(lo))
             if names is not None:
-                if regex is None:
+                if matching is None:
                     return list(zip(repeat(namespace), names))
-                return [(namespace, t) for t in names if regex.fullmatch(t)]
+                return [(namespace, t) for t in names if matching(t)]
         for key, _ in self._txn.scan(lo, hi):
             table = None if namespace is None else self._codec.table_name_in(lo, key)
             if table is None:
@@ -659,7 +759,7 @@ class Catalog:
                 ns, table = decoded.namespace, decoded.table
             else:
                 ns = namespace
-            if regex is None or regex.fullmatch(table):
+            if matching is None or matching(table):
                 found.append((ns, table))
         return found
 
@@ -673,7 +773,7 @@ class Catalog:
             self._require_table(namespace, name)
         assert found is not None
         path, definition = found
-        columns = self._owner._table_columns(path, definition)
+        columns = self._definitions.columns(path, definition)
         by_id = {c.id: c.name for c in columns}
         return TableInfo(
             namespace=namespace,
@@ -718,58 +818,19 @@ class LakehouseCatalog:
             self.lakehouse = _create_lakehouse(self.storage, dict(lakehouse_options or {}))
         else:
             self.lakehouse = Lakehouse.open(self.storage)
-        self._definitions: dict[str, Any] = {}
-        self._columns: dict[str, tuple[ColumnSpec, ...]] = {}
-        #: Stored columns already converted, by their bytes: tables often share columns.
-        self._column_specs: dict[bytes, Any] = {}
-
-    # -- definition files (immutable: cached by path) -----------------------------------
-
-    def _definition(self, txn: Transaction, path: str, decode: Any) -> Any:
-        definition = self._definitions.get(path)
-        if definition is None:
-            try:
-                data = txn.read_file(path)
-            except MissingFileError:
-                raise CorruptFileError(path, "definition file referenced by the tree is missing") from None
-            definition = decode(data, path)
-            self._remember_definition(path, definition)
-        return definition
-
-    def _remember_definition(self, path: str, definition: Any) -> None:
-        """Cache a decoded definition file (immutable, so cached by path), also one this
-        process is writing: its path is new and unique, so until it is committed no key
-        refers to it, and if the commit fails none ever will."""
-        if len(self._definitions) > 100_000:
-            self._definitions.clear()
-        self._definitions[path] = definition
-
-    def _table_columns(self, path: str, definition: TableDef) -> tuple[ColumnSpec, ...]:
-        """The columns of the table definition file at ``path`` (immutable: cached)."""
-        columns = self._columns.get(path)
-        if columns is None:
-            if len(self._column_specs) > 8192:
-                self._column_specs.clear()
-            columns = tuple(from_proto_columns(definition.schema.columns, self._column_specs))
-            if len(self._columns) > 100_000:
-                self._columns.clear()
-            self._columns[path] = columns
-        return columns
-
-    def _namespace_def(self, txn: Transaction, path: str) -> NamespaceDef:
-        return self._definition(txn, path, decode_namespace_def)
-
-    def _table_def(self, txn: Transaction, path: str) -> TableDef:
-        return self._definition(txn, path, decode_table_def)
+        #: Decoded definition files and what is derived from them, by path: shared by
+        #: every transaction begun here (time travel included).
+        self.definitions = DefinitionCache()
 
     # -- transactions ---------------------------------------------------------------------
 
     def begin(
         self, isolation: Isolation | str | None = Isolation.SNAPSHOT, version: int | str | None = None
-    ) -> Catalog:
+    ) -> CatalogTransaction:
         """A catalog transaction at the latest version, or read-only at ``version``."""
         resolved = None if version is None else self.resolve_version(version)
-        return Catalog(self, begin(self.lakehouse, Isolation.parse(isolation), resolved))
+        txn = begin(self.lakehouse, Isolation.parse(isolation), resolved)
+        return CatalogTransaction(txn, self.definitions)
 
     def latest_version(self) -> int:
         return self.lakehouse.latest_version()
@@ -783,6 +844,14 @@ class LakehouseCatalog:
         if isinstance(spec, str):
             return self.lakehouse.snapshot_named(spec).version
         raise ProgrammingError(f"version {spec!r} is not a version number or snapshot name")
+
+    def has_version(self, version: int) -> bool:
+        """Whether ``version`` can be read: it was committed and has not expired."""
+        try:
+            self.lakehouse.snapshot(version)
+        except ObjectNotFoundError:
+            return False
+        return True
 
     def version_at(self, millis: int) -> int:
         return self.lakehouse.snapshot_at(millis).version
@@ -899,5 +968,5 @@ class LakehouseCatalog:
         return {name: paths.parse_root_node_path(root) for name, root in sorted(exported.items())}
 
     def close(self) -> None:
-        self._definitions.clear()
-        self._columns.clear()
+        """Drop the cached definitions (the lakehouse's files are untouched)."""
+        self.definitions.clear()

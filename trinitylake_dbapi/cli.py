@@ -50,8 +50,8 @@ from typing import Any, Callable, Iterable, Sequence, TextIO
 
 import trinitylake_dbapi
 from trinitylake_dbapi import errors
-from trinitylake_dbapi.catalog import Catalog, like_to_regex
-from trinitylake_dbapi import quote_identifier, split_statements, system_tables
+from trinitylake_dbapi.catalog import CatalogTransaction
+from trinitylake_dbapi import like_to_regex, quote_identifier, split_statements, system_tables
 
 __all__ = [
     "main", "SUBCOMMANDS", "META_COMMANDS", "FORMATTERS", "format_table", "format_csv",
@@ -448,7 +448,7 @@ class Completions:
     def __init__(self, conn: trinitylake_dbapi.Connection) -> None:
         self.conn = conn
         self.version: int | None = None
-        self._catalog: Catalog | None = None
+        self._catalog: CatalogTransaction | None = None
         self._namespaces: list[str] | None = None
         self._tables: dict[str, list[str]] = {}
         self._columns: dict[tuple[str, str], list[str]] = {}

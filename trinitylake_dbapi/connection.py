@@ -43,7 +43,7 @@ import weakref
 from typing import Any, Callable, Iterator
 
 from trinitylake_dbapi import errors
-from trinitylake_dbapi.catalog import Catalog, LakehouseCatalog
+from trinitylake_dbapi.catalog import CatalogTransaction, LakehouseCatalog
 from trinitylake_dbapi.sql.control import DEFAULT_MAX_QUERY_ROWS, StatementControl
 from trinitylake_dbapi.sql.execute import Result, execute
 from trinitylake_dbapi.transaction import Isolation
@@ -116,7 +116,7 @@ class Connection:
         self.location = location
         self._isolation = isolation
         self._autocommit = bool(autocommit)
-        self._txn: Catalog | None = None
+        self._txn: CatalogTransaction | None = None
         self._explicit = False
         self._cursors: weakref.WeakSet[Any] = weakref.WeakSet()
         self._iceberg: Any = None
@@ -198,13 +198,13 @@ class Connection:
         """Publish the transaction's writes as a new version (nothing to do without
         writes). A conflicting concurrent commit raises SerializationError; the
         transaction is then discarded."""
-        self._end_transaction(Catalog.commit)
+        self._end_transaction(CatalogTransaction.commit)
 
     def rollback(self) -> None:
         """Discard the transaction's writes."""
-        self._end_transaction(Catalog.rollback)
+        self._end_transaction(CatalogTransaction.rollback)
 
-    def _end_transaction(self, end: Callable[[Catalog], Any]) -> None:
+    def _end_transaction(self, end: Callable[[CatalogTransaction], Any]) -> None:
         """Take the transaction off the connection (L1) and commit or discard it."""
         with self._lock:
             self._check_open()
@@ -271,7 +271,7 @@ class Connection:
 
     # -- the Session used by sql.execute ------------------------------------------------------
 
-    def transaction(self) -> Catalog:
+    def transaction(self) -> CatalogTransaction:
         if self._txn is None:
             self._txn = self._lakehouse.begin(self._isolation, version=self._version)
         return self._txn
@@ -369,7 +369,7 @@ class Connection:
         except BaseException as e:
             raise_translated(e)
 
-    def run_in_transaction(self, work: Callable[[Catalog], Any]) -> Any:
+    def run_in_transaction(self, work: Callable[[CatalogTransaction], Any]) -> Any:
         """Run ``work`` on the connection's transaction under its rules (L1): with
         autocommit (and no BEGIN), the transaction commits when ``work`` returns and is
         discarded when it raises; otherwise it stays open for ``commit()``. What ``work``
@@ -404,7 +404,7 @@ class _ConnectionScope:
     def __init__(self, connection: Connection) -> None:
         self._connection = weakref.ref(connection)
 
-    def run(self, work: Callable[[Catalog], Any], *, writes: bool) -> Any:
+    def run(self, work: Callable[[CatalogTransaction], Any], *, writes: bool) -> Any:
         connection = self._connection()
         if connection is None:
             raise errors.InterfaceError("the connection is closed")

@@ -129,7 +129,9 @@ class _ReadSet:
 class Transaction:
     """Reads at one version, buffers writes, and commits them as the next version.
 
-    ``describe_key`` turns a key into words for error messages ("table ns.t").
+    A conflict (C4) names the object in words ("table 'ns'.'t'") through :attr:`codec`,
+    the key codec of the name limits of the version it reads: the format is the one
+    home of the key layout, so nothing above this layer is called back for words.
     """
 
     def __init__(
@@ -154,7 +156,11 @@ class Transaction:
         self.reads = _ReadSet()
         self.guards = _ReadSet()
         self.lakehouse_def_update: Callable[[LakehouseDef], LakehouseDef] | None = None
-        self.describe_key: Callable[[str], str] = repr
+        settings = base.settings
+        #: Object keys <-> names under the name limits of the version it reads.
+        self.codec = keyfmt.KeyCodec(
+            settings.namespace_name_max_size_bytes, settings.table_name_max_size_bytes
+        )
         self.closed = False
 
     @property
@@ -408,12 +414,12 @@ class Transaction:
             for key in snapshot.changed_keys():
                 if key in self.writes or self.guards.hit(key):
                     raise SerializationError(
-                        f"{self.describe_key(key)} was changed by version {version}, "
+                        f"{self.codec.describe_key(key)} was changed by version {version}, "
                         f"committed concurrently: retry the transaction"
                     )
                 if self.isolation is Isolation.SERIALIZABLE and self.reads.hit(key):
                     raise SerializationError(
-                        f"{self.describe_key(key)}, which this SERIALIZABLE transaction "
+                        f"{self.codec.describe_key(key)}, which this SERIALIZABLE transaction "
                         f"read, was changed by version {version}: retry the transaction"
                     )
 

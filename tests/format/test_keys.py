@@ -151,6 +151,14 @@ def test_long_name_is_abbreviated_in_message() -> None:
     assert len(str(info.value)) < 300 and "10000" in str(info.value)
 
 
+def test_a_key_in_words_for_messages() -> None:
+    """What a transaction's conflict message calls an object; a key that does not decode
+    is still named, as its repr."""
+    assert CODEC.describe_key(CODEC.namespace_key("ns")) == "namespace 'ns'"
+    assert CODEC.describe_key(CODEC.table_key("ns", "t")) == "table 'ns'.'t'"
+    assert CODEC.describe_key("C===short") == repr("C===short")
+
+
 def test_codec_refuses_bad_limits() -> None:
     with pytest.raises(ValueError):
         KeyCodec(0, 8)

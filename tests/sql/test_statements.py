@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import trinitylake_dbapi as tl
-from trinitylake_dbapi import errors
+from trinitylake_dbapi import errors, like_to_regex
 
 from lakes import Lake
 
@@ -336,7 +336,7 @@ def test_show_tables_like_a_name_answers_as_the_listing(auto: Any, namespace: st
     q(auto, "CREATE TABLE b.orders (a INT)")
     listing = auto.connection.lakehouse.begin()
     for pattern in LIKE_PATTERNS:
-        expected = listing.list_tables(namespace, pattern)
+        expected = listing.list_tables(namespace, like_to_regex(pattern).fullmatch)
         assert q(auto, f"SHOW TABLES IN {namespace} LIKE ?", [pattern]) == expected, pattern
         assert [c[0] for c in auto.description] == ["namespace", "table_name"]
         assert auto.rowcount == len(expected)
@@ -356,7 +356,7 @@ def test_show_tables_like_a_name_fails_as_the_listing(auto: Any) -> None:
     listing = auto.connection.lakehouse.begin()
     for namespace, sql_name in [("nope", "nope"), ("a b", "`a b`"), ("x" * 300, "x" * 300)]:
         with pytest.raises(errors.ProgrammingError) as expected:
-            listing.list_tables(namespace, "t")
+            listing.list_tables(namespace, like_to_regex("t").fullmatch)
         for pattern in ["t", "t%"]:
             with pytest.raises(type(expected.value)) as got:
                 q(auto, f"SHOW TABLES IN {sql_name} LIKE '{pattern}'")
@@ -389,15 +389,15 @@ def test_show_tables_like_a_name_sees_the_transaction_and_time_travel(memory_lak
 def test_like_without_wildcards_looks_up_one_key(
     auto: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trinitylake_dbapi.catalog import Catalog
+    from trinitylake_dbapi.catalog import CatalogTransaction
 
     q(auto, "CREATE TABLE ns.t (a INT)")
 
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("listed")
 
-    monkeypatch.setattr(Catalog, "list_tables", refuse)
-    monkeypatch.setattr(Catalog, "list_namespaces", refuse)
+    monkeypatch.setattr(CatalogTransaction, "list_tables", refuse)
+    monkeypatch.setattr(CatalogTransaction, "list_namespaces", refuse)
     assert q(auto, "SHOW TABLES IN ns LIKE 't'") == [("ns", "t")]
     assert q(auto, "SHOW TABLES IN ns LIKE 'u'") == []
     assert q(auto, "SHOW NAMESPACES LIKE 'ns'") == [("ns",)]
@@ -413,7 +413,7 @@ def test_show_namespaces_like_a_name_answers_as_the_listing(auto: Any) -> None:
         q(auto, f"CREATE NAMESPACE `{n}`")
     listing = auto.connection.lakehouse.begin()
     for pattern in LIKE_PATTERNS + ["sales", "sales_eu", "sales\\_eu", "Sales", "ns"]:
-        expected = [(n,) for n in listing.list_namespaces(pattern)]
+        expected = [(n,) for n in listing.list_namespaces(like_to_regex(pattern).fullmatch)]
         assert q(auto, "SHOW NAMESPACES LIKE ?", [pattern]) == expected, pattern
         assert [c[0] for c in auto.description] == ["namespace"]
     listing.rollback()

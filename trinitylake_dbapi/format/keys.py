@@ -344,6 +344,16 @@ class KeyCodec:
         )
         return ObjectKey("table", namespace, table)
 
+    def describe_key(self, key: str) -> str:
+        """An object key in words for messages, ``table 'ns'.'t'`` or ``namespace 'ns'``
+        (see :func:`describe`); a key this codec cannot decode is shown as its repr, so
+        a message about a damaged key still names it."""
+        try:
+            decoded = self.decode(key)
+        except ValueError:
+            return repr(key)
+        return f"{decoded.kind} {describe(decoded)}"
+
 
 __all__ = [
     "LAKEHOUSE_SCHEMA_ID",

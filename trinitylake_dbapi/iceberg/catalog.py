@@ -78,7 +78,7 @@ from pyiceberg.table.update import (
 from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 from pyiceberg.view import View
 
-from ..catalog import Catalog, LakehouseCatalog
+from ..catalog import CatalogTransaction, LakehouseCatalog
 from ..errors import (
     ObjectExistsError,
     ObjectNotEmptyError,
@@ -108,7 +108,7 @@ class CatalogScope(Protocol):
     """Where the Iceberg catalog's reads and writes go (P3, P4): what a DB-API
     connection offers to bind a catalog to its transaction."""
 
-    def run(self, work: Callable[[Catalog], _T], *, writes: bool) -> _T:
+    def run(self, work: Callable[[CatalogTransaction], _T], *, writes: bool) -> _T:
         """Run ``work`` on the current catalog transaction; with ``writes``, publish it
         when the scope commits each statement on its own (autocommit)."""
 
@@ -127,13 +127,13 @@ class _OwnScope:
         self._local = threading.local()
 
     @property
-    def open_block(self) -> Catalog | None:
+    def open_block(self) -> CatalogTransaction | None:
         return getattr(self._local, "txn", None)
 
     def commits_each_call(self) -> bool:
         return self.open_block is None
 
-    def run(self, work: Callable[[Catalog], _T], *, writes: bool) -> _T:
+    def run(self, work: Callable[[CatalogTransaction], _T], *, writes: bool) -> _T:
         txn = self.open_block
         if txn is not None:
             if writes:
@@ -183,7 +183,9 @@ class _OwnScope:
         tables = [table for table, _ in self._local.commits]
         return len(tables) == len(set(tables)) and all(plain for _, plain in self._local.commits)
 
-    def _commit_block(self, txn: Catalog, writes: list[Callable[[Catalog], Any]]) -> None:
+    def _commit_block(
+        self, txn: CatalogTransaction, writes: list[Callable[[CatalogTransaction], Any]]
+    ) -> None:
         for attempt in range(MAX_COMMIT_ATTEMPTS):
             try:
                 txn.commit()
@@ -286,10 +288,10 @@ class TrinityLakeCatalog(MetastoreCatalog):
         properties = {k: v for k, v in self.properties.items() if k not in ("create", "version")}
         return TrinityLakeCatalog(self.name, lakehouse=self.lakehouse, version=str(version), **properties)  # type: ignore[arg-type]
 
-    def _read(self, work: Callable[[Catalog], _T]) -> _T:
+    def _read(self, work: Callable[[CatalogTransaction], _T]) -> _T:
         return self._translated(lambda: self._scope.run(work, writes=False))
 
-    def _write(self, work: Callable[[Catalog], _T]) -> _T:
+    def _write(self, work: Callable[[CatalogTransaction], _T]) -> _T:
         if self.read_only:
             raise ReadOnlyError(f"catalog {self.name!r} is open at a fixed lakehouse version: read-only")
         return self._translated(lambda: self._scope.run(work, writes=True))
@@ -409,7 +411,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
         metadata = staged.metadata
         metadata_location = staged.metadata_location
 
-        def create(txn: Catalog) -> None:
+        def create(txn: CatalogTransaction) -> None:
             if txn.table_exists(namespace, name):
                 raise TableAlreadyExistsError(f"table {namespace}.{name} already exists")
             if not txn.namespace_exists(namespace):
@@ -425,7 +427,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
 
     @staticmethod
     def _create_definition(
-        txn: Catalog,
+        txn: CatalogTransaction,
         namespace: str,
         name: str,
         metadata: TableMetadata,
@@ -453,7 +455,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
         so expiration never deletes its files (SPEC 8)."""
         namespace, name = self._names(identifier)
 
-        def register(txn: Catalog) -> Table:
+        def register(txn: CatalogTransaction) -> Table:
             metadata = self.tables.metadata(txn, metadata_location)
             if txn.table_exists(namespace, name):
                 raise TableAlreadyExistsError(f"table {namespace}.{name} already exists")
@@ -513,7 +515,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
 
     def _commit_once(
         self,
-        txn: Catalog,
+        txn: CatalogTransaction,
         namespace: str,
         name: str,
         requirements: tuple[TableRequirement, ...],
@@ -549,7 +551,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
 
     def _commit_create(
         self,
-        txn: Catalog,
+        txn: CatalogTransaction,
         namespace: str,
         name: str,
         requirements: tuple[TableRequirement, ...],

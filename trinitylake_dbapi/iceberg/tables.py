@@ -45,7 +45,7 @@ from pyiceberg.table.update import (
     update_table_metadata,
 )
 
-from ..catalog import LAST_COLUMN_ID, MANAGED, Catalog, TableInfo
+from ..catalog import LAST_COLUMN_ID, MANAGED, CatalogTransaction, TableInfo
 from ..errors import InvalidDefinitionError
 from ..format import paths
 from ..format.paths import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
@@ -87,7 +87,7 @@ class TableStates:
                 self._cache.clear()
             self._cache[location] = metadata
 
-    def metadata(self, txn: Catalog, location: str) -> TableMetadata:
+    def metadata(self, txn: CatalogTransaction, location: str) -> TableMetadata:
         """The metadata file at ``location`` as ``txn`` sees it (M1)."""
         with self._lock:
             found = self._cache.get(location)
@@ -116,7 +116,9 @@ class TableStates:
             return {}
         return {relative: metadata_bytes(metadata, location)}
 
-    def state(self, txn: Catalog, namespace: str, name: str) -> tuple[TableInfo, TableMetadata, str | None]:
+    def state(
+        self, txn: CatalogTransaction, namespace: str, name: str
+    ) -> tuple[TableInfo, TableMetadata, str | None]:
         """The table's definition, Iceberg metadata and its location (None: M3's
         implicit empty table) as ``txn`` reads them."""
         info = txn.describe_table(namespace, name)
@@ -148,7 +150,7 @@ class TableStates:
             default_sort_order_id=UNSORTED_SORT_ORDER.order_id,
         )
 
-    def follow_definition(self, txn: Catalog, namespace: str, name: str) -> None:
+    def follow_definition(self, txn: CatalogTransaction, namespace: str, name: str) -> None:
         """M4: make a managed Iceberg table's metadata agree with its definition after a
         change made through the catalog API in ``txn``: a new metadata file (the first,
         for a table that had none), named by a new definition in ``txn``."""
@@ -168,7 +170,7 @@ class TableStates:
 
     def publish(
         self,
-        txn: Catalog,
+        txn: CatalogTransaction,
         info: TableInfo,
         updated: TableMetadata,
         previous_location: str | None,

@@ -435,7 +435,7 @@ def from_spark_field(field: T.StructField) -> ColumnSpec:
 
 def from_spark_schema(schema: T.StructType) -> list[ColumnSpec]:
     """The columns of a Spark schema (see :func:`from_spark_field`), ready for
-    ``Catalog.create_table``."""
+    ``CatalogTransaction.create_table``."""
     if not isinstance(schema, T.StructType):
         raise TypeError(f"expected a pyspark StructType, got {type(schema).__name__}")
     names = [f.name for f in schema.fields]

@@ -3,7 +3,7 @@
 :func:`execute` takes one parsed and bound statement (see dialect.py and binding.py) and
 a :class:`Session` (the connection's side: its transaction, its lakehouse, its current
 namespace) and returns a :class:`Result`. It holds no catalog logic: each statement is
-one or a few calls on :class:`~trinitylake_dbapi.catalog.Catalog` or
+one or a few calls on :class:`~trinitylake_dbapi.catalog.CatalogTransaction` or
 :class:`~trinitylake_dbapi.catalog.LakehouseCatalog`, whose errors (already PEP 249
 classes naming the object) pass through unchanged.
 
@@ -19,22 +19,23 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Sequence
 
 from sqlglot import exp
 
-from trinitylake_dbapi.catalog import DEFAULT_NAMESPACE, Catalog, LakehouseCatalog
+from trinitylake_dbapi.catalog import DEFAULT_NAMESPACE, CatalogTransaction, LakehouseCatalog
 from trinitylake_dbapi.errors import (
     InvalidNameError,
     NotSupportedError,
     ProgrammingError,
     ReadOnlyError,
 )
-from trinitylake_dbapi.format.types import type_to_sql
+from trinitylake_dbapi.format.types import ColumnSpec, type_to_sql
 from trinitylake_dbapi.sql import statements as st
 from trinitylake_dbapi.sql.binding import constant
 from trinitylake_dbapi.sql.columns import column_specs, create_table_sql
 from trinitylake_dbapi.sql.control import StatementControl
+from trinitylake_dbapi.sql.like import like_literal, like_to_regex
 
 # sql.system_tables (sqlglot's optimizer, planner and executor) is imported by the first
 # SELECT: no other statement needs it, and it is ~10 ms of the import of the driver.
@@ -55,7 +56,7 @@ class Session(Protocol):
     #: Cancellation, timeout and row limit of the running statement (sql.control).
     control: StatementControl
 
-    def transaction(self) -> Catalog:
+    def transaction(self) -> CatalogTransaction:
         """The current transaction, begun when first needed."""
 
     def begin(self, isolation: str | None) -> None:
@@ -199,9 +200,9 @@ class _reading:
     def __init__(self, session: Session, version: exp.Version | None) -> None:
         self._session = session
         self._version = version
-        self._owned: Catalog | None = None
+        self._owned: CatalogTransaction | None = None
 
-    def __enter__(self) -> Catalog:
+    def __enter__(self) -> CatalogTransaction:
         if self._version is None:
             return self._session.transaction()
         self._owned = _time_travel(self._session, self._version)
@@ -212,7 +213,7 @@ class _reading:
             self._owned.rollback()
 
 
-def _time_travel(session: Session, version: exp.Version) -> Catalog:
+def _time_travel(session: Session, version: exp.Version) -> CatalogTransaction:
     if version.args.get("kind") != "AS OF":
         raise NotSupportedError("only FOR SYSTEM_VERSION/SYSTEM_TIME AS OF is supported")
     if version.this == "VERSION":
@@ -297,23 +298,9 @@ def _drop_namespace(s: st.DropNamespace, session: Session) -> Result:
     return _NONE
 
 
-def like_literal(pattern: str) -> str | None:
-    """The one name a LIKE pattern matches when it has no wildcard (``%`` or ``_`` not
-    escaped by ``\\``), else None. The escape rules are those of
-    :func:`~trinitylake_dbapi.catalog.like_to_regex`: a backslash makes the next
-    character literal, and a trailing backslash is itself."""
-    if "\\" not in pattern:
-        return None if "%" in pattern or "_" in pattern else pattern
-    out = []
-    chars = iter(pattern)
-    for ch in chars:
-        if ch == "\\":
-            out.append(next(chars, "\\"))
-        elif ch == "%" or ch == "_":
-            return None
-        else:
-            out.append(ch)
-    return "".join(out)
+def _like(pattern: str | None) -> Callable[[str], object] | None:
+    """The catalog listings' name filter for a LIKE pattern (None: every name)."""
+    return None if pattern is None else like_to_regex(pattern).fullmatch
 
 
 _SHOW_NAMESPACES_COLUMNS = (("namespace", "varchar"),)
@@ -326,11 +313,11 @@ def _show_namespaces(s: st.ShowNamespaces, session: Session) -> Result:
         name = None if pattern is None else like_literal(pattern)
         names = None if name is None else _namespace_named(catalog, name)
         if names is None:
-            names = catalog.list_namespaces(pattern)
+            names = catalog.list_namespaces(_like(pattern))
     return _rows(_SHOW_NAMESPACES_COLUMNS, [(n,) for n in names])
 
 
-def _namespace_named(catalog: Catalog, name: str) -> list[str] | None:
+def _namespace_named(catalog: CatalogTransaction, name: str) -> list[str] | None:
     """SHOW NAMESPACES LIKE 'name' without wildcards, as one key lookup: what the
     listing would give, or None to let the listing answer (a name that no namespace can
     have, which the lookup refuses and the listing matches nothing with)."""
@@ -500,11 +487,13 @@ def _show_tables(s: st.ShowTables, session: Session) -> Result:
         name = None if pattern is None or namespace is None else like_literal(pattern)
         tables = None if name is None else _table_named(catalog, namespace, name)
         if tables is None:
-            tables = catalog.list_tables(namespace, pattern)
+            tables = catalog.list_tables(namespace, _like(pattern))
     return _rows(_SHOW_TABLES_COLUMNS, tables)
 
 
-def _table_named(catalog: Catalog, namespace: str, name: str) -> list[tuple[str, str]] | None:
+def _table_named(
+    catalog: CatalogTransaction, namespace: str, name: str
+) -> list[tuple[str, str]] | None:
     """SHOW TABLES IN ns LIKE 'name' without wildcards (the usual existence check), as
     one key lookup instead of listing the namespace: the rows and errors of the listing,
     or None to let the listing answer (an invalid name, which the lookup refuses)."""
@@ -527,26 +516,16 @@ _DESCRIBE_COLUMNS = (
 def _describe_table(s: st.DescribeTable, session: Session) -> Result:
     with _reading(session, s.args.get("version")) as catalog:
         info = catalog.describe_table(*_table_name(session, s.this))
-    return _rows(_DESCRIBE_COLUMNS, _describe_rows(info.columns))
+    # The rows depend on the table's definition file alone (immutable): rendered once
+    # per file, kept by the catalog's cache of definition files.
+    rows = session.lakehouse.definitions.derived(
+        info.definition_path, "DESCRIBE rows", lambda: _describe_rows(info.columns)
+    )
+    return _rows(_DESCRIBE_COLUMNS, list(rows))
 
 
-# The rows of DESCRIBE TABLE by the identity of the columns tuple, which the catalog
-# caches per definition file (immutable). An entry keeps its tuple alive, so the id
-# cannot be reused while the entry exists.
-_DESCRIBED: dict[int, tuple[Any, list[tuple]]] = {}
-_DESCRIBED_MAX = 4096
-
-
-def _describe_rows(columns: Any) -> list[tuple]:
-    entry = _DESCRIBED.get(id(columns))
-    if entry is not None and entry[0] is columns:
-        return list(entry[1])
-    rows = [(c.name, type_to_sql(c.type), c.nullable, c.comment) for c in columns]
-    if isinstance(columns, tuple):
-        if len(_DESCRIBED) >= _DESCRIBED_MAX:
-            _DESCRIBED.clear()
-        _DESCRIBED[id(columns)] = (columns, rows)
-    return list(rows)
+def _describe_rows(columns: Sequence[ColumnSpec]) -> tuple[tuple, ...]:
+    return tuple((c.name, type_to_sql(c.type), c.nullable, c.comment) for c in columns)
 
 
 @_handles(st.ShowCreateTable)
@@ -639,9 +618,9 @@ def _expire_versions(s: st.ExpireVersions, session: Session) -> Result:
 
 
 def _select(query: exp.Query, session: Session) -> Result:
-    owned: list[Catalog] = []
+    owned: list[CatalogTransaction] = []
 
-    def catalog_for(version: exp.Version | None) -> Catalog:
+    def catalog_for(version: exp.Version | None) -> CatalogTransaction:
         if version is None:
             return session.transaction()
         catalog = _time_travel(session, version)

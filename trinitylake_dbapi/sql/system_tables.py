@@ -46,7 +46,7 @@ from sqlglot.optimizer import optimize
 from sqlglot.planner import Plan
 from sqlglot.schema import ensure_schema
 
-from trinitylake_dbapi.catalog import Catalog, LakehouseCatalog
+from trinitylake_dbapi.catalog import CatalogTransaction, LakehouseCatalog
 from trinitylake_dbapi.errors import (
     InvalidDefinitionError,
     NotSupportedError,
@@ -74,7 +74,7 @@ _SQLGLOT_TYPES = {"varchar": "varchar", "int4": "int", "int8": "bigint", "boolea
 class SystemTable:
     columns: tuple[tuple[str, str], ...]  # (name, type kind)
     # (catalog, lakehouse, scope) -> rows: at least every row the query's WHERE keeps
-    build: Callable[[Catalog, LakehouseCatalog, "Scope"], list[tuple]]
+    build: Callable[[CatalogTransaction, LakehouseCatalog, "Scope"], list[tuple]]
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ def millis_to_datetime(millis: int) -> dt.datetime:
     return dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=millis)
 
 
-def _namespaces(catalog: Catalog, filters: dict[str, str]) -> list[str]:
+def _namespaces(catalog: CatalogTransaction, filters: dict[str, str]) -> list[str]:
     wanted = filters.get("schema_name") or filters.get("table_schema")
     if wanted is not None:
         try:
@@ -105,7 +105,7 @@ def _namespaces(catalog: Catalog, filters: dict[str, str]) -> list[str]:
     return catalog.list_namespaces()
 
 
-def _tables(catalog: Catalog, filters: dict[str, str]) -> list[tuple[str, str]]:
+def _tables(catalog: CatalogTransaction, filters: dict[str, str]) -> list[tuple[str, str]]:
     found = []
     for ns in _namespaces(catalog, filters):
         wanted = filters.get("table_name")
@@ -120,7 +120,9 @@ def _tables(catalog: Catalog, filters: dict[str, str]) -> list[tuple[str, str]]:
     return found
 
 
-def _schemata(catalog: Catalog, lakehouse: LakehouseCatalog, scope: Scope) -> list[tuple]:
+def _schemata(
+    catalog: CatalogTransaction, lakehouse: LakehouseCatalog, scope: Scope
+) -> list[tuple]:
     rows = []
     for ns in _namespaces(catalog, scope.filters):
         scope.control.check()
@@ -129,7 +131,9 @@ def _schemata(catalog: Catalog, lakehouse: LakehouseCatalog, scope: Scope) -> li
     return rows
 
 
-def _tables_rows(catalog: Catalog, lakehouse: LakehouseCatalog, scope: Scope) -> list[tuple]:
+def _tables_rows(
+    catalog: CatalogTransaction, lakehouse: LakehouseCatalog, scope: Scope
+) -> list[tuple]:
     rows = []
     for ns, name in _tables(catalog, scope.filters):
         scope.control.check()
@@ -139,7 +143,9 @@ def _tables_rows(catalog: Catalog, lakehouse: LakehouseCatalog, scope: Scope) ->
     return rows
 
 
-def _columns_rows(catalog: Catalog, lakehouse: LakehouseCatalog, scope: Scope) -> list[tuple]:
+def _columns_rows(
+    catalog: CatalogTransaction, lakehouse: LakehouseCatalog, scope: Scope
+) -> list[tuple]:
     rows = []
     for ns, name in _tables(catalog, scope.filters):
         scope.control.check()
@@ -162,7 +168,9 @@ def _columns_rows(catalog: Catalog, lakehouse: LakehouseCatalog, scope: Scope) -
     return rows
 
 
-def _versions_rows(catalog: Catalog, lakehouse: LakehouseCatalog, scope: Scope) -> list[tuple]:
+def _versions_rows(
+    catalog: CatalogTransaction, lakehouse: LakehouseCatalog, scope: Scope
+) -> list[tuple]:
     """The history as of the catalog's version, lazily (H3): only the roots in the
     ``version`` range are read, and no more than the limit."""
     low, high = scope.versions
@@ -170,9 +178,7 @@ def _versions_rows(catalog: Catalog, lakehouse: LakehouseCatalog, scope: Scope) 
     rows: list[tuple] = []
     if newest < (low or 0):
         return rows
-    try:
-        lakehouse.lakehouse.snapshot(newest)
-    except ObjectNotFoundError:  # expired: walk down from the catalog's version instead
+    if not lakehouse.has_version(newest):  # expired: walk down from the catalog's version
         newest = catalog.version
     for v in lakehouse.iter_versions(newest, low or 0):
         if high is not None and v.version > high:
@@ -351,7 +357,7 @@ def _equality_filters(conditions: list[exp.Expr]) -> dict[str, str]:
 def run_query(
     query: exp.Expr,
     *,
-    catalog_for: Callable[[exp.Version | None], Catalog],
+    catalog_for: Callable[[exp.Version | None], CatalogTransaction],
     lakehouse: LakehouseCatalog,
     resolve_table: Callable[[exp.Table], tuple[str, str]],
     control: StatementControl | None = None,
@@ -368,7 +374,7 @@ def run_query(
     ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
     tables: dict[str, dict[str, Table]] = {}
     schema: dict[str, dict[str, dict[str, str]]] = {}
-    catalogs: dict[str, Catalog] = {}
+    catalogs: dict[str, CatalogTransaction] = {}
     for node in list(query.find_all(exp.Table)):
         if not node.name:
             raise NotSupportedError(f"unsupported FROM item {node.sql(dialect=TrinityLake)!r}")
