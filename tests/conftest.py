@@ -32,6 +32,9 @@ if _TESTS_DIR not in sys.path:
 
 from s3_server import S3Server, running_s3_server  # noqa: E402
 
+# The lakehouse fixtures of tests/lakes.py, for every directory (instead of a conftest each).
+pytest_plugins = ["lakes"]
+
 from trinitylake_dbapi.storage import Storage  # noqa: E402
 
 

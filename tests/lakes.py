@@ -2,7 +2,7 @@
 or memory:// lakehouse location; ``lake.connect(**kw)`` opens a connection on it and
 ``lake.files()`` lists every file in it (to check that bad input writes nothing).
 
-Imported by the conftest of tests/sql, tests/dbapi, tests/cli and tests/compliance.
+Registered for every test directory by ``pytest_plugins`` in tests/conftest.py.
 """
 
 from __future__ import annotations
