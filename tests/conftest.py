@@ -1,12 +1,9 @@
 """Shared fixtures.
 
-Storage backends
-    ``storage_location`` is parametrized over ``local`` (a tmp_path directory),
-    ``memory`` (a unique memory:// root) and ``s3`` (a fresh bucket on the moto server;
-    marked ``s3``, so ``-m "not s3"`` skips it without starting moto). It gives a
-    ``StorageLocation``: ``root_uri``, ``storage_options`` and ``open(**kwargs)`` for a
-    new ``Storage`` on the same root (e.g. two "connections"). ``storage`` is
-    ``storage_location.open()``.
+Lakehouse locations
+    ``lake`` (a fresh location on each storage backend: local, memory and S3),
+    ``storage``, ``memory_lake``, ``conn`` and ``cur`` are in tests/lakes.py, which
+    ``pytest_plugins`` below registers for every test directory.
 
 S3
     ``s3_server`` (session): moto on 127.0.0.1 with serialized put handlers (see
@@ -18,9 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -34,8 +29,6 @@ from s3_server import S3Server, running_s3_server  # noqa: E402
 
 # The lakehouse fixtures of tests/lakes.py, for every directory (instead of a conftest each).
 pytest_plugins = ["lakes"]
-
-from trinitylake_dbapi.storage import Storage  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -57,39 +50,3 @@ def s3_bucket(s3_server: S3Server) -> str:
 @pytest.fixture
 def s3_root(s3_bucket: str) -> str:
     return f"s3://{s3_bucket}/lake"
-
-
-@dataclass
-class StorageLocation:
-    """A root URI and its storage options; ``open()`` makes a new Storage on it."""
-
-    backend: str
-    root_uri: str
-    storage_options: dict[str, Any] = field(default_factory=dict)
-
-    def open(self, **kwargs: Any) -> Storage:
-        return Storage(self.root_uri, dict(self.storage_options) or None, **kwargs)
-
-
-BACKENDS = ["local", "memory", pytest.param("s3", marks=pytest.mark.s3)]
-
-
-@pytest.fixture(params=BACKENDS)
-def storage_location(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[StorageLocation]:
-    backend = request.param
-    if backend == "local":
-        yield StorageLocation("local", str(tmp_path / "lake"))
-    elif backend == "memory":
-        loc = StorageLocation("memory", f"memory://test-{uuid.uuid4().hex}/lake")
-        yield loc
-        cleanup = loc.open()
-        cleanup.delete_many(cleanup.list())
-    else:
-        server: S3Server = request.getfixturevalue("s3_server")
-        yield StorageLocation("s3", f"s3://{server.create_bucket()}/lake",
-                              dict(server.storage_options))
-
-
-@pytest.fixture
-def storage(storage_location: StorageLocation) -> Storage:
-    return storage_location.open()

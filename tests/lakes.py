@@ -1,8 +1,20 @@
-"""Lakehouses for the SQL, DB-API and shell tests: ``lake`` is a fresh local (tmp_path)
-or memory:// lakehouse location; ``lake.connect(**kw)`` opens a connection on it and
-``lake.files()`` lists every file in it (to check that bad input writes nothing).
+"""Lakehouse locations for the tests, one fixture over every storage backend.
 
-Registered for every test directory by ``pytest_plugins`` in tests/conftest.py.
+``lake`` is parametrised over ``local`` (a tmp_path directory), ``memory`` (a unique
+memory:// root) and ``s3`` (a fresh bucket on the moto server; marked ``s3``, so
+``-m "not s3"`` skips it without starting moto); ``@local_and_memory`` keeps a test to
+the first two. It gives a :class:`Lake` with nothing there yet: its ``location`` and
+``storage_options``, ``open(**kwargs)`` for a new ``Storage`` on it (two of them act as
+two "connections"), ``connect(**kwargs)`` for a DB-API connection (creating the
+lakehouse unless told otherwise) and ``files()`` for every file in it (to check that bad
+input writes nothing).
+
+The others build on it: ``storage`` is ``lake.open()``; ``memory_lake`` is one memory://
+location, for tests that do not depend on the backend; ``conn`` is an open connection on
+a new memory:// lakehouse and ``cur`` its cursor.
+
+Every test directory gets these fixtures: tests/conftest.py names this module in
+``pytest_plugins``.
 """
 
 from __future__ import annotations
@@ -16,43 +28,69 @@ import pytest
 import trinitylake_dbapi
 from trinitylake_dbapi.storage import Storage
 
+#: The storage backends ``lake`` runs a test on.
+BACKENDS = ["local", "memory", pytest.param("s3", marks=pytest.mark.s3)]
+
+#: Written above a test that runs on local disk and memory:// only (because it names the
+#: location without the storage options S3 needs, or S3 on moto would only add time).
+local_and_memory = pytest.mark.parametrize("lake", ["local", "memory"], indirect=True)
+
 
 @dataclass
 class Lake:
+    """A lakehouse location on one backend, with the storage options it needs."""
+
     backend: str
     location: str
     storage_options: dict[str, Any] = field(default_factory=dict)
 
+    def open(self, **kwargs: Any) -> Storage:
+        """A new Storage on the location (``kwargs`` as Storage takes them)."""
+        return Storage(self.location, dict(self.storage_options) or None, **kwargs)
+
     def connect(self, **kwargs: Any) -> trinitylake_dbapi.Connection:
+        """A DB-API connection on the location; ``create=True`` unless given."""
         kwargs.setdefault("create", True)
         if self.storage_options:
             kwargs.setdefault("storage_options", dict(self.storage_options))
         return trinitylake_dbapi.connect(self.location, **kwargs)
 
     def files(self) -> set[str]:
-        return set(Storage(self.location, dict(self.storage_options) or None).list())
+        """Every file under the location, relative to it."""
+        return set(self.open().list())
 
 
-def _lake(backend: str, tmp_path: Any) -> Iterator[Lake]:
+def new_lake(backend: str, request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Lake]:
+    """A fresh location on ``backend``, removed afterwards where the test run would not
+    (memory:// lives as long as the process)."""
     if backend == "local":
         yield Lake("local", str(tmp_path / "lake"))
-    else:
-        lake = Lake("memory", f"memory://sqltest-{uuid.uuid4().hex}/lake")
+    elif backend == "memory":
+        lake = Lake("memory", f"memory://test-{uuid.uuid4().hex}/lake")
         yield lake
-        storage = Storage(lake.location)
+        storage = lake.open()
         storage.delete_many(storage.list())
+    else:
+        server = request.getfixturevalue("s3_server")
+        yield Lake("s3", f"s3://{server.create_bucket()}/lake", dict(server.storage_options))
 
 
-@pytest.fixture(params=["local", "memory"])
+@pytest.fixture(params=BACKENDS)
 def lake(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Lake]:
     """A location on each backend, with nothing there yet."""
-    yield from _lake(request.param, tmp_path)
+    yield from new_lake(request.param, request, tmp_path)
 
 
 @pytest.fixture
-def memory_lake(tmp_path: Any) -> Iterator[Lake]:
+def storage(lake: Lake) -> Storage:
+    """A Storage on each backend's fresh location."""
+    return lake.open()
+
+
+@pytest.fixture
+def memory_lake(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Lake]:
     """One memory:// location (for tests that do not depend on the backend)."""
-    yield from _lake("memory", tmp_path)
+    yield from new_lake("memory", request, tmp_path)
 
 
 @pytest.fixture

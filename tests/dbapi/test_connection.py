@@ -11,7 +11,7 @@ import pytest
 import trinitylake_dbapi as tl
 from trinitylake_dbapi import errors
 
-from lakes import Lake
+from lakes import Lake, local_and_memory
 
 
 def rows(conn: tl.Connection, sql: str, params: Any = None) -> list[tuple]:
@@ -56,6 +56,7 @@ def test_connect_signature_is_the_public_contract() -> None:
         assert params[name].default == default
 
 
+@local_and_memory  # tl.connect(lake.location) without the options S3 needs
 def test_connect_errors(lake: Lake) -> None:
     with pytest.raises(errors.ObjectNotFoundError, match="no lakehouse at") as info:
         tl.connect(lake.location)
@@ -85,14 +86,14 @@ def test_create_with_lakehouse_options(lake: Lake) -> None:
         assert len(namespaces(conn)) == 20
 
 
-def test_every_backend_round_trip(storage_location: Any) -> None:
+def test_every_backend_round_trip(lake: Any) -> None:
     """local, memory and S3 (moto): commit, reopen, read."""
-    kwargs = {"storage_options": storage_location.storage_options or None}
-    with tl.connect(storage_location.root_uri, create=True, **kwargs) as conn:
-        conn.cursor().execute("CREATE NAMESPACE a COMMENT ?", [storage_location.backend])
+    kwargs = {"storage_options": lake.storage_options or None}
+    with tl.connect(lake.location, create=True, **kwargs) as conn:
+        conn.cursor().execute("CREATE NAMESPACE a COMMENT ?", [lake.backend])
         conn.cursor().execute("CREATE TABLE a.t (x INT)")
-    with tl.connect(storage_location.root_uri, **kwargs) as conn:
-        assert rows(conn, "DESCRIBE NAMESPACE a")[1] == ("comment", storage_location.backend)
+    with tl.connect(lake.location, **kwargs) as conn:
+        assert rows(conn, "DESCRIBE NAMESPACE a")[1] == ("comment", lake.backend)
         assert rows(conn, "SHOW TABLES") == [("a", "t")]
         assert rows(conn, "SHOW VERSIONS")[0][0] == 1
 

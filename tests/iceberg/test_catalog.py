@@ -46,12 +46,12 @@ def rows_of(table: pa.Table) -> list[tuple]:
 
 
 @pytest.fixture
-def catalog(storage_location: Any) -> TrinityLakeCatalog:
+def catalog(lake: Any) -> TrinityLakeCatalog:
     """A catalog on each backend (local, memory, S3 on moto), loaded as PyIceberg users
     load catalogs; the object-store settings travel as PyIceberg's FileIO properties."""
-    properties = file_io_properties(storage_location.storage_options)
+    properties = file_io_properties(lake.storage_options)
     return load_catalog(
-        "lake", **{"py-catalog-impl": IMPL, "uri": storage_location.root_uri, "create": "true", **properties}
+        "lake", **{"py-catalog-impl": IMPL, "uri": lake.location, "create": "true", **properties}
     )
 
 
@@ -199,8 +199,8 @@ def _append_worker(args: tuple[dict, str, int, int]) -> int:
     return worker
 
 
-def test_four_processes_append_to_one_table_and_to_four(catalog: TrinityLakeCatalog, storage_location: Any) -> None:
-    if storage_location.backend == "memory":
+def test_four_processes_append_to_one_table_and_to_four(catalog: TrinityLakeCatalog, lake: Any) -> None:
+    if lake.backend == "memory":
         pytest.skip("a memory:// lakehouse lives in one process")
     uri = {k: v for k, v in catalog.properties.items() if k != "create"}
     catalog.create_table("default.shared", ORDERS)

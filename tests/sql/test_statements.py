@@ -11,7 +11,7 @@ import pytest
 import trinitylake_dbapi as tl
 from trinitylake_dbapi import errors, like_to_regex
 
-from lakes import Lake
+from lakes import Lake, local_and_memory
 
 
 def q(cur: Any, sql: str, params: Any = None) -> list[tuple] | None:
@@ -758,6 +758,7 @@ BAD = [
 
 
 @pytest.mark.parametrize("autocommit", [True, False], ids=["autocommit", "transaction"])
+@local_and_memory  # S3 on moto: ~25 s more for a check of the SQL layer
 def test_bad_input_writes_no_file(lake: Lake, autocommit: bool) -> None:
     conn = lake.connect(autocommit=True)
     cur = conn.cursor()

@@ -53,8 +53,8 @@ def test_list_is_recursive_sorted_relative_and_directory_like(storage: Storage) 
     assert storage.list("nothing/here") == []
 
 
-def test_list_of_an_empty_or_absent_root(storage_location: Any) -> None:
-    s = storage_location.open()
+def test_list_of_an_empty_or_absent_root(lake: Any) -> None:
+    s = lake.open()
     assert s.list() == []
     assert s.list("x") == []
 
@@ -77,8 +77,8 @@ def test_list_not_recursive_lists_only_the_files_directly_under_the_prefix(stora
     assert {".tl-tmp-1", "a/.tl-tmp-2"} <= set(storage.list(include_reserved=True))
 
 
-def test_list_not_recursive_of_an_empty_or_absent_root(storage_location: Any) -> None:
-    s = storage_location.open()
+def test_list_not_recursive_of_an_empty_or_absent_root(lake: Any) -> None:
+    s = lake.open()
     assert s.list(recursive=False) == []
     assert s.list("x", recursive=False) == []
 
@@ -361,8 +361,8 @@ def test_second_read_immutable_is_a_cache_hit(storage: Storage) -> None:
     assert (storage.counters - before).reads == 2
 
 
-def test_cache_is_bounded_by_bytes(storage_location: Any) -> None:
-    s = storage_location.open(cache_bytes=150)
+def test_cache_is_bounded_by_bytes(lake: Any) -> None:
+    s = lake.open(cache_bytes=150)
     for name in "abc":
         s.write(name, name.encode() * 60)
     s.write("big", b"B" * 151)
@@ -381,8 +381,8 @@ def test_cache_is_bounded_by_bytes(storage_location: Any) -> None:
     assert (s.counters - before).reads == 3
 
 
-def test_zero_cache_disables_caching(storage_location: Any) -> None:
-    s = storage_location.open(cache_bytes=0)
+def test_zero_cache_disables_caching(lake: Any) -> None:
+    s = lake.open(cache_bytes=0)
     s.write("n", b"x")
     s.read_immutable("n")
     s.read_immutable("n")
