@@ -159,22 +159,22 @@ def fuzz(seconds: float) -> dict:
     from trinitylake_dbapi.verify import verify
 
     end = time.time() + seconds
+    lakehouse = f.FuzzLakehouse()
 
     @settings(max_examples=200, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     @given(program=st.lists(f.OPERATION, min_size=1, max_size=8), autocommit=st.booleans())
     def chunk(program: list, autocommit: bool) -> None:
-        f.run_program(f._connection(autocommit), program)
+        lakehouse.run(program, autocommit)
 
     chunks = 0
     while time.time() < end:
         chunk()
         chunks += 1
-    for conn in f._CONNECTIONS.values():
-        conn.close()
-    report = verify(f._LOCATION, all_versions=True)
+    lakehouse.close()
+    report = verify(lakehouse.location, all_versions=True)
     assert report.ok, report.text()
-    return {"cases": chunks * 200, **f.STATS, "versions": len(report.versions)}
+    return {"cases": chunks * 200, **lakehouse.stats, "versions": len(report.versions)}
 
 
 def main(argv: list[str] | None = None) -> int:

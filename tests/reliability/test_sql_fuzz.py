@@ -15,8 +15,9 @@ import decimal
 import math
 import os
 import uuid
-from typing import Any
+from typing import Any, Iterator
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -198,13 +199,16 @@ OPERATION = st.one_of(
     st.lists(statement(), min_size=2, max_size=3).map(lambda s: ("; ".join(s), None)),
 )
 
-STATS = {"operations": 0, "errors": 0, "ok": 0}
-
-
-def run_program(conn: Any, program: list[tuple[Any, Any]]) -> None:
+def run_program(
+    conn: Any, program: list[tuple[Any, Any]], stats: dict[str, int] | None = None
+) -> None:
+    """Run each operation of ``program`` on ``conn``: only PEP 249 errors may come out, and
+    the connection stays usable. ``stats`` counts the operations, those that ran and the
+    PEP 249 errors."""
+    stats = {"operations": 0, "errors": 0, "ok": 0} if stats is None else stats
     cur = conn.cursor()
     for operation, params in program:
-        STATS["operations"] += 1
+        stats["operations"] += 1
         try:
             if params is None:
                 cur.execute(operation)
@@ -214,9 +218,9 @@ def run_program(conn: Any, program: list[tuple[Any, Any]]) -> None:
             if cur.description is not None:
                 cur.fetchmany(3)
                 cur.fetchall()
-            STATS["ok"] += 1
+            stats["ok"] += 1
         except trinitylake_dbapi.Error:
-            STATS["errors"] += 1
+            stats["errors"] += 1
     # the connection is still usable
     try:
         conn.rollback()
@@ -225,40 +229,86 @@ def run_program(conn: Any, program: list[tuple[Any, Any]]) -> None:
     conn.cursor().execute("SHOW NAMESPACES").fetchall()
 
 
+class FuzzLakehouse:
+    """A memory:// lakehouse for a run of fuzzed programs: one connection per autocommit
+    mode, kept open from one program to the next (state builds up as in a long session),
+    and the counts of what ran. Each test or soak run makes its own: nothing is shared
+    through the module."""
+
+    def __init__(self) -> None:
+        self.location = f"memory://fuzz-{uuid.uuid4().hex}/lake"
+        self.connections: dict[bool, Any] = {}
+        self.stats = {"operations": 0, "errors": 0, "ok": 0}
+
+    def connection(self, autocommit: bool) -> Any:
+        conn = self.connections.get(autocommit)
+        if conn is None:
+            conn = self.connections[autocommit] = trinitylake_dbapi.connect(
+                self.location, create=True, autocommit=autocommit,
+                lakehouse_options={"order": 4, "node_file_max_size_bytes": 6000})
+        return conn
+
+    def run(self, program: list[tuple[Any, Any]], autocommit: bool) -> None:
+        run_program(self.connection(autocommit), program, self.stats)
+
+    def close(self) -> None:
+        for conn in self.connections.values():
+            conn.close()
+
+
 def _fuzz_settings(examples: int) -> Any:
     return settings(max_examples=examples, deadline=None, derandomize=True, database=None,
                     suppress_health_check=list(HealthCheck))
 
 
-@_fuzz_settings(400)
-@given(program=st.lists(OPERATION, min_size=1, max_size=6), autocommit=st.booleans())
-def test_only_pep249_errors_come_out(program: list, autocommit: bool) -> None:
-    conn = _connection(autocommit)
-    run_program(conn, program)
+#: The programs of the main fuzz run: up to six operations, in either autocommit mode.
+PROGRAMS = {"program": st.lists(OPERATION, min_size=1, max_size=6), "autocommit": st.booleans()}
+EXAMPLES = 400
 
 
-_CONNECTIONS: dict[bool, Any] = {}
-_LOCATION = f"memory://fuzz-{uuid.uuid4().hex}/lake"
+@pytest.fixture(scope="module")
+def fuzz_lake() -> Iterator[FuzzLakehouse]:
+    """A fresh lakehouse for the fuzz test's programs, shared by its examples only."""
+    lakehouse = FuzzLakehouse()
+    yield lakehouse
+    lakehouse.close()
 
 
-def _connection(autocommit: bool) -> Any:
-    conn = _CONNECTIONS.get(autocommit)
-    if conn is None:
-        conn = _CONNECTIONS[autocommit] = trinitylake_dbapi.connect(
-            _LOCATION, create=True, autocommit=autocommit,
-            lakehouse_options={"order": 4, "node_file_max_size_bytes": 6000})
-    return conn
+@pytest.fixture(scope="module")
+def fuzzed_lake() -> FuzzLakehouse:
+    """A lakehouse after a fuzz run of its own (the strategies and number of examples of
+    test_only_pep249_errors_come_out; derandomized, so the same programs every time), its
+    connections closed. Its own, so that the verification does not depend on which other
+    tests ran before it."""
+    lakehouse = FuzzLakehouse()
+
+    @_fuzz_settings(EXAMPLES)
+    @given(**PROGRAMS)
+    def fuzz(program: list, autocommit: bool) -> None:
+        lakehouse.run(program, autocommit)
+
+    try:
+        fuzz()
+    finally:
+        lakehouse.close()
+    return lakehouse
 
 
-def test_after_the_fuzz_the_lakehouse_verifies() -> None:
-    for conn in _CONNECTIONS.values():
-        conn.close()
-    if not _CONNECTIONS:  # run alone: fuzz a little first
-        test_only_pep249_errors_come_out()
-    report = verify(_LOCATION, all_versions=True)
+@_fuzz_settings(EXAMPLES)
+@given(**PROGRAMS)
+def test_only_pep249_errors_come_out(
+    fuzz_lake: FuzzLakehouse, program: list, autocommit: bool
+) -> None:
+    conn = fuzz_lake.connection(autocommit)
+    run_program(conn, program, fuzz_lake.stats)
+
+
+def test_after_the_fuzz_the_lakehouse_verifies(fuzzed_lake: FuzzLakehouse) -> None:
+    stats = fuzzed_lake.stats
+    report = verify(fuzzed_lake.location, all_versions=True)
     assert report.ok, report.text()
-    assert STATS["ok"] > 50 and STATS["errors"] > 50, STATS
-    print(f"\nfuzz: {STATS['operations']} operations, {STATS['ok']} ran, {STATS['errors']} "
+    assert stats["ok"] > 50 and stats["errors"] > 50, stats
+    print(f"\nfuzz: {stats['operations']} operations, {stats['ok']} ran, {stats['errors']} "
           f"PEP 249 errors, {len(report.versions)} versions")
 
 
