@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+from concurrent.futures import wait
 import threading
 import time
 import uuid
@@ -526,19 +527,24 @@ class TrinityLakeCatalog(MetastoreCatalog):
             info, current, current_location = self.tables.state(txn, namespace, name)
         except ObjectNotFoundError:
             return self._commit_create(txn, namespace, name, requirements, updates)
+        syncing = io.sync_written_soon()  # io F1, overlapping the work below
         try:
-            for requirement in requirements:
-                requirement.validate(current)
-            _check_fresh(current, updates)
-        except CommitFailedException as e:
-            rebased = _rebased_append(current, requirements, updates, io)
-            if rebased is None:
-                raise CommitFailedException(f"table {namespace}.{name}: {e}") from None
-            updates = rebased
-        updated = update_table_metadata(current, updates, metadata_location=current_location)
-        if current_location is not None and updated == current:
-            return CommitTableResponse(metadata=current, metadata_location=current_location)
-        io.sync_written()  # io F1: the files PyIceberg wrote, before anything names them
+            try:
+                for requirement in requirements:
+                    requirement.validate(current)
+                _check_fresh(current, updates)
+            except CommitFailedException as e:
+                rebased = _rebased_append(current, requirements, updates, io)
+                if rebased is None:
+                    raise CommitFailedException(f"table {namespace}.{name}: {e}") from None
+                updates = rebased
+            updated = update_table_metadata(current, updates, metadata_location=current_location)
+            if current_location is not None and updated == current:
+                return CommitTableResponse(metadata=current, metadata_location=current_location)
+            syncing.result()
+            io.sync_written()  # what was written since (a rebased manifest list)
+        finally:
+            wait([syncing])  # never leave a sync running behind an error
         new_location = self.tables.publish(
             txn,
             info,

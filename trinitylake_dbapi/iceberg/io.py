@@ -4,8 +4,9 @@ Rules:
 
   F1 (SPEC 8, C0) Every file written through this FileIO is durable before a lakehouse
      root can publish it: on local disk each written file, and the directory that names
-     it, is fsynced by :meth:`DurableFileIO.sync_written`, which the Iceberg catalog calls
-     before it swaps a table's metadata pointer. PyArrow's local writer never fsyncs. On
+     it, is fsynced by :meth:`DurableFileIO.sync_written`, which the Iceberg catalog runs
+     (on a worker thread, overlapping the commit's own work, and once more for files
+     written meanwhile) and waits for before it swaps a table's metadata pointer. PyArrow's local writer never fsyncs. On
      an object store a completed PUT is durable, so there is nothing to do.
   F2 The Iceberg files and the lakehouse's own files are reached with the same settings:
      the object-store options the lakehouse storage was opened with are translated once,
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Mapping
 from urllib.parse import urlparse
 
@@ -108,6 +110,7 @@ class DurableFileIO(PyArrowFileIO):
         self._unsynced: set[str] = set()
         #: Directories (path, inode) whose entry in their parent was made durable.
         self._named_durably: set[tuple[str, int]] = set()
+        self._pool: ThreadPoolExecutor | None = None
 
     def _initialize_fs(self, scheme: str, netloc: str | None = None) -> Any:
         """PyArrow's file system for the schemes it has; fsspec's for the others that
@@ -137,6 +140,17 @@ class DurableFileIO(PyArrowFileIO):
         if path is not None:
             with self._lock:
                 self._unsynced.add(path)
+
+    def sync_written_soon(self) -> "Future[None]":
+        """Start :meth:`sync_written` on this FileIO's worker thread, so that F1's
+        fsyncs overlap a commit's own work. The caller waits for the future, then calls
+        :meth:`sync_written` again (for files written since), before anything names the
+        files."""
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tl-iceberg-sync")
+            pool = self._pool
+        return pool.submit(self.sync_written)
 
     def sync_written(self) -> None:
         """Make every local file written so far durable, with the directories naming
