@@ -297,9 +297,9 @@ def iceberg_files_to_delete(
 ) -> list[str]:
     """E8: the Iceberg files (paths under the root) that expiration deletes, given the
     ``kept`` versions and ``every_definition`` file any existing version reaches."""
+    if all(is_expirable_file(p) or p == paths.LATEST_HINT_PATH for p in listing):
+        return []  # no file but the format's own: no definition is read, nothing imported
     pointers = metadata_pointers(table_definitions(lakehouse, every_definition))
-    if not pointers and not any(p.startswith(TABLES_DIRECTORY + "/") for p in listing):
-        return []  # no Iceberg table has data here: PyIceberg is not even imported
     from .iceberg.reach import IcebergReach
 
     root = lakehouse.storage.root_uri
