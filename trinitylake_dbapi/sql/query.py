@@ -412,6 +412,7 @@ class _Statement:
         """Point every table reference of ``statement`` (but ``skip``) at a view of its
         data or an Arrow table of a system table, in place."""
         ctes = _cte_names(statement)
+        qualified: set[tuple[str, str]] = set()
         for node in list(statement.find_all(exp.Table)):
             if node is skip:
                 continue
@@ -432,8 +433,16 @@ class _Statement:
                 view = self._system_view(node, version)
             else:
                 view = self._view_of_reference(node, version)
-            alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.name))
+            alias = node.args.get("alias")
+            if alias is None:
+                alias = exp.TableAlias(this=exp.to_identifier(node.name))
+                if node.text("db"):
+                    qualified.add((node.text("db").lower(), node.name.lower()))
             node.replace(exp.Table(this=exp.to_identifier(view), alias=alias))
+        # ``ns.t.column`` (as SQLAlchemy writes it) names the table by its alias now.
+        for column in statement.find_all(exp.Column):
+            if column.args.get("db") is not None and (column.text("db").lower(), column.table.lower()) in qualified:
+                column.set("db", None)
 
     def _system_view(self, node: exp.Table, version: exp.Version | None) -> str:
         from trinitylake_dbapi.sql.system_tables import SYSTEM_TABLES, Scope
