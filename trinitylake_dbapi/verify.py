@@ -63,7 +63,6 @@ parent, or reached twice in one walk, or a cycle, is reported directly.
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -246,10 +245,8 @@ def optimized_problem(path: str, kind: str | None) -> str | None:
                 f"of {rest!r} ({want})")
     kinds = [kind] if kind else list(paths.ORIGINAL_NAME_SHAPES)
     if not any(paths.ORIGINAL_NAME_SHAPES[k].fullmatch(rest) for k in kinds):
-        shape = {"node": "node-<uuid4>.arrow", "namespace": "namespace-<ns>-<uuid4>.binpb",
-                 "table": "table-<table>-<ns>-<uuid4>.binpb"}
         return (f"original name {rest!r} is not "
-                + " or ".join(repr(shape[k]) for k in kinds))
+                + " or ".join(repr(paths.ORIGINAL_NAME_FORMS[k]) for k in kinds))
     return None
 
 
@@ -279,7 +276,7 @@ def name_problem(path: str) -> Problem | None:
     if path == paths.LATEST_HINT_PATH or paths.is_lakehouse_def_path(path):
         return None
     parts = paths.split_optimized_path(path)
-    if parts is not None and re.match(r"(node|namespace|table)-", parts[1]):
+    if parts is not None and paths.claimed_name_kind(parts[1]) is not None:
         why = optimized_problem(path, None)
         return Problem(path, R_NAMES, why) if why else None
     if "/" not in path and path.startswith("_") and path.endswith((".arrow", ".binpb")):
