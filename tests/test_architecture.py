@@ -66,8 +66,6 @@ PUBLIC_ONLY = {
 
 KNOWN_DEBT = {
     "A1 trinitylake_dbapi.catalog -> trinitylake_dbapi.maintenance",
-    "A3 trinitylake_sqlalchemy.alembic_impl <-> trinitylake_sqlalchemy.base"
-    " <-> trinitylake_sqlalchemy.compiler <-> trinitylake_sqlalchemy.types",
 }
 
 

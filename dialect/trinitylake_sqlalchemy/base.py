@@ -59,42 +59,16 @@ class TrinityLakeExecutionContext(default.DefaultExecutionContext):
             )
 
 
-class TrinityLakeDialect(default.DefaultDialect):
-    name = "trinitylake"
-    driver = "trinitylake_dbapi"
+class TrinityLakeDialect(compiler.TrinityLakeSQL):
+    """The dialect: how it writes SQL (:class:`.compiler.TrinityLakeSQL`), plus the
+    driver, connecting, executing and reflection."""
 
-    statement_compiler = compiler.TrinityLakeCompiler
-    ddl_compiler = compiler.TrinityLakeDDLCompiler
-    type_compiler_cls = compiler.TrinityLakeTypeCompiler
-    preparer = compiler.TrinityLakeIdentifierPreparer
+    driver = "trinitylake_dbapi"
     execution_ctx_cls = TrinityLakeExecutionContext
 
     supports_statement_cache = True
-    default_paramstyle = "qmark"
-
-    # Names of namespaces and tables are limited to 100 bytes by default (SPEC 5).
-    max_identifier_length = 100
-    requires_name_normalize = False
-
-    supports_comments = True
-    inline_comments = True
-    supports_alter = False  # no foreign keys: nothing is ever added by ALTER
-    supports_native_boolean = True
-    supports_native_decimal = True
-    supports_native_enum = False
-    supports_native_uuid = False
-    supports_sequences = False
-    supports_default_values = False
-    supports_default_metavalue = False
-    supports_empty_insert = False
-    supports_multivalues_insert = False
     supports_sane_rowcount = False
     supports_sane_multi_rowcount = False
-    insert_returning = update_returning = delete_returning = False
-    use_insertmanyvalues = False
-    postfetch_lastrowid = False
-    supports_simple_order_by_label = True
-    supports_is_distinct_from = False
     supports_server_side_cursors = False
 
     @classmethod

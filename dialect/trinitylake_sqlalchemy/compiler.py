@@ -14,20 +14,28 @@ Types
     Every generic SQLAlchemy type is written as a SPEC 5 name (table in :mod:`.types`).
     Uuid, JSON and Interval have no SPEC 5 type that reads back as them: CompileError,
     naming the column, rather than a column that reflects as another type.
+
+Settings
+    :class:`TrinityLakeSQL` is the dialect's part that writes SQL (these compilers and
+    the settings they read). The dialect of :mod:`.base` is built on it, and
+    :func:`.types.type_text` compiles with it: nothing here or in :mod:`.types` imports
+    :mod:`.base`.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import exc, types as sqltypes
+from sqlalchemy.engine import default
 from sqlalchemy.sql import compiler
 from sqlalchemy.sql.schema import PrimaryKeyConstraint as _PrimaryKey
 
 from trinitylake_dbapi import KEYWORDS
 
-from .types import FIXED, MAP, STRUCT, StructField
+if TYPE_CHECKING:  # the compilers visit the dialect's types by name: no import needed
+    from .types import FIXED, MAP, STRUCT, StructField
 
 #: Words written quoted when used as names: SQL's reserved words (SQLAlchemy's list) and
 #: the words that cannot stand plain as a name in TrinityLake SQL, which the driver says
@@ -339,3 +347,41 @@ class TrinityLakeDDLCompiler(compiler.DDLCompiler):
     def visit_create_sequence(self, create: Any, **kw: Any) -> str:
         raise exc.CompileError("TrinityLake has no sequences")
 
+
+class TrinityLakeSQL(default.DefaultDialect):
+    """How the dialect writes SQL: its name, the compilers above and the settings they
+    read. :class:`.base.TrinityLakeDialect` is this plus connecting, executing and
+    reflection; :func:`.types.type_text` compiles a type with this alone, so that the
+    types never import the dialect that is built on them."""
+
+    name = "trinitylake"
+
+    statement_compiler = TrinityLakeCompiler
+    ddl_compiler = TrinityLakeDDLCompiler
+    type_compiler_cls = TrinityLakeTypeCompiler
+    preparer = TrinityLakeIdentifierPreparer
+
+    supports_statement_cache = True
+    default_paramstyle = "qmark"
+
+    # Names of namespaces and tables are limited to 100 bytes by default (SPEC 5).
+    max_identifier_length = 100
+    requires_name_normalize = False
+
+    supports_comments = True
+    inline_comments = True
+    supports_alter = False  # no foreign keys: nothing is ever added by ALTER
+    supports_native_boolean = True
+    supports_native_decimal = True
+    supports_native_enum = False
+    supports_native_uuid = False
+    supports_sequences = False
+    supports_default_values = False
+    supports_default_metavalue = False
+    supports_empty_insert = False
+    supports_multivalues_insert = False
+    insert_returning = update_returning = delete_returning = False
+    use_insertmanyvalues = False
+    postfetch_lastrowid = False
+    supports_simple_order_by_label = True
+    supports_is_distinct_from = False

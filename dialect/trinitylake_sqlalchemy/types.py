@@ -46,6 +46,8 @@ from sqlalchemy import exc, types as sqltypes, util
 
 from trinitylake_dbapi import TypeSpec, parse_type
 
+from .compiler import TrinityLakeSQL
+
 __all__ = [
     "TIME",
     "TIMESTAMP",
@@ -107,9 +109,8 @@ class StructField(NamedTuple):
 
 @functools.cache
 def _dialect() -> Any:
-    from .base import TrinityLakeDialect  # base imports this module: import when first used
-
-    return TrinityLakeDialect()
+    """How the dialect writes SQL (not the dialect itself, which is built on this module)."""
+    return TrinityLakeSQL()
 
 
 def type_text(type_: Any) -> str:
