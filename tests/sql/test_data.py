@@ -206,6 +206,17 @@ def test_update_and_delete_are_copy_on_write_with_rowcounts(auto: Any) -> None:
     assert auto.rowcount == 8 and q(auto, "SELECT count(*) FROM ns.t") == [(0,)]
 
 
+def test_update_and_delete_take_namespace_qualified_columns(auto: Any) -> None:
+    # SQLAlchemy writes ``UPDATE ns.t SET v=? WHERE ns.t.id = ?``.
+    q(auto, "CREATE TABLE ns.t (id INT, v STRING)")
+    q(auto, "INSERT INTO ns.t VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    q(auto, "UPDATE ns.t SET v = ns.t.v || '!' WHERE ns.t.id = ?", (2,))
+    assert auto.rowcount == 1
+    q(auto, "DELETE FROM ns.t WHERE ns.t.id IN (SELECT max(ns.t.id) FROM ns.t)")
+    assert auto.rowcount == 1
+    assert q(auto, "SELECT * FROM ns.t ORDER BY id") == [(1, "a"), (2, "b!")]
+
+
 def test_executemany_is_one_append(auto: Any) -> None:
     q(auto, "CREATE TABLE ns.t (id INT, note STRING)")
     versions = len(q(auto, "SHOW VERSIONS"))

@@ -415,6 +415,9 @@ class _Statement:
         qualified: set[tuple[str, str]] = set()
         for node in list(statement.find_all(exp.Table)):
             if node is skip:
+                # UPDATE's and DELETE's target keeps its name: ``ns.t.column`` is ``t.column``.
+                if node.args.get("alias") is None and node.text("db"):
+                    qualified.add((node.text("db").lower(), node.name.lower()))
                 continue
             if not node.name:
                 function = _table_function(node)
