@@ -1010,9 +1010,12 @@ def run_update(update: exp.Update, session: Session) -> Result:
     return _rewrite(session, update, "UPDATE", updated)
 
 
-def run_create_as(session: Session, namespace: str, name: str, query: exp.Query, create: Callable[[list[ColumnSpec]], None]) -> Result:
+def run_create_as(
+    session: Session, namespace: str, name: str, query: exp.Query, create: Callable[[list[ColumnSpec]], bool]
+) -> Result:
     """CREATE TABLE t AS SELECT: ``create(columns)`` makes the table (in the
-    statement's transaction) with the query's columns, then its rows are appended."""
+    statement's transaction) with the query's columns, then its rows are appended. When
+    ``create`` makes nothing (IF NOT EXISTS on an existing table), nothing is inserted."""
     _refuse_read_only(session, "CREATE TABLE AS SELECT")
     statement = _Statement(session)
     try:
@@ -1022,7 +1025,8 @@ def run_create_as(session: Session, namespace: str, name: str, query: exp.Query,
             sql = source.sql(dialect="duckdb")
             relation = statement.relation(sql)
             columns = [ColumnSpec(n, _type_of_duck(t, n)) for n, t in zip(relation.columns, relation.types)]
-            create(columns)
+            if not create(columns):
+                return Result(None, [], 0)
             info = session.transaction().describe_table(namespace, name)
             data = _checked_values(statement, sql, info.columns, f"{namespace}.{name}")
         if data.num_rows:
