@@ -98,6 +98,8 @@ __all__ = [
 
 #: Rows per record batch a result produces (Q5).
 BATCH_ROWS = 8192
+#: Snapshots whose planned files an engine remembers.
+_PLANNED_ENTRIES = 256
 
 # ---------------------------------------------------------------------------
 # The engine
@@ -132,6 +134,23 @@ class Engine:
             self._db.register_filesystem(filesystem)
         self._lock = threading.Lock()
         self._closed = False
+        self._planned: dict[tuple[str, int], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+    def planned_files(
+        self, metadata_location: str, snapshot_id: int, plan: Callable[[], tuple[tuple[str, ...], tuple[str, ...]]]
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The (data files, position delete files) of a snapshot, planned once: a
+        snapshot's files never change, and planning reads its manifests."""
+        key = (metadata_location, snapshot_id)
+        with self._lock:
+            found = self._planned.get(key)
+        if found is None:
+            found = plan()
+            with self._lock:
+                if len(self._planned) >= _PLANNED_ENTRIES:
+                    self._planned.pop(next(iter(self._planned)))
+                self._planned[key] = found
+        return found
 
     def set_memory_limit(self, limit: str) -> None:
         """DuckDB's memory limit, e.g. ``'2GB'`` (Q6)."""
@@ -295,24 +314,29 @@ def _plan(session: Session, catalog: CatalogTransaction, namespace: str, name: s
             f"table {namespace}.{name} is a {info.table_format} table: only Iceberg tables hold rows here"
         )
     snapshot = metadata.current_snapshot() if location is not None else None
-    if snapshot is None:
+    if snapshot is None or location is None:
         return _Scan(info, (), ())
-    from pyiceberg.manifest import DataFileContent
-    from pyiceberg.table import DataScan
 
-    scan = DataScan(table_metadata=metadata, io=states.file_io(), snapshot_id=snapshot.snapshot_id)
-    data: list[str] = []
-    deletes: set[str] = set()
-    for task in scan.plan_files():
-        data.append(_duck_path(task.file.file_path))
-        for d in task.delete_files:
-            if d.content == DataFileContent.EQUALITY_DELETES:
-                raise NotSupportedError(
-                    f"table {namespace}.{name} has equality delete files ({d.file_path}): "
-                    "reading them is not supported; compact the table with an engine that can"
-                )
-            deletes.add(_duck_path(d.file_path))
-    return _Scan(info, tuple(data), tuple(sorted(deletes)))
+    def plan() -> tuple[tuple[str, ...], tuple[str, ...]]:
+        from pyiceberg.manifest import DataFileContent
+        from pyiceberg.table import DataScan
+
+        scan = DataScan(table_metadata=metadata, io=states.file_io(), snapshot_id=snapshot.snapshot_id)
+        data: list[str] = []
+        deletes: set[str] = set()
+        for task in scan.plan_files():
+            data.append(_duck_path(task.file.file_path))
+            for d in task.delete_files:
+                if d.content == DataFileContent.EQUALITY_DELETES:
+                    raise NotSupportedError(
+                        f"table {namespace}.{name} has equality delete files ({d.file_path}): "
+                        "reading them is not supported; compact the table with an engine that can"
+                    )
+                deletes.add(_duck_path(d.file_path))
+        return tuple(data), tuple(sorted(deletes))
+
+    data, deletes = session.data_engine().planned_files(location, snapshot.snapshot_id, plan)
+    return _Scan(info, data, deletes)
 
 
 def _column_expr(c: ColumnSpec, source: str) -> str:
