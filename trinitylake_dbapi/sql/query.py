@@ -407,6 +407,14 @@ class _Statement:
         with contextlib.suppress(Exception):
             self.cursor.close()
 
+    def __enter__(self) -> "_Statement":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        """A write's statement ends whole: its catalogs and its DuckDB cursor."""
+        self.close()
+        self.close_cursor()
+
     def catalog_for(self, version: exp.Version | None) -> CatalogTransaction:
         if version is None:
             return self.session.transaction()
@@ -915,29 +923,21 @@ def run_insert(insert: exp.Insert, session: Session, parameter_rows: Sequence[An
         parameters = _parameter_table(holes, parameter_rows)
         if parameters is None:
             insert = _bound_rows(insert, parameter_rows)
-    statement = _Statement(session)
-    try:
-        with _translated(insert, statement.engine):
-            if parameters is not None:
-                statement.cursor.register("__tl_parameters", parameters)
-                sql = "SELECT * FROM __tl_parameters"
-            else:
-                source = insert.expression.copy()
-                statement.replace_tables(source)
-                sql = source.sql(dialect="duckdb")
-            found = len(statement.relation(sql).columns)
-            if found != width:
-                raise ProgrammingError(
-                    f"INSERT INTO {namespace}.{name}: {found} value(s) per row for {width} column(s)"
-                )
-            data = _checked_values(statement, sql, info.columns, f"{namespace}.{name}", provided)
-        if data.num_rows:
-            table = _load(session, namespace, name)
-            table.append(_as_iceberg(data, table))
-        return Result(None, [], data.num_rows)
-    finally:
-        statement.close()
-        statement.close_cursor()
+    with _Statement(session) as statement, _translated(insert, statement.engine):
+        if parameters is not None:
+            statement.cursor.register("__tl_parameters", parameters)
+            sql = "SELECT * FROM __tl_parameters"
+        else:
+            source = insert.expression.copy()
+            statement.replace_tables(source)
+            sql = source.sql(dialect="duckdb")
+        found = len(statement.relation(sql).columns)
+        if found != width:
+            raise ProgrammingError(
+                f"INSERT INTO {namespace}.{name}: {found} value(s) per row for {width} column(s)"
+            )
+        data = _checked_values(statement, sql, info.columns, f"{namespace}.{name}", provided)
+    return _append(session, namespace, name, data)
 
 
 def _bound_rows(insert: exp.Insert, parameter_rows: Sequence[Any]) -> exp.Insert:
@@ -956,45 +956,48 @@ def _bound_rows(insert: exp.Insert, parameter_rows: Sequence[Any]) -> exp.Insert
     return merged
 
 
+def _append(session: Session, namespace: str, name: str, data: Any) -> Result:
+    """Append checked rows (Q3) to a table in the statement's transaction (Q4)."""
+    if data.num_rows:
+        table = _load(session, namespace, name)
+        table.append(_as_iceberg(data, table))
+    return Result(None, [], data.num_rows)
+
+
 def _where_sql(node: exp.Expr) -> str:
     where = node.args.get("where")
     return "true" if where is None else where.this.sql(dialect="duckdb")
 
 
-def _rewrite(session: Session, node: exp.Expr, title: str, new_rows: Callable[[str, str, list[ColumnSpec]], str]) -> Result:
+def _rewrite(
+    session: Session, node: exp.Expr, title: str, new_rows: Callable[[str, str, list[ColumnSpec], exp.Expr], str]
+) -> Result:
     """UPDATE and DELETE (Q4): count the rows the WHERE keeps and, if any, overwrite the
     table with ``new_rows(view, condition, columns)``."""
     _refuse_read_only(session, title)
     target, namespace, name = _target(session, node.this, title)
     if node.args.get("returning") or node.args.get("limit") or node.args.get("from_") or node.args.get("using"):
         raise NotSupportedError(f"{title} with RETURNING, LIMIT, FROM or USING is not supported")
-    statement = _Statement(session)
-    try:
-        with _translated(node, statement.engine):
-            try:
-                view, scan = statement.view_of_table(namespace, name)
-            except ObjectNotFoundError as e:
-                raise _with_position(e, target) from None
-            copy = node.copy()
-            alias = target.alias_or_name
-            copy_target = copy.this
-            # Subqueries in the WHERE or SET read other tables (and this one) at the same version.
-            statement.replace_tables(copy, skip=copy_target)
-            condition = _where_sql(copy)
-            source = f"{view} AS {_quote(alias)}"
-            columns = list(scan.info.columns)
-            rows_sql = new_rows(source, condition, columns, copy)
-            statement.relation(rows_sql)  # binds it: unknown names fail even when no row matches
-            matched = statement.scalar(f"SELECT count(*) FROM {source} WHERE {condition}")
-            if not matched:
-                return Result(None, [], 0)
-            data = _checked_values(statement, rows_sql, columns, f"{namespace}.{name}")
-        table = _load(session, namespace, name)
-        table.overwrite(_as_iceberg(data, table))
-        return Result(None, [], int(matched))
-    finally:
-        statement.close()
-        statement.close_cursor()
+    with _Statement(session) as statement, _translated(node, statement.engine):
+        try:
+            view, scan = statement.view_of_table(namespace, name)
+        except ObjectNotFoundError as e:
+            raise _with_position(e, target) from None
+        copy = node.copy()
+        # Subqueries in the WHERE or SET read other tables (and this one) at the same version.
+        statement.replace_tables(copy, skip=copy.this)
+        condition = _where_sql(copy)
+        source = f"{view} AS {_quote(target.alias_or_name)}"
+        columns = list(scan.info.columns)
+        rows_sql = new_rows(source, condition, columns, copy)
+        statement.relation(rows_sql)  # binds it: unknown names fail even when no row matches
+        matched = statement.scalar(f"SELECT count(*) FROM {source} WHERE {condition}")
+        if not matched:
+            return Result(None, [], 0)
+        data = _checked_values(statement, rows_sql, columns, f"{namespace}.{name}")
+    table = _load(session, namespace, name)
+    table.overwrite(_as_iceberg(data, table))
+    return Result(None, [], int(matched))
 
 
 def run_delete(delete: exp.Delete, session: Session) -> Result:
@@ -1041,25 +1044,17 @@ def run_create_as(
     statement's transaction) with the query's columns, then its rows are appended. When
     ``create`` makes nothing (IF NOT EXISTS on an existing table), nothing is inserted."""
     _refuse_read_only(session, "CREATE TABLE AS SELECT")
-    statement = _Statement(session)
-    try:
-        with _translated(query, statement.engine):
-            source = query.copy()
-            statement.replace_tables(source)
-            sql = source.sql(dialect="duckdb")
-            relation = statement.relation(sql)
-            columns = [ColumnSpec(n, _type_of_duck(t, n)) for n, t in zip(relation.columns, relation.types)]
-            if not create(columns):
-                return Result(None, [], 0)
-            info = session.transaction().describe_table(namespace, name)
-            data = _checked_values(statement, sql, info.columns, f"{namespace}.{name}")
-        if data.num_rows:
-            table = _load(session, namespace, name)
-            table.append(_as_iceberg(data, table))
-        return Result(None, [], data.num_rows)
-    finally:
-        statement.close()
-        statement.close_cursor()
+    with _Statement(session) as statement, _translated(query, statement.engine):
+        source = query.copy()
+        statement.replace_tables(source)
+        sql = source.sql(dialect="duckdb")
+        relation = statement.relation(sql)
+        columns = [ColumnSpec(n, _type_of_duck(t, n)) for n, t in zip(relation.columns, relation.types)]
+        if not create(columns):
+            return Result(None, [], 0)
+        info = session.transaction().describe_table(namespace, name)
+        data = _checked_values(statement, sql, info.columns, f"{namespace}.{name}")
+    return _append(session, namespace, name, data)
 
 
 _DUCK_TO_KIND = {
