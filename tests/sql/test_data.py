@@ -410,3 +410,31 @@ def test_memory_limit_applies_to_data_queries(memory_lake: Lake) -> None:
     with pytest.raises(errors.OperationalError, match="memory"):
         q(cur, "SELECT list(s ORDER BY i) FROM t, range(20)")
     conn.close()
+
+
+def test_update_and_delete_rewrite_only_the_files_holding_matched_rows(auto: Any) -> None:
+    q(auto, "CREATE TABLE ns.f (id INT, v STRING)")
+    for batch in range(4):  # four appends: four data files of five rows
+        auto.executemany("INSERT INTO ns.f VALUES (?, ?)", [(batch * 5 + i, "x") for i in range(5)])
+    table = auto.connection.iceberg_catalog().load_table("ns.f")
+
+    def summary() -> dict:
+        table.refresh()
+        found = table.current_snapshot().summary
+        keys = ["deleted-data-files", "added-data-files", "deleted-records", "added-records"]
+        return {k: found.get(k) for k in keys if found.get(k) is not None}
+
+    q(auto, "UPDATE ns.f SET v = 'y' WHERE id IN (6, 8)")  # both in the second file
+    assert auto.rowcount == 2
+    changed = summary()
+    assert (changed["deleted-data-files"], changed["added-data-files"]) == ("1", "1")
+    assert (changed["deleted-records"], changed["added-records"]) == ("5", "5")
+    q(auto, "DELETE FROM ns.f WHERE id >= 15")  # the whole fourth file
+    changed = summary()
+    assert changed["deleted-data-files"] == "1" and "added-data-files" not in changed
+    q(auto, "DELETE FROM ns.f WHERE id = 0 OR id = 12")  # one row in each of two files
+    changed = summary()  # their survivors are written together: one new file
+    assert (changed["deleted-data-files"], changed["added-data-files"]) == ("2", "1")
+    assert (changed["deleted-records"], changed["added-records"]) == ("10", "8")
+    assert q(auto, "SELECT id, v FROM ns.f ORDER BY id") == [
+        (i, "y" if i in (6, 8) else "x") for i in range(15) if i not in (0, 12)]

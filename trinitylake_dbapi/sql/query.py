@@ -33,9 +33,10 @@ Rules:
       transaction (iceberg.catalog P4): it is published with the transaction, as one
       lakehouse version with everything else the transaction did, or not at all.
   Q4. INSERT appends one set of data files. UPDATE and DELETE are copy-on-write: when
-      at least one row matches, the table's rows are rewritten (an overwrite
-      snapshot); when none does, nothing is written. ``rowcount`` is the number of
-      rows inserted, updated or deleted.
+      at least one row matches, the data files holding matched rows are replaced by
+      files of their new rows in one overwrite snapshot (the whole table is rewritten
+      when it is partitioned or has delete files); when none matches, nothing is
+      written. ``rowcount`` is the number of rows inserted, updated or deleted.
   Q5. Results stream: DuckDB produces record batches as the cursor fetches, and each
       batch becomes Python rows only when reached, so a large result is read in
       bounded memory. Values are what PEP 249 users expect: Decimal, datetime (with
@@ -346,8 +347,13 @@ def _column_expr(c: ColumnSpec, source: str) -> str:
     return source
 
 
-def _view_sql(scan: _Scan) -> str:
-    """The SELECT a table reference's view runs (Q2)."""
+#: The column of a file view (:func:`_view_sql` with ``with_file``) naming each row's file.
+_FILE_COLUMN = "__tl_file"
+
+
+def _view_sql(scan: _Scan, *, with_file: bool = False) -> str:
+    """The SELECT a table reference's view runs (Q2); ``with_file`` adds the column
+    ``__tl_file``, the data file each row is in (for a scan without delete files)."""
     columns = scan.info.columns
     if not columns:
         return "SELECT NULL WHERE false"
@@ -363,19 +369,33 @@ def _view_sql(scan: _Scan) -> str:
     )
     files = ", ".join(_string_literal(f) for f in scan.data_files)
     select = ", ".join(f"{_column_expr(c, 'd.' + _quote(c.name))} AS {_quote(c.name)}" for c in columns)
+    if with_file:
+        assert not scan.position_deletes
+        return (
+            f"SELECT {select}, d.filename AS {_FILE_COLUMN} "
+            f"FROM read_parquet([{files}], schema = MAP {{{entries}}}, filename = true) d"
+        )
     if not scan.position_deletes:
         return f"SELECT {select} FROM read_parquet([{files}], schema = MAP {{{entries}}}) d"
     deletes = ", ".join(_string_literal(f) for f in scan.position_deletes)
     return (
         f"SELECT {select} FROM read_parquet([{files}], schema = MAP {{{entries}}}, "
         "filename = true, file_row_number = true) d "
-        f"ANTI JOIN (SELECT regexp_replace(file_path, '^file:(//)?', '') AS file_path, pos "
-        f"FROM read_parquet([{deletes}])) x "
-        "ON x.file_path = d.filename AND x.pos = d.file_row_number"
+        f"ANTI JOIN (SELECT {_file_key_sql('file_path')} AS file_key, pos FROM read_parquet([{deletes}])) x "
+        f"ON x.file_key = {_file_key_sql('d.filename')} AND x.pos = d.file_row_number"
     )
 
 
-_ARROW_OF_KIND = {"varchar": "string", "int4": "int32", "int8": "int64", "timestamp": "timestamp"}
+def _file_key(location: str) -> str:
+    """A data file's location without its scheme and leading slashes: the same for the
+    path a manifest holds and the one DuckDB reports (``memory://x`` vs ``memory:///x``,
+    ``file:///x`` vs ``/x``)."""
+    return re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*:(//)?", "", location).lstrip("/")
+
+
+def _file_key_sql(column: str) -> str:
+    """:func:`_file_key` in DuckDB SQL."""
+    return f"ltrim(regexp_replace({column}, '^[A-Za-z][A-Za-z0-9+.-]*:(//)?', ''), '/')"
 
 
 def _system_arrow(spec: Any, rows: list[tuple]) -> Any:
@@ -428,9 +448,13 @@ class _Statement:
     def view_of_table(self, namespace: str, name: str, version: exp.Version | None = None) -> tuple[str, _Scan]:
         """A new view over a table's data (Q1, Q2); its name and the scan it reads."""
         scan = _plan(self.session, self.catalog_for(version), namespace, name)
+        return self.view_of_scan(scan), scan
+
+    def view_of_scan(self, scan: _Scan, *, with_file: bool = False) -> str:
+        """A new view over ``scan`` (see :func:`_view_sql`); its name."""
         view = f"__tl_{next(self._count)}"
-        self.run(f"CREATE TEMP VIEW {view} AS {_view_sql(scan)}")
-        return view, scan
+        self.run(f"CREATE TEMP VIEW {view} AS {_view_sql(scan, with_file=with_file)}")
+        return view
 
     def _view_of_reference(self, node: exp.Table, version: exp.Version | None) -> str:
         namespace, name = table_name(self.session, node)
@@ -1017,8 +1041,9 @@ def _where_sql(node: exp.Expr) -> str:
 def _rewrite(
     session: Session, node: exp.Expr, title: str, new_rows: Callable[[str, str, list[ColumnSpec], exp.Expr], str]
 ) -> Result:
-    """UPDATE and DELETE (Q4): count the rows the WHERE keeps and, if any, overwrite the
-    table with ``new_rows(view, condition, columns)``."""
+    """UPDATE and DELETE (Q4): count the rows the WHERE keeps and, if any, replace the
+    data files that hold them with ``new_rows(source, condition, columns, node)`` of
+    those files (or, for a table with delete files or partitions, the whole table)."""
     _refuse_read_only(session, title)
     target, namespace, name = _target(session, node.this, title)
     if node.args.get("returning") or node.args.get("limit") or node.args.get("from_") or node.args.get("using"):
@@ -1032,17 +1057,73 @@ def _rewrite(
         # Subqueries in the WHERE or SET read other tables (and this one) at the same version.
         statement.replace_tables(copy, skip=copy.this)
         condition = _where_sql(copy)
-        source = f"{view} AS {_quote(target.alias_or_name)}"
+        alias = _quote(target.alias_or_name)
         columns = list(scan.info.columns)
-        rows_sql = new_rows(source, condition, columns, copy)
+        rows_sql = new_rows(f"{view} AS {alias}", condition, columns, copy)
         statement.relation(rows_sql)  # binds it: unknown names fail even when no row matches
-        matched = statement.scalar(f"SELECT count(*) FROM {source} WHERE {condition}")
+        matched = statement.scalar(f"SELECT count(*) FROM {view} AS {alias} WHERE {condition}")
         if not matched:
             return Result(None, [], 0)
+        table = _load(session, namespace, name)
+        replaced = None
+        if _file_level(scan, table):
+            files_view = statement.view_of_scan(scan, with_file=True)
+            replaced = [
+                row[0] for row in statement.run(
+                    f"SELECT DISTINCT {_FILE_COLUMN} FROM {files_view} AS {alias} WHERE {condition}"
+                )
+            ]  # fmt: skip
+            listed = ", ".join(_string_literal(f) for f in replaced)
+            names = ", ".join(_quote(c.name) for c in columns)
+            only = f"(SELECT {names} FROM {files_view} WHERE {_FILE_COLUMN} IN ({listed})) AS {alias}"
+            rows_sql = new_rows(only, condition, columns, copy)
         data = _checked_values(statement, rows_sql, columns, f"{namespace}.{name}")
-    table = _load(session, namespace, name)
-    table.overwrite(_as_iceberg(data, table))
+    arrow = _as_iceberg(data, table)
+    if replaced is None:
+        table.overwrite(arrow)
+    else:
+        _replace_files(table, set(replaced), arrow)
     return Result(None, [], int(matched))
+
+
+def _file_level(scan: _Scan, table: Any) -> bool:
+    """Whether a rewrite can replace only the files holding matched rows: the scan has no
+    delete files to carry over, the table no partitions to write by, and no column
+    is named like read_parquet's file column."""
+    return (
+        not scan.position_deletes
+        and table.spec().is_unpartitioned()
+        and all(c.name.lower() != "filename" for c in scan.info.columns)
+    )
+
+
+def _replace_files(table: Any, replaced: set[str], rows: Any) -> None:
+    """One overwrite snapshot of ``table``: the data files named in ``replaced`` (as
+    DuckDB opened them) go, new files holding ``rows`` come (Q4)."""
+    import uuid
+
+    from pyiceberg.io.pyarrow import bin_pack_arrow_table, write_file
+    from pyiceberg.table import TableProperties, WriteTask
+
+    keys = {_file_key(f) for f in replaced}
+    old = [t.file for t in table.scan().plan_files() if _file_key(t.file.file_path) in keys]
+    if len(old) != len(keys):
+        raise OperationalError(f"table {table.name()}: the files to rewrite are not all in its snapshot")
+    target_size = int(table.properties.get(
+        TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT
+    ))  # fmt: skip
+    with table.transaction() as transaction:
+        with transaction.update_snapshot().overwrite() as overwrite:
+            for data_file in old:
+                overwrite.delete_data_file(data_file)
+            if rows.num_rows:
+                write_uuid = uuid.uuid4()
+                tasks = (
+                    WriteTask(write_uuid=write_uuid, task_id=i, schema=table.schema(), record_batches=batches)
+                    for i, batches in enumerate(bin_pack_arrow_table(rows, target_size))
+                )
+                for data_file in write_file(table.io, table.metadata, tasks):
+                    overwrite.append_data_file(data_file)
 
 
 def run_delete(delete: exp.Delete, session: Session) -> Result:
