@@ -200,7 +200,7 @@ def test_a_pipeline_of_two_tables_is_one_version_and_a_conflict_fails_it_whole(s
             tx.write(source.where("region = 'us'"), "p.eu", mode="overwrite")
             tx.write(source.limit(1).select("region", "amount").withColumnRenamed("amount", "total"), "p.totals")
             assert sorted(r.id for r in tx.read("p.eu").collect()) == [1, 3]  # the block's start
-            other.append(pa.table({"id": pa.array([9], pa.int64()), "region": ["eu"], "amount": pa.array([1], pa.int64())}))
+            other.append(pa.table({"id": pa.array([9], pa.int64()), "region": ["eu"], "amount": pa.array([1], pa.int32())}))
     assert latest(lake) == before + 2  # only the other writer's version
     assert sorted(r.id for r in read(spark, lake, "p.eu").collect()) == [1, 3, 9]
     assert read(spark, lake, "p.totals").count() == 2
@@ -231,6 +231,7 @@ def test_a_fresh_session_finds_the_format_with_no_registration(tmp_path) -> None
     """Acceptance 1: the distribution installs pyspark_trinitylake; a new SparkSession
     in a new process reads and writes format("trinitylake") without register()."""
     source, target = tmp_path / "source", tmp_path / "site"
+    source.mkdir()
     for part in ("pyproject.toml", "README.md", "trinitylake_dbapi", "dialect", "pyspark_trinitylake"):
         copy = shutil.copytree if os.path.isdir(os.path.join(REPO, part)) else shutil.copy
         copy(os.path.join(REPO, part), source / part, **({"ignore": shutil.ignore_patterns("__pycache__")} if copy is shutil.copytree else {}))
