@@ -602,6 +602,9 @@ class _Statement:
         qualified: set[tuple[str, str]] = set()
         for node in list(statement.find_all(exp.Table)):
             if node is skip:
+                # UPDATE's and DELETE's target keeps its name: ``ns.t.column`` is ``t.column``.
+                if node.args.get("alias") is None and node.text("db"):
+                    qualified.add((node.text("db").lower(), node.name.lower()))
                 continue
             if not node.name:
                 function = _table_function(node)
@@ -1022,13 +1025,22 @@ def _parameter_columns(holes: list[exp.Placeholder], parameter_rows: Sequence[An
     return columns
 
 
-def _parameter_table(holes: list[exp.Placeholder], parameter_rows: Sequence[Any]) -> Any:
+def _parameter_table(holes: list[exp.Placeholder], parameter_rows: Sequence[Any], target_type: Callable[[int], Any]) -> Any:
     """The parameter sets as an Arrow table, or None when Arrow cannot type a column
-    (mixed Python types): then they are bound as literals instead."""
+    (mixed Python types): then they are bound as literals instead. A column of lists or
+    dicts takes the Arrow type of its target column (``target_type(i)`` for placeholder
+    i): inferred, dicts would become one struct of every row's keys, so a map's rows
+    would gain each other's keys."""
     import pyarrow as pa
 
     arrays = []
-    for column in _parameter_columns(holes, parameter_rows):
+    for i, column in enumerate(_parameter_columns(holes, parameter_rows)):
+        if any(isinstance(v, (list, tuple, dict)) for v in column):
+            try:
+                arrays.append(pa.array(column, type=target_type(i)))
+                continue
+            except (pa.ArrowException, TypeError, ValueError, OverflowError):
+                return None
         try:
             arrays.append(pa.array(column))
             continue
@@ -1040,6 +1052,16 @@ def _parameter_table(holes: list[exp.Placeholder], parameter_rows: Sequence[Any]
             return None
         arrays.append(pa.array([None if v is None else _as_text(v) for v in column], pa.string()))
     return pa.table(arrays, names=[f"p{i}" for i in range(len(arrays))])
+
+
+def _arrow_type(columns: Sequence[ColumnSpec], name: str) -> Any:
+    """The Arrow type a column's values are stored as."""
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+
+    from trinitylake_dbapi.iceberg.schema import schema_from_columns
+
+    column = next(c for c in columns if c.name.lower() == name.lower())
+    return schema_to_pyarrow(schema_from_columns([column]), include_field_ids=False).field(0).type
 
 
 def _as_text(value: Any) -> str:
@@ -1076,7 +1098,8 @@ def run_insert(insert: exp.Insert, session: Session, parameter_rows: Sequence[An
     if parameter_rows is not None:
         holes = bulk_insert_template(insert)
         assert holes is not None, "parameter_rows need an INSERT ... VALUES (?, ...) statement"
-        parameters = _parameter_table(holes, parameter_rows)
+        names = provided if provided is not None else [c.name for c in info.columns]
+        parameters = _parameter_table(holes, parameter_rows, lambda i: _arrow_type(info.columns, names[i]))
         if parameters is None:
             insert = _bound_rows(insert, parameter_rows)
     with _Statement(session) as statement, _translated(insert, statement.engine):
@@ -1086,6 +1109,7 @@ def run_insert(insert: exp.Insert, session: Session, parameter_rows: Sequence[An
         else:
             source = insert.expression.copy()
             statement.replace_tables(source)
+            _maps_as_maps(source, info.columns, provided)
             sql = source.sql(dialect="duckdb")
         found = len(statement.relation(sql).columns)
         if found != width:
@@ -1094,6 +1118,27 @@ def run_insert(insert: exp.Insert, session: Session, parameter_rows: Sequence[An
             )
         data = _checked_values(statement, sql, info.columns, f"{namespace}.{name}", provided)
     return _append(session, namespace, name, data)
+
+
+def _maps_as_maps(source: exp.Expr, columns: Sequence[ColumnSpec], provided: Sequence[str] | None) -> None:
+    """In VALUES rows, a struct literal for a map column (a bound dict, see binding) is
+    written as the map it stands for, so that rows of one column agree on their type
+    (DuckDB does not unify ``{'a': 1}`` with ``MAP([], [])``)."""
+    if not isinstance(source, exp.Values):
+        return
+    by_name = {c.name.lower(): c for c in columns}
+    targets = [by_name.get(n.lower()) for n in provided] if provided is not None else list(columns)
+    for row in source.expressions:
+        if not isinstance(row, exp.Tuple):
+            continue
+        for value, column in zip(row.expressions, targets):
+            if column is not None and column.type.kind == "map" and isinstance(value, exp.Struct):
+                pairs = [e for e in value.expressions if isinstance(e, exp.PropertyEQ)]
+                if len(pairs) == len(value.expressions):
+                    value.replace(exp.Map(
+                        keys=exp.Array(expressions=[exp.Literal.string(p.name) for p in pairs]),
+                        values=exp.Array(expressions=[p.expression for p in pairs]),
+                    ))  # fmt: skip
 
 
 def _bound_rows(insert: exp.Insert, parameter_rows: Sequence[Any]) -> exp.Insert:
