@@ -226,6 +226,10 @@ def test_create_table_as_select(auto: Any) -> None:
     assert q(auto, "SELECT * FROM ns.agg ORDER BY k") == [("a", decimal.Decimal("4.00"), 2), ("b", None, 1)]
     described = {r[0]: r[1] for r in q(auto, "DESCRIBE TABLE ns.agg")}
     assert described == {"k": "varchar", "total": "decimal(38,2)", "n": "int8"}
+    q(auto, "CREATE TABLE IF NOT EXISTS ns.agg AS SELECT 'c' AS k, 1 AS total, 1 AS n")
+    assert auto.rowcount == 0 and q(auto, "SELECT count(*) FROM ns.agg") == [(2,)]
+    with pytest.raises(errors.ObjectExistsError):
+        q(auto, "CREATE TABLE ns.agg AS SELECT 1 AS x")
     with pytest.raises(errors.SQLSyntaxError, match="column list"):
         q(auto, "CREATE TABLE ns.x (a INT) AS SELECT 1")
 

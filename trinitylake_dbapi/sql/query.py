@@ -98,6 +98,8 @@ __all__ = [
 
 #: Rows per record batch a result produces (Q5).
 BATCH_ROWS = 8192
+#: Snapshots whose planned files an engine remembers.
+_PLANNED_ENTRIES = 256
 
 # ---------------------------------------------------------------------------
 # The engine
@@ -132,6 +134,23 @@ class Engine:
             self._db.register_filesystem(filesystem)
         self._lock = threading.Lock()
         self._closed = False
+        self._planned: dict[tuple[str, int], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+    def planned_files(
+        self, metadata_location: str, snapshot_id: int, plan: Callable[[], tuple[tuple[str, ...], tuple[str, ...]]]
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The (data files, position delete files) of a snapshot, planned once: a
+        snapshot's files never change, and planning reads its manifests."""
+        key = (metadata_location, snapshot_id)
+        with self._lock:
+            found = self._planned.get(key)
+        if found is None:
+            found = plan()
+            with self._lock:
+                if len(self._planned) >= _PLANNED_ENTRIES:
+                    self._planned.pop(next(iter(self._planned)))
+                self._planned[key] = found
+        return found
 
     def set_memory_limit(self, limit: str) -> None:
         """DuckDB's memory limit, e.g. ``'2GB'`` (Q6)."""
@@ -298,24 +317,29 @@ def _plan(session: Session, catalog: CatalogTransaction, namespace: str, name: s
             f"table {namespace}.{name} is a {info.table_format} table: only Iceberg tables hold rows here"
         )
     snapshot = metadata.current_snapshot() if location is not None else None
-    if snapshot is None:
+    if snapshot is None or location is None:
         return _Scan(info, (), ())
-    from pyiceberg.manifest import DataFileContent
-    from pyiceberg.table import DataScan
 
-    scan = DataScan(table_metadata=metadata, io=states.file_io(), snapshot_id=snapshot.snapshot_id)
-    data: list[str] = []
-    deletes: set[str] = set()
-    for task in scan.plan_files():
-        data.append(_duck_path(task.file.file_path))
-        for d in task.delete_files:
-            if d.content == DataFileContent.EQUALITY_DELETES:
-                raise NotSupportedError(
-                    f"table {namespace}.{name} has equality delete files ({d.file_path}): "
-                    "reading them is not supported; compact the table with an engine that can"
-                )
-            deletes.add(_duck_path(d.file_path))
-    return _Scan(info, tuple(data), tuple(sorted(deletes)))
+    def plan() -> tuple[tuple[str, ...], tuple[str, ...]]:
+        from pyiceberg.manifest import DataFileContent
+        from pyiceberg.table import DataScan
+
+        scan = DataScan(table_metadata=metadata, io=states.file_io(), snapshot_id=snapshot.snapshot_id)
+        data: list[str] = []
+        deletes: set[str] = set()
+        for task in scan.plan_files():
+            data.append(_duck_path(task.file.file_path))
+            for d in task.delete_files:
+                if d.content == DataFileContent.EQUALITY_DELETES:
+                    raise NotSupportedError(
+                        f"table {namespace}.{name} has equality delete files ({d.file_path}): "
+                        "reading them is not supported; compact the table with an engine that can"
+                    )
+                deletes.add(_duck_path(d.file_path))
+        return tuple(data), tuple(sorted(deletes))
+
+    data, deletes = session.data_engine().planned_files(location, snapshot.snapshot_id, plan)
+    return _Scan(info, data, deletes)
 
 
 def _column_expr(c: ColumnSpec, source: str) -> str:
@@ -385,6 +409,14 @@ class _Statement:
     def close_cursor(self) -> None:
         with contextlib.suppress(Exception):
             self.cursor.close()
+
+    def __enter__(self) -> "_Statement":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        """A write's statement ends whole: its catalogs and its DuckDB cursor."""
+        self.close()
+        self.close_cursor()
 
     def catalog_for(self, version: exp.Version | None) -> CatalogTransaction:
         if version is None:
@@ -894,29 +926,21 @@ def run_insert(insert: exp.Insert, session: Session, parameter_rows: Sequence[An
         parameters = _parameter_table(holes, parameter_rows)
         if parameters is None:
             insert = _bound_rows(insert, parameter_rows)
-    statement = _Statement(session)
-    try:
-        with _translated(insert, statement.engine):
-            if parameters is not None:
-                statement.cursor.register("__tl_parameters", parameters)
-                sql = "SELECT * FROM __tl_parameters"
-            else:
-                source = insert.expression.copy()
-                statement.replace_tables(source)
-                sql = source.sql(dialect="duckdb")
-            found = len(statement.relation(sql).columns)
-            if found != width:
-                raise ProgrammingError(
-                    f"INSERT INTO {namespace}.{name}: {found} value(s) per row for {width} column(s)"
-                )
-            data = _checked_values(statement, sql, info.columns, f"{namespace}.{name}", provided)
-        if data.num_rows:
-            table = _load(session, namespace, name)
-            table.append(_as_iceberg(data, table))
-        return Result(None, [], data.num_rows)
-    finally:
-        statement.close()
-        statement.close_cursor()
+    with _Statement(session) as statement, _translated(insert, statement.engine):
+        if parameters is not None:
+            statement.cursor.register("__tl_parameters", parameters)
+            sql = "SELECT * FROM __tl_parameters"
+        else:
+            source = insert.expression.copy()
+            statement.replace_tables(source)
+            sql = source.sql(dialect="duckdb")
+        found = len(statement.relation(sql).columns)
+        if found != width:
+            raise ProgrammingError(
+                f"INSERT INTO {namespace}.{name}: {found} value(s) per row for {width} column(s)"
+            )
+        data = _checked_values(statement, sql, info.columns, f"{namespace}.{name}", provided)
+    return _append(session, namespace, name, data)
 
 
 def _bound_rows(insert: exp.Insert, parameter_rows: Sequence[Any]) -> exp.Insert:
@@ -935,45 +959,48 @@ def _bound_rows(insert: exp.Insert, parameter_rows: Sequence[Any]) -> exp.Insert
     return merged
 
 
+def _append(session: Session, namespace: str, name: str, data: Any) -> Result:
+    """Append checked rows (Q3) to a table in the statement's transaction (Q4)."""
+    if data.num_rows:
+        table = _load(session, namespace, name)
+        table.append(_as_iceberg(data, table))
+    return Result(None, [], data.num_rows)
+
+
 def _where_sql(node: exp.Expr) -> str:
     where = node.args.get("where")
     return "true" if where is None else where.this.sql(dialect="duckdb")
 
 
-def _rewrite(session: Session, node: exp.Expr, title: str, new_rows: Callable[[str, str, list[ColumnSpec]], str]) -> Result:
+def _rewrite(
+    session: Session, node: exp.Expr, title: str, new_rows: Callable[[str, str, list[ColumnSpec], exp.Expr], str]
+) -> Result:
     """UPDATE and DELETE (Q4): count the rows the WHERE keeps and, if any, overwrite the
     table with ``new_rows(view, condition, columns)``."""
     _refuse_read_only(session, title)
     target, namespace, name = _target(session, node.this, title)
     if node.args.get("returning") or node.args.get("limit") or node.args.get("from_") or node.args.get("using"):
         raise NotSupportedError(f"{title} with RETURNING, LIMIT, FROM or USING is not supported")
-    statement = _Statement(session)
-    try:
-        with _translated(node, statement.engine):
-            try:
-                view, scan = statement.view_of_table(namespace, name)
-            except ObjectNotFoundError as e:
-                raise _with_position(e, target) from None
-            copy = node.copy()
-            alias = target.alias_or_name
-            copy_target = copy.this
-            # Subqueries in the WHERE or SET read other tables (and this one) at the same version.
-            statement.replace_tables(copy, skip=copy_target)
-            condition = _where_sql(copy)
-            source = f"{view} AS {_quote(alias)}"
-            columns = list(scan.info.columns)
-            rows_sql = new_rows(source, condition, columns, copy)
-            statement.relation(rows_sql)  # binds it: unknown names fail even when no row matches
-            matched = statement.scalar(f"SELECT count(*) FROM {source} WHERE {condition}")
-            if not matched:
-                return Result(None, [], 0)
-            data = _checked_values(statement, rows_sql, columns, f"{namespace}.{name}")
-        table = _load(session, namespace, name)
-        table.overwrite(_as_iceberg(data, table))
-        return Result(None, [], int(matched))
-    finally:
-        statement.close()
-        statement.close_cursor()
+    with _Statement(session) as statement, _translated(node, statement.engine):
+        try:
+            view, scan = statement.view_of_table(namespace, name)
+        except ObjectNotFoundError as e:
+            raise _with_position(e, target) from None
+        copy = node.copy()
+        # Subqueries in the WHERE or SET read other tables (and this one) at the same version.
+        statement.replace_tables(copy, skip=copy.this)
+        condition = _where_sql(copy)
+        source = f"{view} AS {_quote(target.alias_or_name)}"
+        columns = list(scan.info.columns)
+        rows_sql = new_rows(source, condition, columns, copy)
+        statement.relation(rows_sql)  # binds it: unknown names fail even when no row matches
+        matched = statement.scalar(f"SELECT count(*) FROM {source} WHERE {condition}")
+        if not matched:
+            return Result(None, [], 0)
+        data = _checked_values(statement, rows_sql, columns, f"{namespace}.{name}")
+    table = _load(session, namespace, name)
+    table.overwrite(_as_iceberg(data, table))
+    return Result(None, [], int(matched))
 
 
 def run_delete(delete: exp.Delete, session: Session) -> Result:
@@ -1013,28 +1040,24 @@ def run_update(update: exp.Update, session: Session) -> Result:
     return _rewrite(session, update, "UPDATE", updated)
 
 
-def run_create_as(session: Session, namespace: str, name: str, query: exp.Query, create: Callable[[list[ColumnSpec]], None]) -> Result:
+def run_create_as(
+    session: Session, namespace: str, name: str, query: exp.Query, create: Callable[[list[ColumnSpec]], bool]
+) -> Result:
     """CREATE TABLE t AS SELECT: ``create(columns)`` makes the table (in the
-    statement's transaction) with the query's columns, then its rows are appended."""
+    statement's transaction) with the query's columns, then its rows are appended. When
+    ``create`` makes nothing (IF NOT EXISTS on an existing table), nothing is inserted."""
     _refuse_read_only(session, "CREATE TABLE AS SELECT")
-    statement = _Statement(session)
-    try:
-        with _translated(query, statement.engine):
-            source = query.copy()
-            statement.replace_tables(source)
-            sql = source.sql(dialect="duckdb")
-            relation = statement.relation(sql)
-            columns = [ColumnSpec(n, _type_of_duck(t, n)) for n, t in zip(relation.columns, relation.types)]
-            create(columns)
-            info = session.transaction().describe_table(namespace, name)
-            data = _checked_values(statement, sql, info.columns, f"{namespace}.{name}")
-        if data.num_rows:
-            table = _load(session, namespace, name)
-            table.append(_as_iceberg(data, table))
-        return Result(None, [], data.num_rows)
-    finally:
-        statement.close()
-        statement.close_cursor()
+    with _Statement(session) as statement, _translated(query, statement.engine):
+        source = query.copy()
+        statement.replace_tables(source)
+        sql = source.sql(dialect="duckdb")
+        relation = statement.relation(sql)
+        columns = [ColumnSpec(n, _type_of_duck(t, n)) for n, t in zip(relation.columns, relation.types)]
+        if not create(columns):
+            return Result(None, [], 0)
+        info = session.transaction().describe_table(namespace, name)
+        data = _checked_values(statement, sql, info.columns, f"{namespace}.{name}")
+    return _append(session, namespace, name, data)
 
 
 _DUCK_TO_KIND = {
