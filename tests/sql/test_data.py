@@ -136,6 +136,9 @@ def test_time_travel_returns_each_versions_rows_across_two_tables(auto: Any) -> 
         assert sorted(q(pinned.cursor(), "SELECT x FROM ns.a")) == a_rows
         pinned.close()
     first, last = min(expected), max(expected)
+    created = q(auto, f"SELECT created_at FROM system.versions WHERE version = {first}")[0][0]
+    by_time = f"FOR SYSTEM_TIME AS OF TIMESTAMP '{created.isoformat(sep=' ')}'"
+    assert sorted(q(auto, f"SELECT x FROM ns.a {by_time}")) == expected[first][0]
     # One query, two versions of one table.
     rows = q(auto, f"SELECT count(*) FROM ns.a FOR SYSTEM_VERSION AS OF {first} UNION ALL "
                    f"SELECT count(*) FROM ns.a FOR SYSTEM_VERSION AS OF {last}")  # fmt: skip

@@ -219,8 +219,11 @@ def _table_function(node: exp.Table) -> str | None:
 
 def reads_table_data(query: exp.Expr) -> bool:
     """True when a query names a table that is neither a system table nor one of its
-    CTEs, or calls a table function: it runs in DuckDB (Q2); otherwise the catalog's own
-    executor answers it."""
+    CTEs, calls a table function, or uses what the catalog's own executor cannot run
+    (window functions, ROLLUP, CUBE, GROUPING SETS): it runs in DuckDB (Q2); otherwise
+    that executor answers it."""
+    if query.find(exp.Window, exp.Rollup, exp.Cube, exp.GroupingSets):
+        return True
     ctes = _cte_names(query)
     for node in query.find_all(exp.Table):
         if not node.name:
