@@ -45,6 +45,14 @@ Rules:
   Q6. ``Connection.interrupt()`` and ``statement_timeout`` interrupt DuckDB too
       (QueryCanceledError); the engine's ``memory_limit`` bounds DuckDB's memory
       (OperationalError when exceeded).
+  Q7. Files are pruned only by what cannot change a result: the conditions AND-ed at
+      the top of the WHERE of the SELECT a table is a FROM item of, comparing one of
+      its columns with an integer, string or boolean literal of the column's own kind
+      (``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``, ``IN``). Each rejects NULL, so a row
+      it rules out could not reach the result under inner or outer joins; PyIceberg's
+      planning drops a file only when its statistics rule out every row; DuckDB still
+      applies the whole WHERE. Other conditions (expressions, OR, casts, IS NULL, the
+      ON of a join) prune nothing.
 
 DuckDB is imported by the first data statement only: catalog statements never pay for
 it (nor for PyIceberg's data path).
@@ -135,14 +143,19 @@ class Engine:
             self._db.register_filesystem(filesystem)
         self._lock = threading.Lock()
         self._closed = False
-        self._planned: dict[tuple[str, int], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._planned: dict[tuple[str, int, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
     def planned_files(
-        self, metadata_location: str, snapshot_id: int, plan: Callable[[], tuple[tuple[str, ...], tuple[str, ...]]]
+        self,
+        metadata_location: str,
+        snapshot_id: int,
+        conditions: str,
+        plan: Callable[[], tuple[tuple[str, ...], tuple[str, ...]]],
     ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The (data files, position delete files) of a snapshot, planned once: a
-        snapshot's files never change, and planning reads its manifests."""
-        key = (metadata_location, snapshot_id)
+        """The (data files, position delete files) of a snapshot that may hold rows
+        meeting ``conditions`` (their text), planned once: a snapshot's files never
+        change, and planning reads its manifests."""
+        key = (metadata_location, snapshot_id, conditions)
         with self._lock:
             found = self._planned.get(key)
         if found is None:
@@ -206,8 +219,11 @@ def _table_function(node: exp.Table) -> str | None:
 
 def reads_table_data(query: exp.Expr) -> bool:
     """True when a query names a table that is neither a system table nor one of its
-    CTEs, or calls a table function: it runs in DuckDB (Q2); otherwise the catalog's own
-    executor answers it."""
+    CTEs, calls a table function, or uses what the catalog's own executor cannot run
+    (window functions, ROLLUP, CUBE, GROUPING SETS): it runs in DuckDB (Q2); otherwise
+    that executor answers it."""
+    if query.find(exp.Window, exp.Rollup, exp.Cube, exp.GroupingSets):
+        return True
     ctes = _cte_names(query)
     for node in query.find_all(exp.Table):
         if not node.name:
@@ -307,7 +323,15 @@ def _duck_path(location: str) -> str:
     return local_path(location) or location
 
 
-def _plan(session: Session, catalog: CatalogTransaction, namespace: str, name: str) -> _Scan:
+def _plan(
+    session: Session,
+    catalog: CatalogTransaction,
+    namespace: str,
+    name: str,
+    conditions: Sequence["_Condition"] = (),
+) -> _Scan:
+    """The files of a table's snapshot at ``catalog``'s version; ``conditions`` (Q7)
+    let PyIceberg skip files whose column statistics rule every row out."""
     states = session.table_states()
     info, metadata, location = states.state(catalog, namespace, name)
     if info.table_format.upper() != "ICEBERG":
@@ -322,7 +346,10 @@ def _plan(session: Session, catalog: CatalogTransaction, namespace: str, name: s
         from pyiceberg.manifest import DataFileContent
         from pyiceberg.table import DataScan
 
-        scan = DataScan(table_metadata=metadata, io=states.file_io(), snapshot_id=snapshot.snapshot_id)
+        scan = DataScan(
+            table_metadata=metadata, io=states.file_io(), snapshot_id=snapshot.snapshot_id,
+            row_filter=_row_filter(conditions, info.columns),
+        )  # fmt: skip
         data: list[str] = []
         deletes: set[str] = set()
         for task in scan.plan_files():
@@ -336,8 +363,107 @@ def _plan(session: Session, catalog: CatalogTransaction, namespace: str, name: s
                 deletes.add(_duck_path(d.file_path))
         return tuple(data), tuple(sorted(deletes))
 
-    data, deletes = session.data_engine().planned_files(location, snapshot.snapshot_id, plan)
+    key = repr(sorted(conditions)) if conditions else ""
+    data, deletes = session.data_engine().planned_files(location, snapshot.snapshot_id, key, plan)
     return _Scan(info, data, deletes)
+
+
+# ---------------------------------------------------------------------------
+# Pruning files by a query's conditions (Q7)
+# ---------------------------------------------------------------------------
+
+#: (column name, operator, value): ``column op value`` with a value of the column's own
+#: kind family (see _LITERAL_KINDS), or ("in", tuple of values).
+_Condition = tuple[str, str, Any]
+
+_OPERATORS = {exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
+_MIRRORED = {"=": "=", "<>": "<>", ">": "<", ">=": "<=", "<": ">", "<=": ">="}
+#: Python value type -> the column kinds it is compared with exactly (no rounding, no
+#: parsing that could differ from DuckDB's): only these conditions prune files.
+_LITERAL_KINDS = {int: {"int2", "int4", "int8"}, str: {"char", "varchar"}, bool: {"boolean"}}
+
+
+def _literal(node: exp.Expr) -> Any:
+    """The value of an integer, string or boolean literal; None for anything else."""
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    negative = isinstance(node, exp.Neg)
+    if negative:
+        node = node.this
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return None if negative else node.this
+        if re.fullmatch(r"\d+", node.this):
+            return -int(node.this) if negative else int(node.this)
+    return None
+
+
+def _conjuncts(where: exp.Expr | None) -> list[exp.Expr]:
+    found, stack = [], [] if where is None else [where.this]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, exp.And):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, exp.Paren):
+            stack.append(node.this)
+        else:
+            found.append(node)
+    return found
+
+
+def _conditions(node: exp.Table, columns: Sequence[ColumnSpec]) -> list[_Condition]:
+    """The conditions of the WHERE of the SELECT that ``node`` is a FROM item of which
+    only its own rows can satisfy: ``column op literal`` and ``column IN (literals)``
+    on one of its top-level columns, AND-ed at the top. Each rejects NULL, so a row
+    pruned by one could not have reached the result, under inner or outer joins alike."""
+    container = node.parent
+    select = container.parent if isinstance(container, (exp.From, exp.Join)) else None
+    if not isinstance(select, exp.Select):
+        return []
+    sole = not select.args.get("joins")
+    name = node.alias_or_name.lower()
+    kinds = {c.name.lower(): c for c in columns}
+    found: list[_Condition] = []
+
+    def column_of(ref: exp.Expr) -> ColumnSpec | None:
+        if not isinstance(ref, exp.Column) or ref.args.get("db") is not None:
+            return None
+        if ref.table.lower() != name and not (sole and not ref.table):
+            return None
+        return kinds.get(ref.name.lower())
+
+    def fits(column: ColumnSpec, value: Any) -> bool:
+        return value is not None and column.type.kind in _LITERAL_KINDS.get(type(value), ())
+
+    for condition in _conjuncts(select.args.get("where")):
+        if isinstance(condition, exp.In) and not condition.args.get("query"):
+            column = column_of(condition.this)
+            values = [_literal(v) for v in condition.expressions]
+            if column is not None and values and all(fits(column, v) for v in values):
+                found.append((column.name, "in", tuple(values)))
+            continue
+        op = _OPERATORS.get(type(condition))
+        if op is None:
+            continue
+        left, right = condition.left, condition.right
+        if column_of(left) is None:
+            left, right, op = right, left, _MIRRORED[op]
+        column, value = column_of(left), _literal(right)
+        if column is not None and fits(column, value):
+            found.append((column.name, op, value))
+    return found
+
+
+def _row_filter(conditions: Sequence[_Condition], columns: Sequence[ColumnSpec]) -> Any:
+    """PyIceberg's expression of ``conditions`` (AlwaysTrue for none)."""
+    from pyiceberg import expressions as ex
+
+    builders = {"=": ex.EqualTo, "<>": ex.NotEqualTo, ">": ex.GreaterThan, ">=": ex.GreaterThanOrEqual,
+                "<": ex.LessThan, "<=": ex.LessThanOrEqual, "in": ex.In}  # fmt: skip
+    terms = [builders[op](column, value) for column, op, value in conditions]
+    if not terms:
+        return ex.AlwaysTrue()
+    return terms[0] if len(terms) == 1 else ex.And(*terms)
 
 
 def _column_expr(c: ColumnSpec, source: str) -> str:
@@ -445,9 +571,17 @@ class _Statement:
             self._catalogs[key] = catalog
         return self._catalogs[key]
 
-    def view_of_table(self, namespace: str, name: str, version: exp.Version | None = None) -> tuple[str, _Scan]:
-        """A new view over a table's data (Q1, Q2); its name and the scan it reads."""
-        scan = _plan(self.session, self.catalog_for(version), namespace, name)
+    def view_of_table(
+        self, namespace: str, name: str, version: exp.Version | None = None, reference: exp.Table | None = None
+    ) -> tuple[str, _Scan]:
+        """A new view over a table's data (Q1, Q2), pruned by the conditions on
+        ``reference`` (Q7); its name and the scan it reads."""
+        catalog = self.catalog_for(version)
+        conditions: list[_Condition] = []
+        if reference is not None:
+            info = catalog.describe_table(namespace, name)
+            conditions = _conditions(reference, info.columns)
+        scan = _plan(self.session, catalog, namespace, name, conditions)
         return self.view_of_scan(scan), scan
 
     def view_of_scan(self, scan: _Scan, *, with_file: bool = False) -> str:
@@ -459,7 +593,7 @@ class _Statement:
     def _view_of_reference(self, node: exp.Table, version: exp.Version | None) -> str:
         namespace, name = table_name(self.session, node)
         try:
-            return self.view_of_table(namespace, name, version)[0]
+            return self.view_of_table(namespace, name, version, reference=node)[0]
         except ObjectNotFoundError as e:
             raise _with_position(e, node) from None
 
@@ -715,11 +849,12 @@ def run_select(query: exp.Query, session: Session) -> Result:
     """A SELECT that reads tables' rows, as a streaming result (Q1, Q2, Q5)."""
     statement = _Statement(session)
     try:
-        rewritten = query.copy()
-        statement.replace_tables(rewritten)
-        sql = rewritten.sql(dialect="duckdb")
-        with _translated(query, statement.engine), _interruptible(session.control, statement.cursor):
-            reader = _batches(statement.cursor.sql(sql), BATCH_ROWS)  # runs what must run first
+        with _translated(query, statement.engine):
+            rewritten = query.copy()
+            statement.replace_tables(rewritten)
+            sql = rewritten.sql(dialect="duckdb")
+            with _interruptible(session.control, statement.cursor):
+                reader = _batches(statement.cursor.sql(sql), BATCH_ROWS)  # runs what must run first
     except BaseException:
         statement.close_cursor()
         raise
