@@ -95,7 +95,7 @@ from trinitylake_dbapi.cursor import Cursor  # noqa: E402
 # of TrinityLake SQL and types, so they never reach into the layers below.
 from trinitylake_dbapi.catalog import DEFAULT_NAMESPACE  # noqa: E402
 from trinitylake_dbapi.format.types import TypeSpec, parse_type  # noqa: E402
-from trinitylake_dbapi.sql.dialect import quote_identifier, split_statements  # noqa: E402
+from trinitylake_dbapi.sql.dialect import KEYWORDS, quote_identifier, split_statements  # noqa: E402
 from trinitylake_dbapi.sql.like import like_to_regex  # noqa: E402
 
 
@@ -139,6 +139,7 @@ __all__ = [
     "TypeSpec",
     "parse_type",
     "quote_identifier",
+    "KEYWORDS",
     "split_statements",
     "like_to_regex",
     "system_tables",

@@ -63,7 +63,6 @@ parent, or reached twice in one walk, or a cycle, is reported directly.
 from __future__ import annotations
 
 import bisect
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -86,7 +85,7 @@ from .format.definitions import (
 from .format.nodefile import NodeFile, decode_node_file
 from .format.types import from_proto_columns
 from .storage import Storage
-from .tree import TreeConfig, buffer_size
+from .tree import TreeConfig, node_violations
 
 __all__ = [
     "Problem", "VerifyReport", "verify", "RULES",
@@ -246,10 +245,8 @@ def optimized_problem(path: str, kind: str | None) -> str | None:
                 f"of {rest!r} ({want})")
     kinds = [kind] if kind else list(paths.ORIGINAL_NAME_SHAPES)
     if not any(paths.ORIGINAL_NAME_SHAPES[k].fullmatch(rest) for k in kinds):
-        shape = {"node": "node-<uuid4>.arrow", "namespace": "namespace-<ns>-<uuid4>.binpb",
-                 "table": "table-<table>-<ns>-<uuid4>.binpb"}
         return (f"original name {rest!r} is not "
-                + " or ".join(repr(shape[k]) for k in kinds))
+                + " or ".join(repr(paths.ORIGINAL_NAME_FORMS[k]) for k in kinds))
     return None
 
 
@@ -279,7 +276,7 @@ def name_problem(path: str) -> Problem | None:
     if path == paths.LATEST_HINT_PATH or paths.is_lakehouse_def_path(path):
         return None
     parts = paths.split_optimized_path(path)
-    if parts is not None and re.match(r"(node|namespace|table)-", parts[1]):
+    if parts is not None and paths.claimed_name_kind(parts[1]) is not None:
         why = optimized_problem(path, None)
         return Problem(path, R_NAMES, why) if why else None
     if "/" not in path and path.startswith("_") and path.endswith((".arrow", ".binpb")):
@@ -370,47 +367,20 @@ def lakehouse_def_problems(
 def node_problems(
     path: str, node: NodeFile, config: TreeConfig, *, is_root: bool, version: int | None,
 ) -> list[Problem]:
-    """The checks of one node on its own: SPEC 4 order, T1, T3, T8 and SPEC 3 system
-    rows, T5 (``version``: the root's own version, whose messages a root may hold
-    beyond the capacity)."""
-    out: list[Problem] = []
-    if node.order != config.order:
-        out.append(Problem(path, R_LAYOUT, f"node key table has {node.order} rows, the tree "
-                           f"order is {config.order}"))
-    k = len(node.keys)
-    if k > config.max_keys:
-        out.append(Problem(path, "T1", f"{k} keys exceed the maximum {config.max_keys}"))
-    if node.children and len(node.children) != k + 1:
-        out.append(Problem(path, "T1", f"{len(node.children)} children for {k} keys"))
-    if is_root:
-        if node.children and not node.keys:
-            out.append(Problem(path, "T3", "internal root without keys"))
-    elif k < config.min_keys:
-        out.append(Problem(path, "T3", f"{k} keys, fewer than ceil(N/2)-1 = {config.min_keys}"))
-
-    system = node.system
-    for name in (keyfmt.N_KEYS, keyfmt.CREATED_AT_MILLIS):
-        if name not in system:
-            out.append(Problem(path, "T8", f"missing system row {name!r}"))
-    created = system.get(keyfmt.CREATED_AT_MILLIS)
-    if created is not None and not (created.isascii() and created.isdigit()):
-        out.append(Problem(path, "T8", f"created_at_millis {created!r} is not a number"))
-    for name in system:
+    """The checks of one node on its own: the tree's rules for a node (SPEC 4 order, T1,
+    T3, T8, T5; ``version``: the root's own version, whose messages a root may hold
+    beyond the capacity), and SPEC 3's system rows."""
+    rules = node_violations(node, config, is_root=is_root,
+                            own_txn=None if version is None else str(version))
+    out = [Problem(path, rule, message) for rule, message in rules if rule != "T5"]
+    for name in node.system:
         if name in _NODE_SYSTEM_KEYS or (is_root and name in _ROOT_SYSTEM_KEYS):
             continue
         if name in _ROOT_SYSTEM_KEYS:
             out.append(Problem(path, R_KEYS, f"system row {name!r} belongs in a root node only"))
         else:
             out.append(Problem(path, R_KEYS, f"unknown system row {name!r}", WARNING))
-
-    if node.is_leaf and not is_root and node.buffer:
-        out.append(Problem(path, "T5", f"non-root leaf with {len(node.buffer)} buffered messages"))
-    own = str(version) if is_root else None
-    size = buffer_size([m for m in node.buffer if own is None or m.txn != own])
-    if size > config.buffer_capacity_bytes:
-        extra = " (not counting this version's own messages)" if is_root else ""
-        out.append(Problem(path, "T5", f"write buffer of {size} bytes{extra} exceeds the "
-                           f"capacity {config.buffer_capacity_bytes}"))
+    out.extend(Problem(path, rule, message) for rule, message in rules if rule == "T5")
     return out
 
 

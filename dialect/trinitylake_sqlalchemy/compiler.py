@@ -32,21 +32,15 @@ from sqlalchemy.engine import default
 from sqlalchemy.sql import compiler
 from sqlalchemy.sql.schema import PrimaryKeyConstraint as _PrimaryKey
 
+from trinitylake_dbapi import KEYWORDS
+
 if TYPE_CHECKING:  # the compilers visit the dialect's types by name: no import needed
     from .types import FIXED, MAP, STRUCT, StructField
 
-#: Words written quoted when used as names: SQL's reserved words plus the words
-#: TrinityLake SQL gives a meaning to.
-RESERVED_WORDS = set(compiler.RESERVED_WORDS) | {
-    "namespace", "namespaces", "schema", "schemas", "database", "databases", "show",
-    "describe", "desc", "tables", "comment", "location", "using", "tblproperties",
-    "dbproperties", "properties", "versions", "version", "rollback", "commit", "begin",
-    "use", "export", "snapshot", "expire", "retain", "system_version", "system_time",
-    "array", "map", "struct", "row", "list", "cascade", "restrict", "if", "exists",
-    "add", "drop", "alter", "rename", "columns", "set", "unset", "replace", "external",
-    "partitioned", "clustered", "stored", "options", "sorted", "like", "key", "value",
-    "timestamp", "time", "date", "interval", "over", "window", "qualify", "pivot",
-}  # fmt: skip
+#: Words written quoted when used as names: SQL's reserved words (SQLAlchemy's list) and
+#: the words that cannot stand plain as a name in TrinityLake SQL, which the driver says
+#: (``trinitylake_dbapi.KEYWORDS``, part of the words its own quote_identifier quotes).
+RESERVED_WORDS = set(compiler.RESERVED_WORDS) | {w.lower() for w in KEYWORDS}
 
 
 class TrinityLakeIdentifierPreparer(compiler.IdentifierPreparer):

@@ -21,7 +21,10 @@ Invariants:
   ``table-<table>-<ns>-<uuid>.binpb`` (name parts without "/"). A user's file that
   only looks like one (``.../00000000-table-events/part-0001.binpb``) is not one.
   Every module that must tell format files from others (expiration, verify, Spark)
-  asks it.
+  asks it, or the pieces it is made of (``split_optimized_path``, ``hash_prefix_bits``,
+  ``ORIGINAL_NAME_SHAPES``) when it must say which part is wrong.
+* Every optimised path lies under one of ``PREFIX_DIRECTORIES``, the 256 directories
+  ``bbbb/bbbb`` of its first two levels.
 * A root URI is *qualified*: normalising its path part as POSIX (``.``, ``..``,
   ``//``) would not change it, apart from one trailing "/". ``qualify_root_uri``
   returns it ending with "/". Resolving relative local paths is left to storage.
@@ -168,7 +171,19 @@ ORIGINAL_NAME_SHAPES = {
     "namespace": re.compile(r"namespace-[^/]+-" + _UUID_RE + r"\.binpb", re.DOTALL),
     "table": re.compile(r"table-[^/]+-[^/]+-" + _UUID_RE + r"\.binpb", re.DOTALL),
 }
+#: The same shapes as a reader is told them.
+ORIGINAL_NAME_FORMS = {
+    "node": "node-<uuid4>.arrow",
+    "namespace": "namespace-<ns>-<uuid4>.binpb",
+    "table": "table-<table>-<ns>-<uuid4>.binpb",
+}
 _OPTIMIZED_RE = re.compile(r"([01]{4})/([01]{4})/([01]{4})/([01]{8})-([^/]+)", re.DOTALL)
+#: The 256 directories of the first two levels of optimised paths (``bbbb/bbbb``): every
+#: node and object definition file lives under one of them, so a listing can be split by
+#: them without listing anything first.
+PREFIX_DIRECTORIES: tuple[str, ...] = tuple(
+    f"{format(a, '04b')}/{format(b, '04b')}" for a in range(16) for b in range(16)
+)
 
 
 def split_optimized_path(path: str) -> tuple[str, str] | None:
@@ -187,6 +202,13 @@ def hash_prefix_bits(original: str) -> str:
 def original_name_kind(original: str) -> str | None:
     """"node", "namespace" or "table" when ``original`` has that kind's shape (P1)."""
     return next((k for k, shape in ORIGINAL_NAME_SHAPES.items() if shape.fullmatch(original)), None)
+
+
+def claimed_name_kind(original: str) -> str | None:
+    """"node", "namespace" or "table" when ``original`` starts as that kind's names do
+    (``node-``, ...), whether or not the rest has the kind's shape: a name that claims
+    to be a format file."""
+    return next((k for k in ORIGINAL_NAME_SHAPES if original.startswith(k + "-")), None)
 
 
 @dataclass(frozen=True)
@@ -358,6 +380,15 @@ __all__ = [
     "encode_hint",
     "decode_hint",
     "optimize_path",
+    "PREFIX_DIRECTORIES",
+    "ORIGINAL_NAME_SHAPES",
+    "ORIGINAL_NAME_FORMS",
+    "split_optimized_path",
+    "hash_prefix_bits",
+    "original_name_kind",
+    "claimed_name_kind",
+    "parse_format_path",
+    "FormatPath",
     "new_lakehouse_def_path",
     "is_lakehouse_def_path",
     "new_node_path",

@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Callable, Iterable, Iterator, Mapping, Sequence, Union
+from typing import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Union
 
 from trinitylake_dbapi.errors import InvalidDefinitionError
 from trinitylake_dbapi.format.trinitylake_pb2 import Column, DataType
@@ -65,6 +65,9 @@ __all__ = [
     "list_type",
     "parse_type",
     "type_to_sql",
+    "is_plain_name",
+    "quote_name",
+    "quote_string",
     "validate_column",
     "nested_fields",
     "to_proto_columns",
@@ -330,13 +333,24 @@ def _check_parameters(t: TypeSpec, column: str, text: str | None = None) -> None
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _quote_name(name: str) -> str:
-    if _PLAIN_NAME.fullmatch(name):
+def is_plain_name(name: str) -> bool:
+    """True for one ordinary word, ``[A-Za-z_][A-Za-z0-9_]*``."""
+    return _PLAIN_NAME.fullmatch(name) is not None
+
+
+def quote_name(name: str, reserved_words: Collection[str] = ()) -> str:
+    """``name`` as text that reads back as exactly that name: plain when it is one
+    ordinary word (:func:`is_plain_name`) whose upper case is not in ``reserved_words``,
+    else in backquotes, backquotes doubled. The one quoting rule of names: the canonical
+    type text uses it with no reserved words; SQL passes the words its parser treats
+    as keywords (``trinitylake_dbapi.sql.dialect.quote_identifier``)."""
+    if is_plain_name(name) and name.upper() not in reserved_words:
         return name
     return "`" + name.replace("`", "``") + "`"
 
 
-def _quote_string(text: str) -> str:
+def quote_string(text: str) -> str:
+    """A string literal: ``text`` in single quotes, single quotes doubled."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -347,11 +361,11 @@ def _field_text(
     if show_not_null and not c.nullable:
         out += " NOT NULL"
     if c.comment is not None:
-        out += " COMMENT " + _quote_string(c.comment)
+        out += " COMMENT " + quote_string(c.comment)
     return out
 
 
-def type_to_sql(t: TypeSpec, *, quote_name: Callable[[str], str] = _quote_name) -> str:
+def type_to_sql(t: TypeSpec, *, quote_name: Callable[[str], str] = quote_name) -> str:
     """The canonical text of a type (format in the module docstring), e.g. ``int8``,
     ``decimal(10,2)``, ``varchar(20)``, ``timestamp(3)``, ``map<varchar, int4>``,
     ``struct<a: int4 NOT NULL COMMENT 'x', b: list<varchar>>``.

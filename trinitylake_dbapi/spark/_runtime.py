@@ -33,12 +33,6 @@ IO_THREADS = 8
 #: Read cache of a worker's Storage (immutable files only).
 _WORKER_CACHE_BYTES = 64 * 2**20
 
-#: The 256 directories of the first two levels of SPEC 2's optimized paths
-#: (``bbbb/bbbb``): every node and object definition file lives under one of them, so
-#: listing is split by them without listing anything first.
-PREFIX_DIRECTORIES: tuple[str, ...] = tuple(
-    f"{format(a, '04b')}/{format(b, '04b')}" for a in range(16) for b in range(16)
-)
 
 
 @dataclass(frozen=True, eq=False)

@@ -346,9 +346,9 @@ class _Job:
         """Every file expiration considers (``maintenance.is_expirable_file``) under
         the root, as a DataFrame: the root directory's own files (listed by the
         driver) plus the optimized-path directories, listed by executors."""
-        self.progress.step(f"listing {len(rt.PREFIX_DIRECTORIES)} path-prefix directories")
+        self.progress.step(f"listing {len(paths.PREFIX_DIRECTORIES)} path-prefix directories")
         prefixes = self.sc.parallelize(
-            rt.PREFIX_DIRECTORIES, min(len(rt.PREFIX_DIRECTORIES), self.parallelism * 4)
+            paths.PREFIX_DIRECTORIES, min(len(paths.PREFIX_DIRECTORIES), self.parallelism * 4)
         )
         listed = self.frame(prefixes.mapPartitions(_list_prefixes(self.location)), _PATH)
         top = self.spark.createDataFrame([(p,) for p in top_level if local.is_expirable_file(p)], _PATH)

@@ -66,7 +66,6 @@ column.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Iterable, Sequence
 
 from pyspark.sql import types as T
@@ -79,6 +78,7 @@ from ..format.types import (
     list_type,
     map_type,
     parse_type,
+    quote_name,
     struct_type,
     type_to_sql,
     validate_column,
@@ -176,18 +176,13 @@ def to_spark_type(t: TypeSpec | str, *, char_varchar: bool = False) -> T.DataTyp
     raise InvalidDefinitionError(f"type {kind!r} has no Spark mapping")  # pragma: no cover
 
 
-_PLAIN_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
 def spark_ddl(data_type: T.DataType) -> str:
     """Spark's DDL text of a type (its ``catalogString``): struct field names that are
-    not plain identifiers in backquotes, so Spark's parser reads the text back."""
+    not plain identifiers in backquotes (the format's quote_name), so Spark's parser
+    reads the text back."""
     dt = data_type
     if isinstance(dt, T.StructType):
-        def name(n: str) -> str:
-            return n if _PLAIN_IDENTIFIER.fullmatch(n) else "`" + n.replace("`", "``") + "`"
-
-        return "struct<" + ",".join(f"{name(f.name)}:{spark_ddl(f.dataType)}" for f in dt.fields) + ">"
+        return "struct<" + ",".join(f"{quote_name(f.name)}:{spark_ddl(f.dataType)}" for f in dt.fields) + ">"
     if isinstance(dt, T.MapType):
         return f"map<{spark_ddl(dt.keyType)},{spark_ddl(dt.valueType)}>"
     if isinstance(dt, T.ArrayType):

@@ -440,8 +440,8 @@ def verify(
         progress_.step(f"checking {report.definitions_read} definition file(s)")
         checked_defs = frame(definitions.rdd.mapPartitions(_check_definitions(loc)))
 
-        progress_.step(f"checking the names under {len(rt.PREFIX_DIRECTORIES)} path-prefix directories")
-        prefixes = sc.parallelize(rt.PREFIX_DIRECTORIES, min(len(rt.PREFIX_DIRECTORIES), parallelism * 4))
+        progress_.step(f"checking the names under {len(paths.PREFIX_DIRECTORIES)} path-prefix directories")
+        prefixes = sc.parallelize(paths.PREFIX_DIRECTORIES, min(len(paths.PREFIX_DIRECTORIES), parallelism * 4))
         listed = frame(prefixes.mapPartitions(_check_names(loc)))
         top = spark.createDataFrame([("listed", p, None, None, None) for p in top_level if local.is_expirable_file(p)],
                                     _ROWS)

@@ -22,6 +22,7 @@ from trinitylake_dbapi.format.types import (
     TypeSpec,
     canonical_kind,
     type_from_sql,
+    quote_string,
     type_to_sql,
     validate_column,
 )
@@ -216,10 +217,6 @@ def column_specs(
 # ---------------------------------------------------------------------------
 # DDL text
 # ---------------------------------------------------------------------------
-
-
-def quote_string(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def _properties(props: dict[str, str]) -> str:

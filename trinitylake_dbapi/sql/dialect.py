@@ -31,7 +31,8 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from trinitylake_dbapi.errors import InterfaceError, SQLSyntaxError
-from trinitylake_dbapi.sql.parser import VOCABULARY, TrinityLakeParser, syntax_error
+from trinitylake_dbapi.format.types import is_plain_name, quote_name
+from trinitylake_dbapi.sql.parser import TEXT_KEYWORDS, VOCABULARY, TrinityLakeParser, syntax_error
 # The statement nodes parse() returns: importable from here too, with the functions.
 from trinitylake_dbapi.sql.statements import (  # noqa: F401
     AddColumns,
@@ -71,6 +72,7 @@ __all__ = [
     "split_statements",
     "quote_identifier",
     "RESERVED_WORDS",
+    "KEYWORDS",
     "Statement",
 ]
 
@@ -103,9 +105,6 @@ class TrinityLake(Spark):
     Parser = TrinityLakeParser
 
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
 def _reserved_words() -> frozenset[str]:
     """Every word that sqlglot or this dialect treats specially somewhere: the
     tokenizer's keywords and the words the parser matches by text (its string-keyed
@@ -117,21 +116,36 @@ def _reserved_words() -> frozenset[str]:
         if name != "FUNCTIONS" and isinstance(table, (dict, set, frozenset)):
             words.update(w.upper() for k in table if isinstance(k, str) for w in k.split())
     words.update(VOCABULARY)
-    return frozenset(w for w in words if _WORD.fullmatch(w))
+    return frozenset(w for w in words if is_plain_name(w))
 
 
-#: Words that SQL text written by this package always quotes when used as a name.
-RESERVED_WORDS = _reserved_words()
+def _keywords() -> frozenset[str]:
+    """Every word that cannot stand plain where TrinityLake SQL expects a name: the
+    tokenizer's keywords whose token no name position accepts (not among the parser's
+    ID_VAR_TOKENS), and the words the parser reads by their text where a name could
+    stand (TEXT_KEYWORDS), upper-case."""
+    tokens = TrinityLake.Tokenizer.KEYWORDS
+    names = TrinityLake.Parser.ID_VAR_TOKENS
+    words = {w.upper() for w, token in tokens.items() if token not in names}
+    return frozenset(w for w in words | TEXT_KEYWORDS if is_plain_name(w))
+
+
+#: Words that cannot stand plain as a name: what the SQLAlchemy dialect quotes beyond
+#: SQL's reserved words.
+KEYWORDS = _keywords()
+#: Words that SQL text written by this package always quotes when used as a name: the
+#: KEYWORDS and, to be safe, every other word sqlglot or the parser gives a meaning to.
+RESERVED_WORDS = _reserved_words() | KEYWORDS
 
 
 def quote_identifier(name: str) -> str:
     """``name`` as SQL text that this dialect reads back as exactly that identifier:
-    plain when it is one ordinary word that is no keyword (RESERVED_WORDS), else in
-    backquotes (backquotes doubled). The one quoting rule of the SQL layer: SHOW
-    CREATE TABLE, struct field names in types, the shell."""
-    if _WORD.fullmatch(name) and name.upper() not in RESERVED_WORDS:
-        return name
-    return "`" + name.replace("`", "``") + "`"
+    the format's quoting rule (``format.types.quote_name``: plain when it is one
+    ordinary word, else in backquotes, backquotes doubled) with RESERVED_WORDS, so that
+    no keyword stands plain. What the SQL layer writes (SHOW CREATE TABLE, struct field
+    names in types) and the shell use it; the SQLAlchemy dialect quotes at least the
+    KEYWORDS."""
+    return quote_name(name, RESERVED_WORDS)
 
 
 # ---------------------------------------------------------------------------

@@ -63,7 +63,7 @@ from trinitylake_dbapi.sql.statements import (
     UseNamespace,
 )
 
-__all__ = ["TrinityLakeParser", "VOCABULARY", "line_col", "syntax_error"]
+__all__ = ["TrinityLakeParser", "TEXT_KEYWORDS", "VOCABULARY", "line_col", "syntax_error"]
 
 _NAMESPACE_WORDS = ("NAMESPACE", "SCHEMA", "DATABASE")
 _NAMESPACES_WORDS = ("NAMESPACES", "SCHEMAS", "DATABASES")
@@ -83,6 +83,12 @@ _UNSUPPORTED_TABLE_CLAUSES = {
 _TABLE_CONSTRAINTS = frozenset(("FOREIGN", "UNIQUE", "CHECK", "INDEX", "KEY"))
 # ALTER TABLE ADD <word> that is not a column.
 _UNSUPPORTED_ADD = ("CONSTRAINT", "PRIMARY", "PARTITION", "FOREIGN", "UNIQUE", "CHECK", "INDEX")
+#: Words this parser reads by their text where a name could also stand (a kind of object,
+#: a clause, a constraint): a name spelled as one of them must be quoted.
+TEXT_KEYWORDS = frozenset({
+    *_NAMESPACE_WORDS, *_NAMESPACES_WORDS, *_UNSUPPORTED_TABLE_CLAUSES, *_TABLE_CONSTRAINTS,
+    *_UNSUPPORTED_ADD, "EXTENDED",
+})
 # Column constraints that exist in other engines but not in the format.
 _ALLOWED_CONSTRAINTS = (
     exp.NotNullColumnConstraint,

@@ -40,7 +40,9 @@ The package, from the bottom up:
              decoded, by path (T7: a file never changes).
   writer.py  one copy-on-write update: drafts, flushes, splits, borrows, merges, and the
              new node files (how writes keep T1-T8 is told there).
-  check.py   check_tree: every violation of T1-T8 under a root.
+  check.py   node_violations: the rules one node keeps on its own (the one
+             implementation, which verify asks too); check_tree: every violation of
+             T1-T8 under a root.
   here       Tree, one version's tree: merge-on-read get and scan (T6), walks that
              check T9 on every descent, and ``apply``, which hands the writer the
              messages of one transaction.
@@ -53,7 +55,7 @@ from typing import Callable, Iterator, Sequence
 
 from ..errors import CorruptFileError, InvalidLocationError
 from ..format.nodefile import NodeFile
-from .check import check_tree
+from .check import check_tree, node_violations
 from .nodes import (
     MESSAGE_OVERHEAD_BYTES,
     NODE_CACHE_BYTES,
@@ -78,6 +80,7 @@ __all__ = [
     "check_tree",
     "empty_root",
     "message_size",
+    "node_violations",
 ]
 
 #: T9: more levels than this from the root to a node means a cycle of child pointers.
