@@ -21,7 +21,10 @@ is made atomic and durable by hand. The rules this module keeps:
   everything up to the link (the file's fsync included), ``publish`` the link and the
   directory's fsync: a caller's last check before publishing comes after the slow
   part. (A kernel that opens unnamed files but then refuses to link them is found out
-  at the first ``publish`` of the process, which then writes and links a temp file.)
+  at the first ``publish`` of the process, which then writes and links a temp file:
+  that one publish comes a write and an fsync of the root after the caller's check,
+  a pause that must fit in the margin lakehouse D3 keeps for pauses,
+  EXPIRED_ROOT_DELETE_DELAY_S - FRESH_LATEST_S.)
 * L4. A file's fsync does not persist its directory entry. ``write_many`` returns only
   when every file is fsynced and so is each file's directory and the parent of every
   directory created since the last ``write_many``: commits write their files this way
