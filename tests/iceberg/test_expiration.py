@@ -138,3 +138,34 @@ def test_iceberg_snapshot_expiration_keeps_older_lakehouse_versions_readable(tmp
     maintenance.expire_versions(LakehouseCatalog(str(root)), retain_last=10, older_than_millis=2**62, orphan_grace_millis=0)
     assert catalog.at_version(first).load_table("default.t").scan().to_arrow()["id"].to_pylist() == [1]
     assert catalog.load_table("default.t").scan().to_arrow()["id"].to_pylist() == [2]
+
+
+def test_files_of_sql_rewrites_and_rolled_back_inserts_are_reclaimed(tmp_path: Path) -> None:
+    """SQL's writes leave what expiration must reclaim: data files an UPDATE or DELETE
+    replaced, and the data files and manifests of an INSERT that was rolled back."""
+    import trinitylake_dbapi
+
+    root = tmp_path / "lake"
+    conn = trinitylake_dbapi.connect(str(root), create=True, autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE t (id BIGINT, tag STRING)")
+    for b in range(3):
+        cur.executemany("INSERT INTO t VALUES (?, ?)", [(b * 10 + i, "x") for i in range(10)])
+    cur.execute("UPDATE t SET tag = 'y' WHERE id = 15")
+    cur.execute("DELETE FROM t WHERE id >= 20")
+    conn.autocommit = False
+    cur.execute("INSERT INTO t VALUES (99, 'rolled back')")
+    conn.rollback()
+    conn.close()
+    before = files_under(root)
+    lakehouse = LakehouseCatalog(str(root))
+    lakehouse.expire_versions(retain_last=1, older_than_millis=2**62, orphan_grace_millis=0)
+    kept = [v.version for v in lakehouse.iter_versions(lakehouse.latest_version(), 0)]
+    catalog = TrinityLakeCatalog("lake", uri=str(root))
+    live = set().union(*(reached_by_pyiceberg(catalog, v, root) for v in kept))
+    assert files_under(root) == live and live < before
+    conn = trinitylake_dbapi.connect(str(root))
+    cur = conn.cursor()
+    cur.execute("SELECT count(*), count(*) FILTER (WHERE tag = 'y'), max(id) FROM t")
+    assert cur.fetchall() == [(20, 1, 19)]
+    conn.close()
