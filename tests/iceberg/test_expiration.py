@@ -159,7 +159,7 @@ def test_files_of_sql_rewrites_and_rolled_back_inserts_are_reclaimed(tmp_path: P
     conn.close()
     before = files_under(root)
     lakehouse = LakehouseCatalog(str(root))
-    lakehouse.expire_versions(retain_last=1, older_than_millis=2**62, orphan_grace_millis=0)
+    maintenance.expire_versions(lakehouse, retain_last=1, older_than_millis=2**62, orphan_grace_millis=0)
     kept = [v.version for v in lakehouse.iter_versions(lakehouse.latest_version(), 0)]
     catalog = TrinityLakeCatalog("lake", uri=str(root))
     live = set().union(*(reached_by_pyiceberg(catalog, v, root) for v in kept))
