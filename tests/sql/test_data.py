@@ -265,6 +265,14 @@ def test_a_null_list_of_structs_stays_null(auto: Any) -> None:
     assert q(auto, "SELECT ls FROM ns.t") == [(None,)]
 
 
+def test_rowcount_outlives_the_cursor(auto: Any) -> None:
+    q(auto, "CREATE TABLE ns.t (id INT)")
+    cur = auto.connection.cursor()
+    cur.executemany("INSERT INTO ns.t VALUES (?)", [(1,), (2,), (3,)])
+    cur.close()
+    assert cur.rowcount == 3
+
+
 def test_create_table_as_select(auto: Any) -> None:
     q(auto, "CREATE TABLE ns.src (k STRING, v DECIMAL(8,2))")
     q(auto, "INSERT INTO ns.src VALUES ('a', 1.5), ('a', 2.5), ('b', NULL)")
