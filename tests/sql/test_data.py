@@ -490,3 +490,10 @@ def test_a_multi_row_insert_of_markers_runs_as_one_bulk_insert(auto: Any) -> Non
     with pytest.raises(errors.IntegrityError, match="'id'"):
         auto.execute("INSERT INTO ns.m VALUES (?, ?, ?), (?, ?, ?)", [1, "a", 1, None, "b", 2])
     assert q(auto, "SELECT count(*) FROM ns.m") == [(2000,)]
+
+
+def test_date_trunc_takes_its_unit_as_a_parameter(auto: Any) -> None:
+    q(auto, "CREATE TABLE ns.d (at DATE, n INT)")
+    q(auto, "INSERT INTO ns.d VALUES (DATE '2024-01-05', 1), (DATE '2024-01-20', 2), (DATE '2024-02-02', 4)")
+    rows = q(auto, "SELECT date_trunc(?, at) AS m, sum(n) FROM ns.d GROUP BY 1 ORDER BY 1", ["month"])
+    assert [(r[0].month, r[1]) for r in rows] == [(1, 3), (2, 4)]
