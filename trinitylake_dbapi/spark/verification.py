@@ -50,15 +50,10 @@ from ..format import paths
 from ..format.definitions import LakehouseSettings
 from ..format.nodefile import NodeFile, decode_node_file
 from ..storage import Storage
-from ..verify import (
-    ERROR,
+from ..verify.report import ERROR, R_LAYOUT, R_ORPHAN, WARNING, Problem, VerifyReport
+from ..verify.rules import (
     MAX_DEPTH,
-    R_LAYOUT,
-    R_ORPHAN,
-    WARNING,
-    Problem,
     RootInfo,
-    VerifyReport,
     chain_problems,
     child_problem,
     definition_problem,
