@@ -47,30 +47,7 @@ from .report import (
     Problem,
     VerifyReport,
 )
-from .rules import (
-    MAX_DEPTH,
-    RootInfo,
-    chain_problems,
-    child_problem,
-    definition_problem,
-    definition_use_problem,
-    describe,
-    discovery_problems,
-    entry_problem,
-    lakehouse_def_problems,
-    missing_definition_problem,
-    missing_node_problem,
-    name_problem,
-    no_lakehouse_problem,
-    node_problems,
-    node_rules_config,
-    orphan_problem,
-    root_created_at,
-    root_problems,
-    tag_problems,
-    txn_tag,
-    vanished_root_problem,
-)
+from . import rules
 
 __all__ = ["LocalVerifier"]
 
@@ -170,14 +147,14 @@ class LocalVerifier:
         versions = self._check_names(listing)
         report.versions = versions
         if not versions:
-            self.add(no_lakehouse_problem())
+            self.add(rules.no_lakehouse_problem())
             return report
         latest = versions[-1]
         report.latest_version = latest
-        self.add(discovery_problems(self.storage, latest))
+        self.add(rules.discovery_problems(self.storage, latest))
 
         order = sorted(versions) if self.all_versions else [latest] + sorted(versions[:-1], reverse=True)
-        infos: dict[int, RootInfo] = {}
+        infos: dict[int, rules.RootInfo] = {}
         state: dict[str, str] | None = None
         violations: set[str] = set()
         previous_checked: int | None = None
@@ -195,13 +172,13 @@ class LocalVerifier:
                     if self.data:
                         self._check_tables(state, codec)
                 previous_checked = version
-        self.add(chain_problems(versions, infos))
+        self.add(rules.chain_problems(versions, infos))
         self._check_orphans(listing)
         self._summarise_floods()
         return report
 
     @staticmethod
-    def _continues(infos: dict[int, RootInfo], version: int, previous: int | None) -> bool:
+    def _continues(infos: dict[int, rules.RootInfo], version: int, previous: int | None) -> bool:
         """True if ``version``'s state is its predecessor's plus its own changes."""
         before = infos.get(version - 1)
         return previous == version - 1 and before is not None and before.ok
@@ -215,7 +192,7 @@ class LocalVerifier:
             if version is not None:
                 versions.append(version)
             else:
-                self.add(name_problem(path))
+                self.add(rules.name_problem(path))
         return sorted(versions)
 
     # -- lakehouse definitions -------------------------------------------------------------
@@ -223,7 +200,7 @@ class LocalVerifier:
     def _settings(self, def_path: str, root_path: str) -> LakehouseSettings | None:
         if def_path in self._lakehouse_defs:
             return self._lakehouse_defs[def_path]
-        settings, problems, reached = lakehouse_def_problems(
+        settings, problems, reached = rules.lakehouse_def_problems(
             def_path, root_path, self._read_definition, self._listing.__contains__)
         self.add(problems)
         self._reached.update(reached)
@@ -241,16 +218,16 @@ class LocalVerifier:
 
     def _check_version(
         self, version: int, deep: bool, want_state: bool, state: dict[str, str] | None
-    ) -> tuple[RootInfo, dict[str, str] | None, keyfmt.KeyCodec | None]:
+    ) -> tuple[rules.RootInfo, dict[str, str] | None, keyfmt.KeyCodec | None]:
         """Check one root and walk its tree; returns the version's key -> value state
         when it is checked deeply and the state can be known."""
         root_path = paths.root_node_path(version)
         self._reached.add(root_path)
-        info = RootInfo(version, None, None, None, ok=False)
+        info = rules.RootInfo(version, None, None, None, ok=False)
         try:
             data = self.storage.read(root_path)
         except MissingFileError:  # deleted since the listing (expiration running?)
-            self.add(vanished_root_problem(root_path))
+            self.add(rules.vanished_root_problem(root_path))
             return info, None, None
         self.report.roots_read += 1
         try:
@@ -262,8 +239,8 @@ class LocalVerifier:
         system = root.system
         info.previous = system.get(keyfmt.PREVIOUS_ROOT)
         info.rollback_from = system.get(keyfmt.ROLLBACK_FROM_ROOT)
-        info.created_at = root_created_at(system)
-        problems, def_path = root_problems(root_path, system)
+        info.created_at = rules.root_created_at(system)
+        problems, def_path = rules.root_problems(root_path, system)
         self.add(problems)
         settings = None
         if def_path is not None:
@@ -271,7 +248,7 @@ class LocalVerifier:
             settings = self._settings(def_path, root_path)
         if settings is None:  # walk anyway (reachability), with the best settings known
             settings = self._fallback_settings or LakehouseSettings()
-        config = node_rules_config(settings.order, settings.buffer_capacity_bytes)
+        config = rules.node_rules_config(settings.order, settings.buffer_capacity_bytes)
         codec = keyfmt.KeyCodec(settings.namespace_name_max_size_bytes,
                                 settings.table_name_max_size_bytes)
         ctx = _Ctx(version, root_path, config, codec, deep, want_state)
@@ -303,7 +280,7 @@ class LocalVerifier:
         above: dict[str, int], depth: int,
     ) -> tuple[_Summary, dict[str, str] | None]:
         """Check a freshly read node and, recursively, its unseen children."""
-        self.add(node_problems(path, node, ctx.config, is_root=is_root, version=ctx.version))
+        self.add(rules.node_problems(path, node, ctx.config, is_root=is_root, version=ctx.version))
         k = len(node.keys)
 
         # SPEC 3 keys, definition pointers; T6 tags
@@ -313,14 +290,14 @@ class LocalVerifier:
         oldest: dict[str, int] = {}
         for message in node.buffer:
             self._check_entry(path, message.key, message.value, ctx)
-            tag = txn_tag(message.txn)
+            tag = rules.txn_tag(message.txn)
             if tag is None:
                 if message.txn is not None and not self._tags_warned:
                     self._tags_warned = True
                     self.problem(path, "T6", f"txn tag {message.txn!r} is not a version "
                                  "number; recency is not checked for such tags", WARNING)
                 continue
-            self.add(tag_problems(path, message.key, tag, ctx.version, last_tag.get(message.key)))
+            self.add(rules.tag_problems(path, message.key, tag, ctx.version, last_tag.get(message.key)))
             last_tag[message.key] = max(tag, last_tag.get(message.key, -1))
             oldest[message.key] = min(tag, oldest.get(message.key, tag))
             limit = above.get(message.key)
@@ -389,7 +366,7 @@ class LocalVerifier:
         self, parent: str, index: int, child: str, ctx: _Ctx, listed: set[str],
         below: list[dict[str, int]], depth: int,
     ) -> tuple[_Summary | None, dict[str, str] | None]:
-        problem = child_problem(parent, index, child, listed)
+        problem = rules.child_problem(parent, index, child, listed)
         if problem is not None:
             self.add(problem)
             return None, None
@@ -404,15 +381,15 @@ class LocalVerifier:
         if child in self._nodes:
             ctx.shared = True
             return self._nodes[child], None  # shared with a version already checked
-        if depth + 1 > MAX_DEPTH:
-            self.problem(parent, "T2", f"the tree is deeper than {MAX_DEPTH} levels at {child}")
+        if depth + 1 > rules.MAX_DEPTH:
+            self.problem(parent, "T2", f"the tree is deeper than {rules.MAX_DEPTH} levels at {child}")
             self._nodes[child] = None
             return None, None
         self._nodes[child] = None  # read once, whatever happens
         try:
             data = self.storage.read(child)
         except MissingFileError:
-            self.add(missing_node_problem(child, parent, index))
+            self.add(rules.missing_node_problem(child, parent, index))
             return None, None
         self.report.nodes_read += 1
         try:
@@ -434,7 +411,7 @@ class LocalVerifier:
     def _check_entry(self, path: str, key: str, value: str | None, ctx: _Ctx) -> None:
         """A key with its value, the path of the object's definition file (None for a
         delete message)."""
-        decoded, problem = entry_problem(path, key, value, ctx.codec)
+        decoded, problem = rules.entry_problem(path, key, value, ctx.codec)
         self.add(problem)
         if decoded is None or value is None:
             return
@@ -443,12 +420,12 @@ class LocalVerifier:
         if not ctx.deep:
             if not self._file_exists(value) and value not in self._missing_reported:
                 self._missing_reported.add(value)
-                self.add(missing_definition_problem(value, kind, describe(decoded), path))
+                self.add(rules.missing_definition_problem(value, kind, rules.describe(decoded), path))
             return
         found = self._definition(value, kind, path, decoded)
         if found is not None:
             expected = decoded.namespace if kind == "namespace" else decoded.table
-            self.add(definition_use_problem(value, *found, kind, expected, path, describe(decoded)))
+            self.add(rules.definition_use_problem(value, *found, kind, expected, path, rules.describe(decoded)))
 
     def _file_exists(self, path: str) -> bool:
         if path in self._listing:
@@ -462,8 +439,8 @@ class LocalVerifier:
     ) -> tuple[str, str] | None:
         if path in self._definitions:
             return self._definitions[path]
-        name, problem = definition_problem(path, kind, self._read_definition, referrer,
-                                           describe(decoded))
+        name, problem = rules.definition_problem(path, kind, self._read_definition, referrer,
+                                                 rules.describe(decoded))
         self.add(problem)
         if problem is not None and problem.rule == R_MISSING:
             self._missing_reported.add(path)
@@ -495,7 +472,7 @@ class LocalVerifier:
                 bad.add(key)
                 if key not in before:
                     self.problem(paths.root_node_path(version), R_CATALOG,
-                                 f"version {version}: table {describe(decoded)} (definition "
+                                 f"version {version}: table {rules.describe(decoded)} (definition "
                                  f"{state[key]}) is in namespace {decoded.namespace!r}, which "
                                  "does not exist")
         return bad
@@ -504,7 +481,7 @@ class LocalVerifier:
         """Merge-on-read of a whole version (a rollback's content), re-reading nodes."""
         def scan(node: NodeFile, depth: int) -> dict[str, str] | None:
             out: dict[str, str] = {}
-            if depth > MAX_DEPTH:
+            if depth > rules.MAX_DEPTH:
                 return None
             for child in node.children:
                 try:
@@ -576,4 +553,4 @@ class LocalVerifier:
         for path in listing:
             if path not in self._reached and is_expirable_file(path):
                 self.report.orphans.append(path)
-                self.add(orphan_problem(path))
+                self.add(rules.orphan_problem(path))
