@@ -61,6 +61,7 @@ def connect(
     version: int | str | None = None,
     statement_timeout: float | None = None,
     max_query_rows: int | None = None,
+    memory_limit: str | None = None,
 ) -> "Connection":
     """Open a connection to the lakehouse at ``location``.
 
@@ -72,8 +73,10 @@ def connect(
     version number or an exported snapshot name; the connection then reads that version
     and refuses writes. ``statement_timeout``: seconds after which a statement is
     canceled (QueryCanceledError; ``Connection.interrupt()`` cancels from another thread).
-    ``max_query_rows``: the most rows a query may hold at any step (QueryTooLargeError;
-    default 1,000,000).
+    ``max_query_rows``: the most rows a catalog query may hold at any step
+    (QueryTooLargeError; default 1,000,000); data queries stream instead. ``memory_limit``:
+    the most memory DuckDB may use for this connection's data statements (e.g.
+    ``"2GB"``; default DuckDB's, 80 % of the machine's memory).
     """
     return Connection(
         location,
@@ -85,6 +88,7 @@ def connect(
         version=version,
         statement_timeout=statement_timeout,
         max_query_rows=max_query_rows,
+        memory_limit=memory_limit,
     )
 
 

@@ -619,7 +619,8 @@ class Shell:
         try:
             self.cur.execute(sql)
             if self.cur.description is None:
-                print("OK", file=self.out)
+                count = self.cur.rowcount
+                print("OK" if count < 0 else f"OK, {count} row{'' if count == 1 else 's'}", file=self.out)
             else:
                 names = [d[0] for d in self.cur.description]
                 print(self.formatter(names, self.cur.fetchall()), file=self.out)

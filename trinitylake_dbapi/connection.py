@@ -45,7 +45,8 @@ from typing import Any, Callable, Iterator
 from trinitylake_dbapi import errors
 from trinitylake_dbapi.catalog import CatalogTransaction, LakehouseCatalog
 from trinitylake_dbapi.sql.control import DEFAULT_MAX_QUERY_ROWS, StatementControl
-from trinitylake_dbapi.sql.execute import Result, execute
+from trinitylake_dbapi.sql.execute import execute
+from trinitylake_dbapi.sql.session import Result
 from trinitylake_dbapi.transaction import Isolation
 from trinitylake_dbapi.translation import raise_translated, translate_errors
 
@@ -88,6 +89,7 @@ class Connection:
         version: int | str | None = None,
         statement_timeout: float | None = None,
         max_query_rows: int | None = None,
+        memory_limit: str | None = None,
     ) -> None:
         self._closed = True
         self._lock = threading.RLock()  # L1
@@ -121,6 +123,13 @@ class Connection:
         self._cursors: weakref.WeakSet[Any] = weakref.WeakSet()
         self._iceberg: Any = None
         self._table_states: Any = None
+        self._engine: Any = None
+        self._memory_limit = memory_limit
+        if memory_limit is not None:
+            from trinitylake_dbapi.sql.query import check_memory_limit
+
+            with translate_errors():
+                check_memory_limit(memory_limit)
         #: The namespace chosen by USE (None: unqualified names are in "default").
         self.current_namespace: str | None = None
         self._closed = False
@@ -221,12 +230,17 @@ class Connection:
                 cursor.detach()
             txn, self._txn = self._txn, None
             self._closed = True
+            engine, self._engine = self._engine, None
             with translate_errors():
                 try:
                     if txn is not None:
                         txn.rollback()
                 finally:
-                    self._lakehouse.close()
+                    try:
+                        if engine is not None:
+                            engine.close()
+                    finally:
+                        self._lakehouse.close()
 
     def interrupt(self) -> None:
         """Cancel the statement running on this connection, from any thread: it raises
@@ -334,14 +348,26 @@ class Connection:
             from trinitylake_dbapi.iceberg.tables import TableStates
 
             storage_options = self._lakehouse.storage_options
+            made: list[Any] = []
 
             def file_io() -> Any:
-                from trinitylake_dbapi.iceberg.io import DurableFileIO, file_io_properties
+                if not made:
+                    from trinitylake_dbapi.iceberg.io import DurableFileIO, file_io_properties
 
-                return DurableFileIO(file_io_properties(storage_options))
+                    made.append(DurableFileIO(file_io_properties(storage_options)))
+                return made[0]
 
             self._table_states = TableStates(self._lakehouse.storage.root_uri, None, file_io)
         return self._table_states
+
+    def data_engine(self) -> Any:
+        """The DuckDB engine of this connection's data statements
+        (:class:`trinitylake_dbapi.sql.query.Engine`), made by the first one."""
+        if self._engine is None:
+            from trinitylake_dbapi.sql.query import Engine
+
+            self._engine = Engine(filesystem=self._lakehouse.storage.fs, memory_limit=self._memory_limit)
+        return self._engine
 
     # -- internals ------------------------------------------------------------------------
 
@@ -349,25 +375,19 @@ class Connection:
         if self._closed:
             raise errors.InterfaceError("the connection is closed")
 
-    def run_statement(self, statement: Any) -> Result:
+    def run_statement(self, statement: Any, parameter_rows: Any = None) -> Result:
         """Run one parsed and bound statement under the connection's transaction rules
-        (L1); what a Cursor calls for ``execute``."""
+        (L1); what a Cursor calls for ``execute`` (and, with ``parameter_rows``, for the
+        ``executemany`` of a bulk INSERT)."""
         with self._lock:
-            return self._run_locked(statement)
-
-    def _run_locked(self, statement: Any) -> Result:
-        self._check_open()
-        self.control.start()
-        try:
-            return self._run_controlled(statement)
-        finally:
-            self.control.finish()
-
-    def _run_controlled(self, statement: Any) -> Result:
-        try:
-            return self._run_work(lambda: execute(statement, self))
-        except BaseException as e:
-            raise_translated(e)
+            self._check_open()
+            self.control.start()
+            try:
+                return self._run_work(lambda: execute(statement, self, parameter_rows))
+            except BaseException as e:
+                raise_translated(e)
+            finally:
+                self.control.finish()
 
     def run_in_transaction(self, work: Callable[[CatalogTransaction], Any]) -> Any:
         """Run ``work`` on the connection's transaction under its rules (L1): with

@@ -1,11 +1,17 @@
-"""PEP 249 Cursor: runs one statement at a time, holds its result set in memory.
+"""PEP 249 Cursor: runs one statement at a time.
 
 ``execute(sql, parameters)`` parses exactly one statement with the TrinityLake dialect,
 binds the parameters into its syntax tree (``?`` with a sequence, ``:name`` with a
 mapping) and runs it on the connection. Statements with a result set (SHOW, DESCRIBE,
 SELECT, ...) set ``description`` (7-tuples whose type code is a SPEC 5 type kind that
 compares equal to STRING, NUMBER, DATETIME or BINARY) and ``rowcount`` (the number of
-rows); other statements set ``description`` to None and ``rowcount`` to -1.
+rows); other statements set ``description`` to None and ``rowcount`` to -1, except
+INSERT, UPDATE and DELETE, whose ``rowcount`` is the number of rows they wrote.
+
+A catalog statement's result set is held in memory. A query over tables' rows streams
+(sql.query Q5): its rows are made from DuckDB's record batches as they are fetched, and
+its ``rowcount`` is -1. ``executemany`` of ``INSERT ... VALUES`` runs as one INSERT of
+every parameter set's rows: one append to the table.
 """
 
 from __future__ import annotations
@@ -20,7 +26,8 @@ from trinitylake_dbapi import errors
 from trinitylake_dbapi.translation import raise_translated, translate_errors
 from trinitylake_dbapi.sql.binding import bind
 from trinitylake_dbapi.sql.dialect import parse_marked
-from trinitylake_dbapi.sql.execute import Result
+from trinitylake_dbapi.sql.query import bulk_insert_template
+from trinitylake_dbapi.sql.session import Result
 
 if TYPE_CHECKING:  # a cursor holds its connection; the connection module imports this one
     from trinitylake_dbapi.connection import Connection
@@ -129,11 +136,17 @@ class Cursor:
         self, operation: str, seq_of_parameters: Any
     ) -> "Cursor":
         """Run one statement once per parameter set. Result sets are discarded;
-        ``rowcount`` is -1."""
+        ``rowcount`` is -1, except for an ``INSERT ... VALUES (?, ...)``, which runs as
+        one INSERT of every parameter set (one append) and counts its rows."""
         self._check_open()
         self._reset()
         statement, markers = _parse_checked(operation)
         assert self._connection is not None
+        if markers and bulk_insert_template(statement) is not None:
+            rows = list(seq_of_parameters)
+            if rows:
+                self.rowcount = self._connection.run_statement(statement, rows).rowcount
+            return self
         for parameters in seq_of_parameters:
             with translate_errors():
                 bound = bind(statement, parameters, markers=markers)
@@ -150,35 +163,38 @@ class Cursor:
 
     # -- fetching ---------------------------------------------------------------------------
 
-    def _rows(self) -> list[tuple]:
+    def _result_set(self) -> Result:
         self._check_open()
         if self._result is None or self._result.columns is None:
             raise errors.ProgrammingError(
                 "no result set: execute a statement that returns rows (SHOW, DESCRIBE, SELECT) first"
             )
-        return self._result.rows
+        return self._result
 
-    def fetchone(self) -> tuple | None:
-        rows = self._rows()
-        if self._position >= len(rows):
-            return None
-        self._position += 1
-        return rows[self._position - 1]
-
-    def fetchmany(self, size: int | None = None) -> list[tuple]:
-        rows = self._rows()
-        size = self.arraysize if size is None else size
-        if size < 0:
-            raise errors.ProgrammingError(f"fetchmany size must not be negative, got {size}")
-        chunk = rows[self._position : self._position + size]
+    def _take(self, count: int | None) -> list[tuple]:
+        """Up to ``count`` rows of the result set (all that remain for None)."""
+        result = self._result_set()
+        if result.stream is not None:
+            with translate_errors():
+                chunk = result.stream.fetch(count)
+        else:
+            end = None if count is None else self._position + count
+            chunk = result.rows[self._position : end]
         self._position += len(chunk)
         return chunk
 
+    def fetchone(self) -> tuple | None:
+        chunk = self._take(1)
+        return chunk[0] if chunk else None
+
+    def fetchmany(self, size: int | None = None) -> list[tuple]:
+        size = self.arraysize if size is None else size
+        if size < 0:
+            raise errors.ProgrammingError(f"fetchmany size must not be negative, got {size}")
+        return self._take(size)
+
     def fetchall(self) -> list[tuple]:
-        rows = self._rows()
-        chunk = rows[self._position :]
-        self._position = len(rows)
-        return chunk
+        return self._take(None)
 
     def __iter__(self) -> Iterator[tuple]:
         return self
@@ -215,6 +231,8 @@ class Cursor:
             raise errors.InterfaceError("the connection is closed")
 
     def _reset(self) -> None:
+        if self._result is not None and self._result.stream is not None:
+            self._result.stream.close()
         self._result = None
         self._position = 0
         self.description = None
@@ -225,10 +243,10 @@ class Cursor:
         self._position = 0
         if result.columns is None:
             self.description = None
-            self.rowcount = -1
+            self.rowcount = result.rowcount
         else:
             self.description = _description(result.columns)
-            self.rowcount = len(result.rows)
+            self.rowcount = result.rowcount if result.stream is not None else len(result.rows)
 
 
 @functools.lru_cache(maxsize=256)

@@ -56,7 +56,7 @@ def test_errors_are_one_line_and_stop_with_status_1(tmp_path: Any, capsys: Any) 
     status, out, _ = run(capsys, lake, "-c", "SHOW NAMESPACES")
     assert out.splitlines()[2:] == [" a", " default", "(2 rows)"]  # b never ran
     status, out, err = run(capsys, lake, "-c", "INSERT INTO a.t VALUES (1)")
-    assert status == 1 and err.startswith("ERROR: INSERT INTO is not supported")
+    assert status == 1 and err.startswith("ERROR: table 'a'.'t' does not exist (at line 1, column 13)")
 
 
 def test_missing_lakehouse_and_bad_arguments(tmp_path: Any, capsys: Any) -> None:

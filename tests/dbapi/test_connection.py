@@ -46,12 +46,13 @@ def test_connect_signature_is_the_public_contract() -> None:
     params = inspect.signature(tl.connect).parameters
     assert list(params) == ["location", "create", "lakehouse_options", "storage_options",
                             "autocommit", "isolation_level", "version", "statement_timeout",
-                            "max_query_rows"]  # fmt: skip
+                            "max_query_rows", "memory_limit"]  # fmt: skip
     assert params["location"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
     for name, default in [("create", False), ("lakehouse_options", None),
                           ("storage_options", None), ("autocommit", False),
                           ("isolation_level", None), ("version", None),
-                          ("statement_timeout", None), ("max_query_rows", None)]:  # fmt: skip
+                          ("statement_timeout", None), ("max_query_rows", None),
+                          ("memory_limit", None)]:  # fmt: skip
         assert params[name].kind is inspect.Parameter.KEYWORD_ONLY
         assert params[name].default == default
 

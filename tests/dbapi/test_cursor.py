@@ -115,7 +115,7 @@ def test_operation_must_be_a_string(cur: Any) -> None:
 def test_errors_are_pep249_classes(cur: Any) -> None:
     cases = {
         "SHOW TABLES IN": errors.SQLSyntaxError,
-        "INSERT INTO a VALUES (1)": errors.NotSupportedError,
+        "INSERT INTO a VALUES (1)": errors.ObjectNotFoundError,
         "DROP NAMESPACE nope": errors.ProgrammingError,
         "SELECT nope()": errors.NotSupportedError,
     }

@@ -71,6 +71,10 @@ class TableStates:
         self._lock = threading.Lock()
         self._cache: dict[str, TableMetadata] = {}
 
+    def file_io(self) -> Any:
+        """The FileIO for the tables' files (manifests and data), made when first asked."""
+        return self._file_io()
+
     def clear(self) -> None:
         with self._lock:
             self._cache.clear()

@@ -8,6 +8,8 @@ Rules:
       the version history walk, system-table building, and the query executor (per
       joined row pair and between plan steps). A statement stopped before its commit
       writes nothing; a commit itself is never interrupted halfway (it is atomic).
+      Work done outside Python (DuckDB running a data query) is stopped through the
+      callback registered with ``interrupting``: at ``interrupt()`` and at the deadline.
   S2. No intermediate or final table of a query holds more than ``max_query_rows`` rows:
       QueryTooLargeError, before memory grows without bound (a cross join of system
       tables multiplies their sizes).
@@ -15,8 +17,10 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from typing import Callable, Iterator
 
 from trinitylake_dbapi.errors import QueryCanceledError, QueryTooLargeError
 
@@ -32,6 +36,8 @@ class StatementControl:
 
     def __init__(self, timeout_s: float | None = None, max_rows: int = DEFAULT_MAX_QUERY_ROWS) -> None:
         self._interrupted = threading.Event()
+        self._callbacks: list[Callable[[], None]] = []
+        self._callbacks_lock = threading.Lock()
         self._deadline: float | None = None
         self.timeout_s = timeout_s
         self.max_rows = max_rows
@@ -47,6 +53,29 @@ class StatementControl:
     def interrupt(self) -> None:
         """Ask the running statement to stop (S1); safe from any thread."""
         self._interrupted.set()
+        with self._callbacks_lock:
+            callbacks = list(self._callbacks)
+        for callback in callbacks:
+            callback()
+
+    @contextlib.contextmanager
+    def interrupting(self, stop: Callable[[], None]) -> Iterator[None]:
+        """While the block runs, ``interrupt()`` and the statement's deadline call
+        ``stop`` (which makes foreign work, e.g. a DuckDB query, raise) (S1)."""
+        with self._callbacks_lock:
+            self._callbacks.append(stop)
+        timer = None
+        if self._deadline is not None:
+            timer = threading.Timer(max(0.0, self._deadline - time.monotonic()), stop)
+            timer.daemon = True
+            timer.start()
+        try:
+            yield
+        finally:
+            if timer is not None:
+                timer.cancel()
+            with self._callbacks_lock:
+                self._callbacks.remove(stop)
 
     def check(self) -> None:
         """QueryCanceledError if the statement was interrupted or is past its deadline."""

@@ -7,23 +7,20 @@ one or a few calls on :class:`~trinitylake_dbapi.catalog.CatalogTransaction` or
 :class:`~trinitylake_dbapi.catalog.LakehouseCatalog`, whose errors (already PEP 249
 classes naming the object) pass through unchanged.
 
-Names: an unqualified table name is in the session's current namespace (``USE``), or in
-``default`` when none was chosen; ``SHOW TABLES`` without ``IN`` lists the current namespace,
-or every namespace before any ``USE``. Timestamps (``FOR SYSTEM_TIME AS OF``, ``EXPIRE
-VERSIONS OLDER THAN``) are ISO strings, ``TIMESTAMP '...'`` literals, datetime/date
-parameters or numbers of milliseconds since the epoch; one without a zone is UTC.
+Names and timestamps follow :mod:`.session`; ``SHOW TABLES`` without ``IN`` lists the
+current namespace, or every namespace before any ``USE``. Data statements (INSERT,
+UPDATE, DELETE, CREATE TABLE AS SELECT, and SELECT over tables' rows) go to
+:mod:`.query`, which runs them in DuckDB.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import decimal
-from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Sequence
 
 from sqlglot import exp
 
-from trinitylake_dbapi.catalog import DEFAULT_NAMESPACE, CatalogTransaction, LakehouseCatalog
+from trinitylake_dbapi.catalog import DEFAULT_NAMESPACE, CatalogTransaction
 from trinitylake_dbapi.errors import (
     InvalidNameError,
     NotSupportedError,
@@ -34,67 +31,27 @@ from trinitylake_dbapi.format.types import ColumnSpec, type_to_sql
 from trinitylake_dbapi.sql import statements as st
 from trinitylake_dbapi.sql.binding import constant
 from trinitylake_dbapi.sql.columns import column_specs, create_table_sql
-from trinitylake_dbapi.sql.control import StatementControl
 from trinitylake_dbapi.sql.like import like_literal, like_to_regex
+from trinitylake_dbapi.sql.session import (
+    EMPTY_RESULT,
+    Result,
+    Session,
+    millis_to_naive,
+    reading,
+    rows_result,
+    show_value,
+    table_name,
+    time_travel,
+    to_millis,
+)
 
 # sql.system_tables (sqlglot's optimizer, planner and executor) is imported by the first
 # SELECT: no other statement needs it, and it is ~10 ms of the import of the driver.
 
 __all__ = ["Session", "Result", "execute", "DEFAULT_NAMESPACE", "to_millis"]
 
-#: Namespace of unqualified table names until ``USE`` chooses another.
 
 
-class Session(Protocol):
-    """What statements need from the connection."""
-
-    lakehouse: LakehouseCatalog
-    #: True for a connection opened at a fixed version (time travel).
-    read_only: bool
-    #: Set by USE; None until then.
-    current_namespace: str | None
-    #: Cancellation, timeout and row limit of the running statement (sql.control).
-    control: StatementControl
-
-    def transaction(self) -> CatalogTransaction:
-        """The current transaction, begun when first needed."""
-
-    def begin(self, isolation: str | None) -> None:
-        """BEGIN / START TRANSACTION."""
-
-    def commit(self) -> None:
-        """COMMIT."""
-
-    def rollback(self) -> None:
-        """ROLLBACK."""
-
-    def use(self, namespace: str) -> None:
-        """USE (the namespace exists)."""
-
-    def before_lakehouse_operation(self, title: str) -> None:
-        """Called before a statement that commits on its own (ROLLBACK TO VERSION, EXPORT
-        SNAPSHOT, EXPIRE VERSIONS); refuses while the transaction has uncommitted writes."""
-
-    def table_states(self) -> Any:
-        """The Iceberg states of the lakehouse's tables
-        (:class:`trinitylake_dbapi.iceberg.tables.TableStates`), made when first needed."""
-
-
-@dataclass
-class Result:
-    """A statement's outcome: ``columns`` (name, type kind) is None when the statement
-    returns no result set."""
-
-    columns: tuple[tuple[str, str], ...] | None = None
-    rows: list[tuple] = field(default_factory=list)
-    rowcount: int = -1
-
-
-def _rows(columns: tuple[tuple[str, str], ...], rows: list[tuple]) -> Result:
-    return Result(columns, rows, len(rows))
-
-
-_NONE = Result()
 
 # ---------------------------------------------------------------------------
 # Values
@@ -106,19 +63,16 @@ def _string(node: exp.Expr | None, what: str, *, null: bool = False) -> str | No
     if value is None and null:
         return None
     if not isinstance(value, str):
-        raise ProgrammingError(f"{what} must be a string, not {_show(value)}")
+        raise ProgrammingError(f"{what} must be a string, not {show_value(value)}")
     return value
 
 
 def _int(node: exp.Expr | None, what: str) -> int:
     value = constant(node, what)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ProgrammingError(f"{what} must be an integer, not {_show(value)}")
+        raise ProgrammingError(f"{what} must be an integer, not {show_value(value)}")
     return value
 
-
-def _show(value: Any) -> str:
-    return "NULL" if value is None else repr(value)
 
 
 def _property_value(node: exp.Expr, key: str) -> str:
@@ -128,7 +82,7 @@ def _property_value(node: exp.Expr, key: str) -> str:
     if isinstance(value, (int, decimal.Decimal)):
         return str(value)
     if not isinstance(value, str):
-        raise ProgrammingError(f"the value of property {key!r} must be a string, not {_show(value)}")
+        raise ProgrammingError(f"the value of property {key!r} must be a string, not {show_value(value)}")
     return value
 
 
@@ -147,33 +101,6 @@ def _keys(keys: list[exp.Expr] | None) -> list[str]:
     return [_string(k, "a property name") or "" for k in keys or []]
 
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-#: Timestamps are shown as naive UTC datetimes (as system_tables.millis_to_datetime).
-_EPOCH_NAIVE = dt.datetime(1970, 1, 1)
-
-
-def to_millis(value: Any, what: str) -> int:
-    """Milliseconds since the epoch of a timestamp value (naive = UTC)."""
-    if isinstance(value, bool):
-        raise ProgrammingError(f"{what} must be a timestamp, not {value!r}")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        try:
-            value = dt.datetime.fromisoformat(value.strip())
-        except ValueError:
-            raise ProgrammingError(
-                f"{what}: {value!r} is not a timestamp; write e.g. '2024-05-01 12:00:00' (UTC)"
-            ) from None
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=dt.timezone.utc)
-        return (value - _EPOCH) // dt.timedelta(milliseconds=1)
-    if isinstance(value, dt.date):
-        return to_millis(dt.datetime(value.year, value.month, value.day), what)
-    raise ProgrammingError(f"{what} must be a timestamp, not {_show(value)}")
-
-
 # ---------------------------------------------------------------------------
 # Names and catalogs
 # ---------------------------------------------------------------------------
@@ -183,50 +110,6 @@ def _namespace_name(node: exp.Expr) -> str:
     if not isinstance(node, exp.Identifier):
         raise ProgrammingError(f"expected a namespace name, not {node.sql()!r}")
     return node.this
-
-
-def _table_name(session: Session, node: exp.Table) -> tuple[str, str]:
-    namespace = node.text("db") or session.current_namespace or DEFAULT_NAMESPACE
-    return namespace, node.name
-
-
-class _reading:
-    """``with _reading(session, version) as catalog``: the catalog a read sees, the
-    transaction or a read-only one at the version of a time travel clause (released
-    afterwards). A class, not a generator: it is on the path of every read."""
-
-    __slots__ = ("_session", "_version", "_owned")
-
-    def __init__(self, session: Session, version: exp.Version | None) -> None:
-        self._session = session
-        self._version = version
-        self._owned: CatalogTransaction | None = None
-
-    def __enter__(self) -> CatalogTransaction:
-        if self._version is None:
-            return self._session.transaction()
-        self._owned = _time_travel(self._session, self._version)
-        return self._owned
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._owned is not None:
-            self._owned.rollback()
-
-
-def _time_travel(session: Session, version: exp.Version) -> CatalogTransaction:
-    if version.args.get("kind") != "AS OF":
-        raise NotSupportedError("only FOR SYSTEM_VERSION/SYSTEM_TIME AS OF is supported")
-    if version.this == "VERSION":
-        value = constant(version.expression, "FOR SYSTEM_VERSION AS OF")
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise ProgrammingError(
-                "FOR SYSTEM_VERSION AS OF takes a version number or a snapshot name, "
-                f"not {_show(value)}"
-            )
-        return session.lakehouse.begin(version=value)
-    value = constant(version.expression, "FOR SYSTEM_TIME AS OF")
-    millis = to_millis(value, "FOR SYSTEM_TIME AS OF")
-    return session.lakehouse.begin(version=session.lakehouse.version_at(millis))
 
 
 # ---------------------------------------------------------------------------
@@ -245,11 +128,21 @@ def _handles(cls: type) -> Callable[[_Handler], _Handler]:
     return register
 
 
-def execute(statement: exp.Expr, session: Session) -> Result:
+def execute(statement: exp.Expr, session: Session, parameter_rows: Sequence[Any] | None = None) -> Result:
     """Run one bound statement. Writes on a read-only session raise ReadOnlyError before
-    anything is touched; a node this module does not know raises NotSupportedError."""
+    anything is touched; a node this module does not know raises NotSupportedError.
+    ``parameter_rows``: the parameter sets of an ``executemany`` of a bulk INSERT
+    (:func:`trinitylake_dbapi.sql.query.bulk_insert_template`), run as one statement."""
     if isinstance(statement, exp.Query):
         return _select(statement, session)
+    if isinstance(statement, (exp.Insert, exp.Update, exp.Delete)):
+        from trinitylake_dbapi.sql import query as data
+
+        if isinstance(statement, exp.Insert):
+            return data.run_insert(statement, session, parameter_rows)
+        if isinstance(statement, exp.Update):
+            return data.run_update(statement, session)
+        return data.run_delete(statement, session)
     handler = _HANDLERS.get(type(statement))
     if handler is None:
         raise NotSupportedError(f"statement {type(statement).__name__} is not supported")
@@ -271,7 +164,7 @@ def _create_namespace(s: st.CreateNamespace, session: Session) -> Result:
         _namespace_name(s.this), properties=properties, comment=comment,
         if_not_exists=bool(s.args.get("exists")),
     )  # fmt: skip
-    return _NONE
+    return EMPTY_RESULT
 
 
 @_handles(st.AlterNamespace)
@@ -286,7 +179,7 @@ def _alter_namespace(s: st.AlterNamespace, session: Session) -> Result:
         unset.remove("comment")
         kwargs["comment"] = None
     session.transaction().alter_namespace(name, set_properties=props, unset_properties=unset, **kwargs)
-    return _NONE
+    return EMPTY_RESULT
 
 
 @_handles(st.DropNamespace)
@@ -295,7 +188,7 @@ def _drop_namespace(s: st.DropNamespace, session: Session) -> Result:
         _namespace_name(s.this), cascade=bool(s.args.get("cascade")),
         if_exists=bool(s.args.get("exists")),
     )  # fmt: skip
-    return _NONE
+    return EMPTY_RESULT
 
 
 def _like(pattern: str | None) -> Callable[[str], object] | None:
@@ -309,12 +202,12 @@ _SHOW_NAMESPACES_COLUMNS = (("namespace", "varchar"),)
 @_handles(st.ShowNamespaces)
 def _show_namespaces(s: st.ShowNamespaces, session: Session) -> Result:
     pattern = _string(s.args.get("like"), "the LIKE pattern", null=True)
-    with _reading(session, s.args.get("version")) as catalog:
+    with reading(session, s.args.get("version")) as catalog:
         name = None if pattern is None else like_literal(pattern)
         names = None if name is None else _namespace_named(catalog, name)
         if names is None:
             names = catalog.list_namespaces(_like(pattern))
-    return _rows(_SHOW_NAMESPACES_COLUMNS, [(n,) for n in names])
+    return rows_result(_SHOW_NAMESPACES_COLUMNS, [(n,) for n in names])
 
 
 def _namespace_named(catalog: CatalogTransaction, name: str) -> list[str] | None:
@@ -329,11 +222,11 @@ def _namespace_named(catalog: CatalogTransaction, name: str) -> list[str] | None
 
 @_handles(st.DescribeNamespace)
 def _describe_namespace(s: st.DescribeNamespace, session: Session) -> Result:
-    with _reading(session, s.args.get("version")) as catalog:
+    with reading(session, s.args.get("version")) as catalog:
         info = catalog.describe_namespace(_namespace_name(s.this))
     rows = [("namespace", info.name), ("comment", info.comment)]
     rows += sorted(info.properties.items())
-    return _rows((("property", "varchar"), ("value", "varchar")), rows)
+    return rows_result((("property", "varchar"), ("value", "varchar")), rows)
 
 
 def _table_changed(session: Session, namespace: str, name: str) -> None:
@@ -344,7 +237,7 @@ def _table_changed(session: Session, namespace: str, name: str) -> None:
 
 @_handles(st.CreateTable)
 def _create_table(s: st.CreateTable, session: Session) -> Result:
-    namespace, name = _table_name(session, s.this)
+    namespace, name = table_name(session, s.this)
     columns, key = column_specs(
         s.args.get("columns") or [], [i.this for i in s.args.get("primary_key") or []]
     )
@@ -354,51 +247,61 @@ def _create_table(s: st.CreateTable, session: Session) -> Result:
         comment = properties.pop("comment")
     location = _string(s.args.get("location"), "the location", null=True)
     using = s.args.get("using")
-    created = session.transaction().create_table(
-        namespace, name, columns, primary_key=key, comment=comment, properties=properties,
-        location=location, table_format=using.this if using is not None else "ICEBERG",
-        if_not_exists=bool(s.args.get("exists")),
-    )  # fmt: skip
-    if created:
-        _table_changed(session, namespace, name)
-    return _NONE
+
+    def create(columns: list[ColumnSpec]) -> bool:
+        created = session.transaction().create_table(
+            namespace, name, columns, primary_key=key, comment=comment, properties=properties,
+            location=location, table_format=using.this if using is not None else "ICEBERG",
+            if_not_exists=bool(s.args.get("exists")),
+        )  # fmt: skip
+        if created:
+            _table_changed(session, namespace, name)
+        return created
+
+    query = s.args.get("query")
+    if query is None:
+        create(columns)
+        return EMPTY_RESULT
+    from trinitylake_dbapi.sql import query as data
+
+    return data.run_create_as(session, namespace, name, query, create)
 
 
 @_handles(st.AddColumns)
 def _add_columns(s: st.AddColumns, session: Session) -> Result:
-    namespace, name = _table_name(session, s.this)
+    namespace, name = table_name(session, s.this)
     columns, key = column_specs(s.args["columns"])
     if key:
         raise NotSupportedError("ADD COLUMN cannot change the primary key")
     session.transaction().add_columns(namespace, name, columns)
     _table_changed(session, namespace, name)
-    return _NONE
+    return EMPTY_RESULT
 
 
 @_handles(st.DropColumn)
 def _drop_column(s: st.DropColumn, session: Session) -> Result:
-    namespace, name = _table_name(session, s.this)
+    namespace, name = table_name(session, s.this)
     session.transaction().drop_column(namespace, name, s.args["column"].this)
     _table_changed(session, namespace, name)
-    return _NONE
+    return EMPTY_RESULT
 
 
 @_handles(st.RenameColumn)
 def _rename_column(s: st.RenameColumn, session: Session) -> Result:
-    namespace, name = _table_name(session, s.this)
+    namespace, name = table_name(session, s.this)
     session.transaction().rename_column(namespace, name, s.args["old"].this, s.args["new"].this)
     _table_changed(session, namespace, name)
-    return _NONE
+    return EMPTY_RESULT
 
 
 @_handles(st.RenameTable)
 def _rename_table(s: st.RenameTable, session: Session) -> Result:
-    namespace, name = _table_name(session, s.this)
+    namespace, name = table_name(session, s.this)
     target: exp.Table = s.args["to"]
     # An unqualified new name stays in the table's namespace.
     new_namespace = target.text("db") or namespace
     session.transaction().rename_table(namespace, name, new_namespace, target.name)
-    return _NONE
+    return EMPTY_RESULT
 
 
 # Each statement is atomic: the call that can fail on its input comes first.
@@ -406,7 +309,7 @@ def _rename_table(s: st.RenameTable, session: Session) -> Result:
 
 @_handles(st.SetTableProperties)
 def _set_table_properties(s: st.SetTableProperties, session: Session) -> Result:
-    namespace, name = _table_name(session, s.this)
+    namespace, name = table_name(session, s.this)
     props = _properties(s.args["properties"])
     comment = props.pop("comment", None)
     catalog = session.transaction()
@@ -415,12 +318,12 @@ def _set_table_properties(s: st.SetTableProperties, session: Session) -> Result:
     if comment is not None:
         catalog.set_table_comment(namespace, name, comment)
     _table_changed(session, namespace, name)
-    return _NONE
+    return EMPTY_RESULT
 
 
 @_handles(st.UnsetTableProperties)
 def _unset_table_properties(s: st.UnsetTableProperties, session: Session) -> Result:
-    namespace, name = _table_name(session, s.this)
+    namespace, name = table_name(session, s.this)
     keys = _keys(s.args["keys"])
     exists = bool(s.args.get("exists"))
     catalog = session.transaction()
@@ -434,12 +337,12 @@ def _unset_table_properties(s: st.UnsetTableProperties, session: Session) -> Res
     if unset_comment:
         catalog.set_table_comment(namespace, name, None)
     _table_changed(session, namespace, name)
-    return _NONE
+    return EMPTY_RESULT
 
 
 @_handles(st.AlterColumn)
 def _alter_column(s: st.AlterColumn, session: Session) -> Result:
-    namespace, name = _table_name(session, s.this)
+    namespace, name = table_name(session, s.this)
     kwargs: dict[str, Any] = {}
     if s.args.get("nullable") is not None:
         kwargs["nullable"] = bool(s.args["nullable"])
@@ -447,14 +350,14 @@ def _alter_column(s: st.AlterColumn, session: Session) -> Result:
         kwargs["comment"] = _string(s.args["comment"], "the comment", null=True)
     session.transaction().alter_column(namespace, name, s.args["column"].this, **kwargs)
     _table_changed(session, namespace, name)
-    return _NONE
+    return EMPTY_RESULT
 
 
 @_handles(st.DropTable)
 def _drop_table(s: st.DropTable, session: Session) -> Result:
-    namespace, name = _table_name(session, s.this)
+    namespace, name = table_name(session, s.this)
     session.transaction().drop_table(namespace, name, if_exists=bool(s.args.get("exists")))
-    return _NONE
+    return EMPTY_RESULT
 
 
 @_handles(st.CommentOn)
@@ -465,14 +368,14 @@ def _comment_on(s: st.CommentOn, session: Session) -> Result:
     if kind == "NAMESPACE":
         catalog.alter_namespace(_namespace_name(s.this), comment=comment)
     elif kind == "TABLE":
-        namespace, name = _table_name(session, s.this)
+        namespace, name = table_name(session, s.this)
         catalog.set_table_comment(namespace, name, comment)
         _table_changed(session, namespace, name)
     else:
-        namespace, name = _table_name(session, s.this)
+        namespace, name = table_name(session, s.this)
         catalog.alter_column(namespace, name, s.args["column"].this, comment=comment)
         _table_changed(session, namespace, name)
-    return _NONE
+    return EMPTY_RESULT
 
 
 _SHOW_TABLES_COLUMNS = (("namespace", "varchar"), ("table_name", "varchar"))
@@ -483,12 +386,12 @@ def _show_tables(s: st.ShowTables, session: Session) -> Result:
     ns_node = s.args.get("namespace")
     namespace = _namespace_name(ns_node) if ns_node is not None else session.current_namespace
     pattern = _string(s.args.get("like"), "the LIKE pattern", null=True)
-    with _reading(session, s.args.get("version")) as catalog:
+    with reading(session, s.args.get("version")) as catalog:
         name = None if pattern is None or namespace is None else like_literal(pattern)
         tables = None if name is None else _table_named(catalog, namespace, name)
         if tables is None:
             tables = catalog.list_tables(namespace, _like(pattern))
-    return _rows(_SHOW_TABLES_COLUMNS, tables)
+    return rows_result(_SHOW_TABLES_COLUMNS, tables)
 
 
 def _table_named(
@@ -514,14 +417,14 @@ _DESCRIBE_COLUMNS = (
 
 @_handles(st.DescribeTable)
 def _describe_table(s: st.DescribeTable, session: Session) -> Result:
-    with _reading(session, s.args.get("version")) as catalog:
-        info = catalog.describe_table(*_table_name(session, s.this))
+    with reading(session, s.args.get("version")) as catalog:
+        info = catalog.describe_table(*table_name(session, s.this))
     # The rows depend on the table's definition file alone (immutable): rendered once
     # per file, kept by the catalog's cache of definition files.
     rows = session.lakehouse.definitions.derived(
         info.definition_path, "DESCRIBE rows", lambda: _describe_rows(info.columns)
     )
-    return _rows(_DESCRIBE_COLUMNS, list(rows))
+    return rows_result(_DESCRIBE_COLUMNS, list(rows))
 
 
 def _describe_rows(columns: Sequence[ColumnSpec]) -> tuple[tuple, ...]:
@@ -530,9 +433,9 @@ def _describe_rows(columns: Sequence[ColumnSpec]) -> tuple[tuple, ...]:
 
 @_handles(st.ShowCreateTable)
 def _show_create_table(s: st.ShowCreateTable, session: Session) -> Result:
-    with _reading(session, s.args.get("version")) as catalog:
-        info = catalog.describe_table(*_table_name(session, s.this))
-    return _rows((("create_statement", "varchar"),), [(create_table_sql(info),)])
+    with reading(session, s.args.get("version")) as catalog:
+        info = catalog.describe_table(*table_name(session, s.this))
+    return rows_result((("create_statement", "varchar"),), [(create_table_sql(info),)])
 
 
 _VERSION_COLUMNS = (
@@ -552,9 +455,9 @@ def _show_versions(s: st.ShowVersions, session: Session) -> Result:
         if limit is not None and len(rows) >= limit:
             break
         session.control.check()  # sql.control S1
-        rows.append((v.version, _EPOCH_NAIVE + dt.timedelta(milliseconds=v.created_at_millis),
+        rows.append((v.version, millis_to_naive(v.created_at_millis),
                      v.previous_version, v.rollback_from_version, ", ".join(v.changes)))
-    return _rows(_VERSION_COLUMNS, rows)
+    return rows_result(_VERSION_COLUMNS, rows)
 
 
 @_handles(st.UseNamespace)
@@ -562,25 +465,25 @@ def _use(s: st.UseNamespace, session: Session) -> Result:
     name = _namespace_name(s.this)
     session.transaction().describe_namespace(name)  # raises if it does not exist
     session.use(name)
-    return _NONE
+    return EMPTY_RESULT
 
 
 @_handles(st.Begin)
 def _begin(s: st.Begin, session: Session) -> Result:
     session.begin(s.args.get("isolation"))
-    return _NONE
+    return EMPTY_RESULT
 
 
 @_handles(st.CommitWork)
 def _commit(s: st.CommitWork, session: Session) -> Result:
     session.commit()
-    return _NONE
+    return EMPTY_RESULT
 
 
 @_handles(st.RollbackWork)
 def _rollback(s: st.RollbackWork, session: Session) -> Result:
     session.rollback()
-    return _NONE
+    return EMPTY_RESULT
 
 
 @_handles(st.RollbackToVersion)
@@ -588,7 +491,7 @@ def _rollback_to_version(s: st.RollbackToVersion, session: Session) -> Result:
     version = _int(s.this, "ROLLBACK TO VERSION")
     session.before_lakehouse_operation(s.title)
     new_version = session.lakehouse.rollback_to(version)
-    return _rows((("version", "int8"),), [(new_version,)])
+    return rows_result((("version", "int8"),), [(new_version,)])
 
 
 @_handles(st.ExportSnapshot)
@@ -599,7 +502,7 @@ def _export_snapshot(s: st.ExportSnapshot, session: Session) -> Result:
     session.before_lakehouse_operation(s.title)
     session.lakehouse.export_snapshot(name, version)
     exported = session.lakehouse.resolve_version(name)
-    return _rows((("snapshot", "varchar"), ("version", "int8")), [(name, exported)])
+    return rows_result((("snapshot", "varchar"), ("version", "int8")), [(name, exported)])
 
 
 @_handles(st.ExpireVersions)
@@ -614,21 +517,25 @@ def _expire_versions(s: st.ExpireVersions, session: Session) -> Result:
         retain_last=retain, older_than_millis=older_millis, dry_run=bool(s.args.get("dry_run"))
     )
     rows = [("version", str(v)) for v in result.versions] + [("file", f) for f in result.files]
-    return _rows((("object", "varchar"), ("name", "varchar")), rows)
+    return rows_result((("object", "varchar"), ("name", "varchar")), rows)
 
 
 def _select(query: exp.Query, session: Session) -> Result:
+    from trinitylake_dbapi.sql import query as data
+
+    if data.reads_table_data(query):
+        return data.run_select(query, session)
     owned: list[CatalogTransaction] = []
 
     def catalog_for(version: exp.Version | None) -> CatalogTransaction:
         if version is None:
             return session.transaction()
-        catalog = _time_travel(session, version)
+        catalog = time_travel(session, version)
         owned.append(catalog)
         return catalog
 
     def resolve_table(node: exp.Table) -> tuple[str, str]:
-        namespace, name = _table_name(session, node)
+        namespace, name = table_name(session, node)
         session.transaction().describe_table(namespace, name)  # precise not-found errors
         return namespace, name
 
@@ -642,4 +549,4 @@ def _select(query: exp.Query, session: Session) -> Result:
     finally:
         for catalog in owned:
             catalog.rollback()
-    return _rows(result.columns, result.rows)
+    return rows_result(result.columns, result.rows)

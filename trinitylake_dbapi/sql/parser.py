@@ -74,7 +74,6 @@ _UNSUPPORTED_TABLE_CLAUSES = {
     "CLUSTERED": "CLUSTERED BY",
     "STORED": "STORED AS",
     "OPTIONS": "OPTIONS",
-    "AS": "CREATE TABLE AS SELECT",
     "ROW": "ROW FORMAT",
     "SORTED": "SORTED BY",
     "LIKE": "CREATE TABLE LIKE",
@@ -428,6 +427,12 @@ class TrinityLakeParser(SparkParser):
             if not isinstance(query, exp.Query):
                 self.raise_error("Expected a query", start)
             return query
+        if self._curr.token_type in _DATA_STATEMENTS:
+            start = self._curr
+            data = super()._parse_statement()
+            if not isinstance(data, _DATA_STATEMENTS[start.token_type]):
+                self.raise_error(f"Expected {start.text.upper()} ...", start)
+            return data
         self._tl_unsupported(2)
 
     def _tl_create(self) -> exp.Expr:
@@ -463,9 +468,11 @@ class TrinityLakeParser(SparkParser):
     def _tl_create_table(self, external: bool) -> CreateTable:
         exists = self._tl_if_not_exists()
         table = self._tl_table()
-        self._tl_expect("(")
         columns: list[exp.ColumnDef] = []
         primary_key: list[exp.Identifier] | None = None
+        if self._curr and self._curr.text.upper() in ("AS", "USING", "COMMENT", "TBLPROPERTIES", "LOCATION"):
+            return self._tl_table_clauses(table, exists, external, columns, primary_key)
+        self._tl_expect("(")
         while True:
             if self._match(TokenType.CONSTRAINT):
                 self._tl_name("constraint")  # the format keeps no constraint names
@@ -489,8 +496,20 @@ class TrinityLakeParser(SparkParser):
             if not self._match(TokenType.COMMA):
                 break
         self._tl_expect(")")
+        return self._tl_table_clauses(table, exists, external, columns, primary_key)
+
+    def _tl_table_clauses(
+        self,
+        table: exp.Table,
+        exists: bool,
+        external: bool,
+        columns: list[exp.ColumnDef],
+        primary_key: list[exp.Identifier] | None,
+    ) -> CreateTable:
+        """What follows CREATE TABLE's name and columns: USING, COMMENT, TBLPROPERTIES,
+        LOCATION, and last ``AS <query>`` (only without a column list)."""
         seen: set[str] = set()
-        using = comment = properties = location = None
+        using = comment = properties = location = query = None
         while self._curr:
             word = self._curr.text.upper().split(" ")[0]
             if word in seen and word in ("USING", "COMMENT", "TBLPROPERTIES", "LOCATION"):
@@ -504,16 +523,29 @@ class TrinityLakeParser(SparkParser):
                 properties = self._tl_properties()
             elif self._match_text_seq("LOCATION"):
                 location = self._tl_string("a location")
+            elif self._curr.token_type == TokenType.ALIAS:
+                if columns or primary_key:
+                    self.raise_error("CREATE TABLE ... AS SELECT takes its columns from the query, not a column list")
+                if external:
+                    self.raise_error("CREATE EXTERNAL TABLE cannot take AS SELECT")
+                self._advance()
+                start = self._curr
+                query = super()._parse_statement() if self._curr else None
+                if not isinstance(query, exp.Query):
+                    self.raise_error("Expected a query after AS", start or self._prev)
+                break
             elif self._tl_first_word() in _UNSUPPORTED_TABLE_CLAUSES:
                 self._tl_unsupported(0, _UNSUPPORTED_TABLE_CLAUSES[self._tl_first_word()])
             else:
                 self.raise_error("Expected USING, COMMENT, TBLPROPERTIES or LOCATION")
         if external and location is None:
             self.raise_error("CREATE EXTERNAL TABLE needs a LOCATION", self._prev)
+        if query is None and not columns:
+            self.raise_error("Expected ( and the columns, or AS and a query", self._prev)
         return CreateTable(
             this=table, exists=exists, columns=columns, primary_key=primary_key or [],
             using=using, comment=comment, properties=properties or [],
-            location=location, external=external,
+            location=location, external=external, query=query,
         )  # fmt: skip
 
     def _tl_alter(self) -> exp.Expr:
@@ -747,13 +779,16 @@ class TrinityLakeParser(SparkParser):
     ]
 
 
+# Data statements, parsed by sqlglot's Spark parser: first token -> the node expected.
+_DATA_STATEMENTS = {TokenType.INSERT: exp.Insert, TokenType.UPDATE: exp.Update, TokenType.DELETE: exp.Delete}
+
 # Every statement starts with one word.
 assert all(len(words) == 1 for words, _ in TrinityLakeParser.TL_STATEMENTS)
 _TL_BY_WORD = {words[0]: handler for words, handler in TrinityLakeParser.TL_STATEMENTS}
 
 #: The words statements of TrinityLake SQL are made of, for "did you mean" suggestions.
-VOCABULARY = sorted(set(re.findall(r"[A-Z]+", SUPPORTED)) | set(_TL_BY_WORD) | {"WITH"})
-_FIRST_WORDS = ", ".join(sorted(set(_TL_BY_WORD) | {"SELECT", "WITH"}))
+VOCABULARY = sorted(set(re.findall(r"[A-Z]+", SUPPORTED)) | set(_TL_BY_WORD) | {"WITH", "INSERT", "UPDATE", "DELETE"})
+_FIRST_WORDS = ", ".join(sorted(set(_TL_BY_WORD) | {"SELECT", "WITH", "INSERT", "UPDATE", "DELETE"}))
 
 #: The text of a word token: one word, or several (sqlglot makes one token of keywords such
 #: as PRIMARY KEY).

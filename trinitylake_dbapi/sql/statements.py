@@ -102,6 +102,7 @@ class CreateTable(Statement):
         "properties": False,
         "location": False,
         "external": False,
+        "query": False,  # CREATE TABLE ... AS <query>: the columns come from the query
     }
 
 
@@ -231,5 +232,6 @@ LAKEHOUSE_STATEMENTS = (RollbackToVersion, ExportSnapshot, ExpireVersions)
 SUPPORTED = (
     "CREATE/ALTER/DROP NAMESPACE, SHOW NAMESPACES, DESCRIBE NAMESPACE, CREATE/ALTER/DROP "
     "TABLE, SHOW TABLES, DESCRIBE TABLE, SHOW CREATE TABLE, COMMENT ON, USE, BEGIN, COMMIT, "
-    "ROLLBACK, ROLLBACK TO VERSION, SHOW VERSIONS, EXPORT SNAPSHOT, EXPIRE VERSIONS, SELECT"
+    "ROLLBACK, ROLLBACK TO VERSION, SHOW VERSIONS, EXPORT SNAPSHOT, EXPIRE VERSIONS, SELECT, "
+    "INSERT, UPDATE, DELETE"
 )

@@ -59,6 +59,7 @@ from trinitylake_dbapi.format.types import canonical_kind, type_to_sql
 from trinitylake_dbapi.sql.columns import DTYPE_NAMES
 from trinitylake_dbapi.sql.control import StatementControl
 from trinitylake_dbapi.sql.dialect import TrinityLake
+from trinitylake_dbapi.sql.session import SYSTEM_SCHEMAS
 
 __all__ = ["SYSTEM_TABLES", "CATALOG_NAME", "QueryResult", "run_query", "millis_to_datetime"]
 
@@ -217,7 +218,7 @@ SYSTEM_TABLES: dict[tuple[str, str], SystemTable] = {
         _versions_rows,
     ),  # fmt: skip
 }
-SYSTEM_SCHEMAS = frozenset(db for db, _ in SYSTEM_TABLES)
+assert SYSTEM_SCHEMAS == frozenset(db for db, _ in SYSTEM_TABLES)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1219 @@
+"""Data statements: SELECT over tables' rows, INSERT, UPDATE, DELETE and CREATE TABLE AS
+SELECT, run in DuckDB over the tables' Iceberg data.
+
+The statement is parsed by the project's dialect like every other; this module replaces
+each table reference with a view over that table's data at the right lakehouse version,
+turns the statement into DuckDB SQL with sqlglot, and runs it on a DuckDB cursor of the
+connection's :class:`Engine`. What DuckDB cannot know (versions, definitions, Iceberg
+snapshots, the lakehouse's filesystem) is decided here; everything relational is
+DuckDB's.
+
+Rules:
+
+  Q1. One consistent read per table reference: it reads the lakehouse version of the
+      statement's transaction (its own uncommitted writes included), or the version
+      its time travel clause names (``FOR SYSTEM_VERSION AS OF n | 'snapshot'``,
+      ``FOR SYSTEM_TIME AS OF ts``), and there the Iceberg snapshot that version's
+      table definition names. A table whose definition names no metadata yet reads as
+      empty with its declared columns (iceberg.tables M3).
+  Q2. A table reference is a DuckDB view over ``read_parquet`` of the snapshot's data
+      files, mapped by Iceberg field id (a column added later reads as NULL in older
+      files; a renamed one keeps its data), with position delete files applied as an
+      anti-join on (file, row). Equality deletes are refused (PyIceberg cannot read
+      them either). Files are read where they are: a local path, or the lakehouse's
+      fsspec filesystem registered in DuckDB; nothing is ever downloaded or installed.
+      A view can be scanned any number of times (self-joins, CTEs, recursion).
+      System tables (information_schema.*, system.versions) are Arrow tables of the
+      same version and join with data tables in one query.
+  Q3. Writes check before they write: values are cast to each column's SQL type in
+      DuckDB (a value that does not fit is DataError naming the column), NOT NULL is
+      IntegrityError naming the column, and CHAR(n) / VARCHAR(n) / BINARY(n) /
+      FIXED(n) lengths are DataError naming the column. Only then is one Iceberg
+      commit made, through the connection's Iceberg catalog, in the statement's
+      transaction (iceberg.catalog P4): it is published with the transaction, as one
+      lakehouse version with everything else the transaction did, or not at all.
+  Q4. INSERT appends one set of data files. UPDATE and DELETE are copy-on-write: when
+      at least one row matches, the data files holding matched rows are replaced by
+      files of their new rows in one overwrite snapshot (the whole table is rewritten
+      when it is partitioned or has delete files); when none matches, nothing is
+      written. ``rowcount`` is the number of rows inserted, updated or deleted.
+  Q5. Results stream: DuckDB produces record batches as the cursor fetches, and each
+      batch becomes Python rows only when reached, so a large result is read in
+      bounded memory. Values are what PEP 249 users expect: Decimal, datetime (with
+      tzinfo UTC for TIMESTAMPTZ), date, time, bytes, lists, dicts (for structs and
+      maps).
+  Q6. ``Connection.interrupt()`` and ``statement_timeout`` interrupt DuckDB too
+      (QueryCanceledError); the engine's ``memory_limit`` bounds DuckDB's memory
+      (OperationalError when exceeded).
+
+DuckDB is imported by the first data statement only: catalog statements never pay for
+it (nor for PyIceberg's data path).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+from sqlglot import exp
+
+from trinitylake_dbapi.catalog import CatalogTransaction, TableInfo
+from trinitylake_dbapi.errors import (
+    DataError,
+    Error,
+    IntegrityError,
+    NotSupportedError,
+    ObjectNotFoundError,
+    OperationalError,
+    ProgrammingError,
+    QueryCanceledError,
+    ReadOnlyError,
+)
+from trinitylake_dbapi.format.types import ColumnSpec, TypeSpec
+from trinitylake_dbapi.sql.control import StatementControl
+from trinitylake_dbapi.sql.dialect import TrinityLake
+from trinitylake_dbapi.sql.session import (
+    SYSTEM_SCHEMAS,
+    Result,
+    Session,
+    table_name,
+    time_travel,
+)
+
+__all__ = [
+    "Engine",
+    "check_memory_limit",
+    "reads_table_data",
+    "run_select",
+    "run_insert",
+    "bulk_insert_template",
+    "run_update",
+    "run_delete",
+    "query_columns",
+    "kind_of_arrow",
+]
+
+#: Rows per record batch a result produces (Q5).
+BATCH_ROWS = 8192
+#: Snapshots whose planned files an engine remembers.
+_PLANNED_ENTRIES = 256
+
+# ---------------------------------------------------------------------------
+# The engine
+# ---------------------------------------------------------------------------
+
+_SIZE = re.compile(r"\s*\d+(\.\d+)?\s*[KMGT]?i?B\s*", re.I)
+
+
+def check_memory_limit(limit: Any) -> None:
+    """ProgrammingError unless ``limit`` is a size DuckDB takes (``'512MB'``, ``'4GB'``)."""
+    if not isinstance(limit, str) or not _SIZE.fullmatch(limit):
+        raise ProgrammingError(f"memory_limit must be a size such as '512MB' or '4GB', not {limit!r}")
+
+
+
+class Engine:
+    """One in-process DuckDB database per connection: each statement runs on a cursor
+    of its own (its views are its own, and a result still being fetched is never
+    disturbed by the next statement). ``filesystem`` is the lakehouse's fsspec
+    filesystem for files that are not local (None: local files only)."""
+
+    def __init__(self, *, filesystem: Any = None, memory_limit: str | None = None) -> None:
+        import duckdb
+
+        self._duckdb = duckdb
+        config = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
+        self._db = duckdb.connect(":memory:", config=config)
+        self._db.execute("SET TimeZone = 'UTC'")
+        if memory_limit is not None:
+            self.set_memory_limit(memory_limit)
+        if filesystem is not None:
+            self._db.register_filesystem(filesystem)
+        self._lock = threading.Lock()
+        self._closed = False
+        self._planned: dict[tuple[str, int], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+    def planned_files(
+        self, metadata_location: str, snapshot_id: int, plan: Callable[[], tuple[tuple[str, ...], tuple[str, ...]]]
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The (data files, position delete files) of a snapshot, planned once: a
+        snapshot's files never change, and planning reads its manifests."""
+        key = (metadata_location, snapshot_id)
+        with self._lock:
+            found = self._planned.get(key)
+        if found is None:
+            found = plan()
+            with self._lock:
+                if len(self._planned) >= _PLANNED_ENTRIES:
+                    self._planned.pop(next(iter(self._planned)))
+                self._planned[key] = found
+        return found
+
+    def set_memory_limit(self, limit: str) -> None:
+        """DuckDB's memory limit, e.g. ``'2GB'`` (Q6)."""
+        check_memory_limit(limit)
+        self._db.execute(f"SET memory_limit = '{limit.strip()}'")
+
+    def cursor(self) -> Any:
+        """A new DuckDB cursor (a connection to this database with views of its own)."""
+        with self._lock:
+            if self._closed:
+                raise OperationalError("the connection's data engine is closed")
+            return self._db.cursor()
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._db.close()
+
+    @property
+    def errors(self) -> Any:
+        """The ``duckdb`` module (its exception classes)."""
+        return self._duckdb
+
+
+# ---------------------------------------------------------------------------
+# Which statements are data statements
+# ---------------------------------------------------------------------------
+
+
+def _cte_names(statement: exp.Expr) -> set[str]:
+    return {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
+
+
+def _is_system(node: exp.Table) -> bool:
+    return node.text("db").lower() in SYSTEM_SCHEMAS
+
+
+#: Table functions a query may call: they make rows, never read files (Q2: every file a
+#: data statement reads is a table's, found through the lakehouse).
+TABLE_FUNCTIONS = frozenset({"range", "generate_series"})
+
+
+def _table_function(node: exp.Table) -> str | None:
+    """The name of the table function a FROM item calls, None for a table name."""
+    if isinstance(node.this, exp.Anonymous):
+        return str(node.this.this).lower()
+    if isinstance(node.this, exp.Func):
+        return node.this.sql_name().lower()
+    return None
+
+
+def reads_table_data(query: exp.Expr) -> bool:
+    """True when a query names a table that is neither a system table nor one of its
+    CTEs, or calls a table function: it runs in DuckDB (Q2); otherwise the catalog's own
+    executor answers it."""
+    ctes = _cte_names(query)
+    for node in query.find_all(exp.Table):
+        if not node.name:
+            return True  # a table function: DuckDB runs it (or it is refused there)
+        if _is_system(node):
+            continue
+        if not node.text("db") and node.name.lower() in ctes:
+            continue
+        return True
+    return False
+
+
+# ---------------------------------------------------------------------------
+# Types: SPEC 5 kinds <-> DuckDB <-> Arrow
+# ---------------------------------------------------------------------------
+
+_DUCK_PRIMITIVES = {
+    "boolean": "BOOLEAN", "int2": "SMALLINT", "int4": "INTEGER", "int8": "BIGINT",
+    "float4": "FLOAT", "float8": "DOUBLE", "char": "VARCHAR", "varchar": "VARCHAR",
+    "date": "DATE", "time": "TIME", "timetz": "VARCHAR", "timestamp": "TIMESTAMP",
+    "timestamptz": "TIMESTAMPTZ", "fixed": "BLOB", "binary": "BLOB",
+}  # fmt: skip
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _string_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def duck_type(t: TypeSpec, *, stored: bool) -> str:
+    """The DuckDB type of a SPEC 5 type: as stored in the Iceberg data (``stored``:
+    the carrier, e.g. INTEGER for int2) or as SQL sees the column."""
+    if t.kind == "decimal":
+        return f"DECIMAL({t.precision},{t.scale})"
+    if t.kind == "list":
+        assert t.element is not None
+        return f"{duck_type(t.element.type, stored=stored)}[]"
+    if t.kind == "map":
+        assert t.key is not None and t.value is not None
+        return f"MAP({duck_type(t.key.type, stored=stored)}, {duck_type(t.value.type, stored=stored)})"
+    if t.kind == "struct":
+        fields = ", ".join(f"{_quote(f.name)} {duck_type(f.type, stored=stored)}" for f in t.fields)
+        return f"STRUCT({fields})"
+    if stored and t.kind == "int2":
+        return "INTEGER"
+    return _DUCK_PRIMITIVES[t.kind]
+
+
+def kind_of_arrow(t: Any) -> str:
+    """The SPEC 5 kind (a PEP 249 type code) of an Arrow type of a result column."""
+    import pyarrow as pa
+
+    checks: Sequence[tuple[Callable[[Any], bool], str]] = (
+        (pa.types.is_boolean, "boolean"), (pa.types.is_int8, "int2"), (pa.types.is_int16, "int2"),
+        (pa.types.is_uint8, "int2"), (pa.types.is_int32, "int4"), (pa.types.is_uint16, "int4"),
+        (pa.types.is_int64, "int8"), (pa.types.is_uint32, "int8"), (pa.types.is_uint64, "decimal"),
+        (pa.types.is_float16, "float4"), (pa.types.is_float32, "float4"),
+        (pa.types.is_float64, "float8"), (pa.types.is_decimal, "decimal"),
+        (pa.types.is_string, "varchar"), (pa.types.is_large_string, "varchar"),
+        (pa.types.is_string_view, "varchar"), (pa.types.is_fixed_size_binary, "fixed"),
+        (pa.types.is_binary, "binary"), (pa.types.is_large_binary, "binary"),
+        (pa.types.is_binary_view, "binary"), (pa.types.is_date, "date"),
+        (pa.types.is_time, "time"), (pa.types.is_map, "map"), (pa.types.is_struct, "struct"),
+        (pa.types.is_list, "list"), (pa.types.is_large_list, "list"),
+        (pa.types.is_fixed_size_list, "list"), (pa.types.is_list_view, "list"),
+    )  # fmt: skip
+    if pa.types.is_timestamp(t):
+        return "timestamptz" if t.tz else "timestamp"
+    for check, kind in checks:
+        if check(t):
+            return kind
+    return "varchar"  # intervals, nulls, unions: no SPEC 5 kind; shown as text would be
+
+
+# ---------------------------------------------------------------------------
+# Table references -> DuckDB views (Q1, Q2)
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """The data of one table at one version: its definition and its files."""
+
+    info: TableInfo
+    data_files: tuple[str, ...]
+    position_deletes: tuple[str, ...]
+
+
+def _duck_path(location: str) -> str:
+    """A file location as DuckDB opens it: a local path, or a URI of the registered
+    filesystem."""
+    from trinitylake_dbapi.iceberg.io import local_path
+
+    return local_path(location) or location
+
+
+def _plan(session: Session, catalog: CatalogTransaction, namespace: str, name: str) -> _Scan:
+    states = session.table_states()
+    info, metadata, location = states.state(catalog, namespace, name)
+    if info.table_format.upper() != "ICEBERG":
+        raise NotSupportedError(
+            f"table {namespace}.{name} is a {info.table_format} table: only Iceberg tables hold rows here"
+        )
+    snapshot = metadata.current_snapshot() if location is not None else None
+    if snapshot is None or location is None:
+        return _Scan(info, (), ())
+
+    def plan() -> tuple[tuple[str, ...], tuple[str, ...]]:
+        from pyiceberg.manifest import DataFileContent
+        from pyiceberg.table import DataScan
+
+        scan = DataScan(table_metadata=metadata, io=states.file_io(), snapshot_id=snapshot.snapshot_id)
+        data: list[str] = []
+        deletes: set[str] = set()
+        for task in scan.plan_files():
+            data.append(_duck_path(task.file.file_path))
+            for d in task.delete_files:
+                if d.content == DataFileContent.EQUALITY_DELETES:
+                    raise NotSupportedError(
+                        f"table {namespace}.{name} has equality delete files ({d.file_path}): "
+                        "reading them is not supported; compact the table with an engine that can"
+                    )
+                deletes.add(_duck_path(d.file_path))
+        return tuple(data), tuple(sorted(deletes))
+
+    data, deletes = session.data_engine().planned_files(location, snapshot.snapshot_id, plan)
+    return _Scan(info, data, deletes)
+
+
+def _column_expr(c: ColumnSpec, source: str) -> str:
+    """One column of a view: the stored value as SQL sees it."""
+    if c.type.kind == "int2":
+        return f"CAST({source} AS SMALLINT)"
+    return source
+
+
+#: The column of a file view (:func:`_view_sql` with ``with_file``) naming each row's file.
+_FILE_COLUMN = "__tl_file"
+
+
+def _view_sql(scan: _Scan, *, with_file: bool = False) -> str:
+    """The SELECT a table reference's view runs (Q2); ``with_file`` adds the column
+    ``__tl_file``, the data file each row is in (for a scan without delete files)."""
+    columns = scan.info.columns
+    if not columns:
+        return "SELECT NULL WHERE false"
+    if not scan.data_files:
+        select = ", ".join(
+            f"CAST(NULL AS {duck_type(c.type, stored=False)}) AS {_quote(c.name)}" for c in columns
+        )
+        return f"SELECT {select} WHERE false"
+    entries = ", ".join(
+        f"{c.id}: {{name: {_string_literal(c.name)}, type: {_string_literal(duck_type(c.type, stored=True))}, "
+        f"default_value: NULL}}"
+        for c in columns
+    )
+    files = ", ".join(_string_literal(f) for f in scan.data_files)
+    select = ", ".join(f"{_column_expr(c, 'd.' + _quote(c.name))} AS {_quote(c.name)}" for c in columns)
+    if with_file:
+        assert not scan.position_deletes
+        return (
+            f"SELECT {select}, d.filename AS {_FILE_COLUMN} "
+            f"FROM read_parquet([{files}], schema = MAP {{{entries}}}, filename = true) d"
+        )
+    if not scan.position_deletes:
+        return f"SELECT {select} FROM read_parquet([{files}], schema = MAP {{{entries}}}) d"
+    deletes = ", ".join(_string_literal(f) for f in scan.position_deletes)
+    return (
+        f"SELECT {select} FROM read_parquet([{files}], schema = MAP {{{entries}}}, "
+        "filename = true, file_row_number = true) d "
+        f"ANTI JOIN (SELECT {_file_key_sql('file_path')} AS file_key, pos FROM read_parquet([{deletes}])) x "
+        f"ON x.file_key = {_file_key_sql('d.filename')} AND x.pos = d.file_row_number"
+    )
+
+
+def _file_key(location: str) -> str:
+    """A data file's location without its scheme and leading slashes: the same for the
+    path a manifest holds and the one DuckDB reports (``memory://x`` vs ``memory:///x``,
+    ``file:///x`` vs ``/x``)."""
+    return re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*:(//)?", "", location).lstrip("/")
+
+
+def _file_key_sql(column: str) -> str:
+    """:func:`_file_key` in DuckDB SQL."""
+    return f"ltrim(regexp_replace({column}, '^[A-Za-z][A-Za-z0-9+.-]*:(//)?', ''), '/')"
+
+
+def _system_arrow(spec: Any, rows: list[tuple]) -> Any:
+    import pyarrow as pa
+
+    types = {"varchar": pa.string(), "int4": pa.int32(), "int8": pa.int64(), "timestamp": pa.timestamp("us")}
+    schema = pa.schema([(name, types[kind]) for name, kind in spec.columns])
+    columns = list(zip(*rows)) if rows else [[] for _ in spec.columns]
+    return pa.table([pa.array(list(col), type=f.type) for col, f in zip(columns, schema)], schema=schema)
+
+
+class _Statement:
+    """One data statement's DuckDB cursor and the views its table references became."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.engine = session.data_engine()
+        self.cursor = self.engine.cursor()
+        self._count = itertools.count(1)
+        self._owned: list[CatalogTransaction] = []
+        self._catalogs: dict[str, CatalogTransaction] = {}
+
+    def close(self) -> None:
+        for catalog in self._owned:
+            catalog.rollback()
+        self._owned.clear()
+
+    def close_cursor(self) -> None:
+        with contextlib.suppress(Exception):
+            self.cursor.close()
+
+    def __enter__(self) -> "_Statement":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        """A write's statement ends whole: its catalogs and its DuckDB cursor."""
+        self.close()
+        self.close_cursor()
+
+    def catalog_for(self, version: exp.Version | None) -> CatalogTransaction:
+        if version is None:
+            return self.session.transaction()
+        key = version.sql(dialect=TrinityLake)
+        if key not in self._catalogs:
+            catalog = time_travel(self.session, version)
+            self._owned.append(catalog)
+            self._catalogs[key] = catalog
+        return self._catalogs[key]
+
+    def view_of_table(self, namespace: str, name: str, version: exp.Version | None = None) -> tuple[str, _Scan]:
+        """A new view over a table's data (Q1, Q2); its name and the scan it reads."""
+        scan = _plan(self.session, self.catalog_for(version), namespace, name)
+        return self.view_of_scan(scan), scan
+
+    def view_of_scan(self, scan: _Scan, *, with_file: bool = False) -> str:
+        """A new view over ``scan`` (see :func:`_view_sql`); its name."""
+        view = f"__tl_{next(self._count)}"
+        self.run(f"CREATE TEMP VIEW {view} AS {_view_sql(scan, with_file=with_file)}")
+        return view
+
+    def _view_of_reference(self, node: exp.Table, version: exp.Version | None) -> str:
+        namespace, name = table_name(self.session, node)
+        try:
+            return self.view_of_table(namespace, name, version)[0]
+        except ObjectNotFoundError as e:
+            raise _with_position(e, node) from None
+
+
+    def replace_tables(self, statement: exp.Expr, *, skip: exp.Table | None = None) -> None:
+        """Point every table reference of ``statement`` (but ``skip``) at a view of its
+        data or an Arrow table of a system table, in place."""
+        ctes = _cte_names(statement)
+        qualified: set[tuple[str, str]] = set()
+        for node in list(statement.find_all(exp.Table)):
+            if node is skip:
+                # UPDATE's and DELETE's target keeps its name: ``ns.t.column`` is ``t.column``.
+                if node.args.get("alias") is None and node.text("db"):
+                    qualified.add((node.text("db").lower(), node.name.lower()))
+                continue
+            if not node.name:
+                function = _table_function(node)
+                if function in TABLE_FUNCTIONS:
+                    continue
+                raise NotSupportedError(
+                    f"unsupported FROM item {node.sql(dialect=TrinityLake)!r}; the table functions "
+                    f"are {', '.join(sorted(TABLE_FUNCTIONS))}"
+                )
+            if not node.text("db") and node.name.lower() in ctes:
+                continue
+            if node.args.get("catalog"):
+                raise ProgrammingError(f"table {node.sql(dialect=TrinityLake)!r}: names have at most two parts")
+            version = node.args.get("version")
+            if _is_system(node):
+                view = self._system_view(node, version)
+            else:
+                view = self._view_of_reference(node, version)
+            alias = node.args.get("alias")
+            if alias is None:
+                alias = exp.TableAlias(this=exp.to_identifier(node.name))
+                if node.text("db"):
+                    qualified.add((node.text("db").lower(), node.name.lower()))
+            node.replace(exp.Table(this=exp.to_identifier(view), alias=alias))
+        # ``ns.t.column`` (as SQLAlchemy writes it) names the table by its alias now.
+        for column in statement.find_all(exp.Column):
+            if column.args.get("db") is not None and (column.text("db").lower(), column.table.lower()) in qualified:
+                column.set("db", None)
+
+    def _system_view(self, node: exp.Table, version: exp.Version | None) -> str:
+        from trinitylake_dbapi.sql.system_tables import SYSTEM_TABLES, Scope
+
+        key = (node.text("db").lower(), node.name.lower())
+        spec = SYSTEM_TABLES.get(key)
+        if spec is None:
+            names = ", ".join(f"{d}.{n}" for d, n in SYSTEM_TABLES)
+            raise ObjectNotFoundError(f"system table {key[0]}.{key[1]} does not exist; the system tables are {names}")
+        rows = spec.build(self.catalog_for(version), self.session.lakehouse, Scope({}, control=self.session.control))
+        view = f"__tl_{next(self._count)}"
+        self.cursor.register(view, _system_arrow(spec, rows))
+        return view
+
+    def run(self, sql: str) -> list[tuple]:
+        """Run DuckDB SQL on this statement's cursor, under the statement's control;
+        its rows (a statement's result is always read to its end)."""
+        with _interruptible(self.session.control, self.cursor):
+            return self.cursor.execute(sql).fetchall()
+
+    def relation(self, sql: str) -> Any:
+        with _interruptible(self.session.control, self.cursor):
+            return self.cursor.sql(sql)
+
+    def scalar(self, sql: str) -> Any:
+        rows = self.run(sql)
+        return rows[0][0] if rows else None
+
+    def arrow(self, sql: str) -> Any:
+        """The whole result of ``sql`` as an Arrow table."""
+        with _interruptible(self.session.control, self.cursor):
+            return _read_all(self.cursor.sql(sql))
+
+
+def _read_all(relation: Any) -> Any:
+    arrow = getattr(relation, "to_arrow_table", None) or relation.arrow
+    return arrow()
+
+
+def _batches(relation: Any, rows: int) -> Any:
+    reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_record_batch
+    return reader(rows)
+
+
+@contextlib.contextmanager
+def _interruptible(control: StatementControl, cursor: Any) -> Iterator[None]:
+    """Q6: ``Connection.interrupt()`` and the statement's deadline interrupt DuckDB."""
+    control.check()
+    with control.interrupting(cursor.interrupt):
+        yield
+
+
+# ---------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------
+
+_QUOTED = re.compile(r'"([^"]+)"')
+
+
+def _position(statement: exp.Expr, name: str) -> str:
+    """Where ``name`` (a column or table name) appears in the statement's text."""
+    lowered = name.lower()
+    for node in statement.find_all(exp.Identifier):
+        meta = node.meta
+        if node.this.lower() == lowered and "line" in meta:
+            return f" at line {meta['line']}, column {meta['col'] - len(node.this) + 1}"
+    return ""
+
+
+_DUCKDB_KIND = re.compile(r"^[A-Z][A-Za-z ]* Error: ")
+_INTERNAL = re.compile(r"\s*when casting from source column c\d+|__tl_\w+\.?")
+
+
+def _message(e: Exception) -> str:
+    """DuckDB's message without its error-kind prefix and this module's internal names."""
+    first = str(e).split("\n")[0]
+    return _INTERNAL.sub("", _DUCKDB_KIND.sub("", first)).strip()
+
+
+def _translate(e: Exception, statement: exp.Expr, engine: Engine) -> Exception:
+    """A DuckDB error as the PEP 249 error a user of this driver expects."""
+    duckdb = engine.errors
+    message = _message(e)
+    if isinstance(e, duckdb.InterruptException):
+        return QueryCanceledError("the statement was canceled (Connection.interrupt() or statement_timeout)")
+    if isinstance(e, duckdb.OutOfMemoryException):
+        return OperationalError(f"the query needs more memory than the connection's memory_limit allows: {message}")
+    if isinstance(e, (duckdb.ConversionException, duckdb.OutOfRangeException)):
+        return DataError(message)
+    if isinstance(e, duckdb.BinderException) or isinstance(e, duckdb.CatalogException):
+        found = _QUOTED.search(message)
+        where = _position(statement, found.group(1)) if found else ""
+        return ProgrammingError(f"{message}{where}")
+    if isinstance(e, duckdb.ParserException):
+        return NotSupportedError(f"DuckDB cannot run this statement: {message}")
+    if isinstance(e, duckdb.InvalidInputException):
+        return DataError(message)
+    if isinstance(e, duckdb.IOException):
+        return OperationalError(f"reading the table's data failed: {message}")
+    for theirs, ours in (
+        (duckdb.DataError, DataError), (duckdb.IntegrityError, IntegrityError),
+        (duckdb.NotSupportedError, NotSupportedError), (duckdb.ProgrammingError, ProgrammingError),
+    ):  # fmt: skip
+        if isinstance(e, theirs):
+            return ours(message)
+    if isinstance(e, duckdb.Error):
+        return OperationalError(message)
+    return e
+
+
+@contextlib.contextmanager
+def _translated(statement: exp.Expr, engine: Engine) -> Iterator[None]:
+    try:
+        yield
+    except Error:
+        raise
+    except Exception as e:  # noqa: BLE001 - translated, or passed on
+        translated = _translate(e, statement, engine)
+        if translated is e:
+            raise
+        raise translated from None
+
+
+# ---------------------------------------------------------------------------
+# SELECT (Q1, Q2, Q5)
+# ---------------------------------------------------------------------------
+
+
+class _Rows:
+    """A result's record batches, turned into Python rows as they are reached (Q5)."""
+
+    def __init__(self, statement: _Statement, reader: Any, source: exp.Expr) -> None:
+        self._statement = statement
+        self._reader = reader
+        self._source = source
+        self._rows: list[tuple] = []
+        self._position = 0
+        self._done = False
+        self._convert = [_converter(f.type) for f in reader.schema]
+
+    def _next_batch(self) -> bool:
+        control = self._statement.session.control
+        try:
+            with _translated(self._source, self._statement.engine), control.interrupting(
+                self._statement.cursor.interrupt
+            ):
+                batch = self._reader.read_next_batch()
+        except StopIteration:
+            self.close()
+            return False
+        columns = [convert(column) for convert, column in zip(self._convert, batch.columns)]
+        self._rows = list(zip(*columns)) if columns else [() for _ in range(batch.num_rows)]
+        self._position = 0
+        return True
+
+    def fetch(self, count: int | None) -> list[tuple]:
+        out: list[tuple] = []
+        while not self._done and (count is None or len(out) < count):
+            if self._position >= len(self._rows) and not self._next_batch():
+                break
+            take = len(self._rows) - self._position if count is None else min(count - len(out), len(self._rows) - self._position)
+            out.extend(self._rows[self._position : self._position + take])
+            self._position += take
+        return out
+
+    def close(self) -> None:
+        if not self._done:
+            self._done = True
+            self._rows = []
+            with contextlib.suppress(Exception):
+                self._reader.close()
+            self._statement.close_cursor()
+
+
+def _converter(t: Any) -> Callable[[Any], list]:
+    """Arrow column -> Python values (maps become dicts, at any depth)."""
+    import pyarrow as pa
+
+    def has_map(t: Any) -> bool:
+        if pa.types.is_map(t):
+            return True
+        if pa.types.is_struct(t):
+            return any(has_map(t.field(i).type) for i in range(t.num_fields))
+        if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+            return has_map(t.value_type)
+        return False
+
+    if not has_map(t):
+        return lambda column: column.to_pylist()
+
+    def fix(value: Any, t: Any) -> Any:
+        if value is None:
+            return None
+        if pa.types.is_map(t):
+            return {fix(k, t.key_type): fix(v, t.item_type) for k, v in value}
+        if pa.types.is_struct(t):
+            return {t.field(i).name: fix(value[t.field(i).name], t.field(i).type) for i in range(t.num_fields)}
+        if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+            return [fix(v, t.value_type) for v in value]
+        return value
+
+    return lambda column: [fix(v, t) for v in column.to_pylist()]
+
+
+def query_columns(schema: Any) -> tuple[tuple[str, str], ...]:
+    """(name, SPEC 5 kind) of an Arrow schema's fields: a result's description."""
+    return tuple((f.name, kind_of_arrow(f.type)) for f in schema)
+
+
+def run_select(query: exp.Query, session: Session) -> Result:
+    """A SELECT that reads tables' rows, as a streaming result (Q1, Q2, Q5)."""
+    statement = _Statement(session)
+    try:
+        rewritten = query.copy()
+        statement.replace_tables(rewritten)
+        sql = rewritten.sql(dialect="duckdb")
+        with _translated(query, statement.engine), _interruptible(session.control, statement.cursor):
+            reader = _batches(statement.cursor.sql(sql), BATCH_ROWS)  # runs what must run first
+    except BaseException:
+        statement.close_cursor()
+        raise
+    finally:
+        statement.close()
+    rows = _Rows(statement, reader, query)
+    return Result(query_columns(reader.schema), [], -1, rows)
+
+
+# ---------------------------------------------------------------------------
+# Writes (Q3, Q4)
+# ---------------------------------------------------------------------------
+
+
+def _refuse_read_only(session: Session, title: str) -> None:
+    if session.read_only:
+        raise ReadOnlyError(f"{title} refused: this connection reads a fixed version (time travel) and is read-only")
+
+
+def _target(session: Session, node: exp.Expr, title: str) -> tuple[exp.Table, str, str]:
+    table = node.this if isinstance(node, exp.Schema) else node
+    if not isinstance(table, exp.Table) or not table.name:
+        raise ProgrammingError(f"{title} needs a table name, not {node.sql(dialect=TrinityLake)!r}")
+    if table.args.get("version") is not None:
+        raise ProgrammingError(f"{title}: a table written to cannot take a time travel clause")
+    if _is_system(table):
+        raise ProgrammingError(f"{title}: system table {table.text('db')}.{table.name} is read-only")
+    namespace, name = table_name(session, table)
+    return table, namespace, name
+
+
+def _with_position(e: ObjectNotFoundError, node: exp.Table) -> ObjectNotFoundError:
+    """``e`` with the position of the table reference ``node`` in the statement's text."""
+    meta = node.this.meta if isinstance(node.this, exp.Identifier) else {}
+    if "line" not in meta:
+        return e
+    start = meta["col"] - len(node.name) + 1 - (len(node.text("db")) + 1 if node.text("db") else 0)
+    return ObjectNotFoundError(f"{e} (at line {meta['line']}, column {start})")
+
+
+def _describe_target(session: Session, node: exp.Table, namespace: str, name: str) -> TableInfo:
+    try:
+        return session.transaction().describe_table(namespace, name)
+    except ObjectNotFoundError as e:
+        raise _with_position(e, node) from None
+
+
+def _checked_values(
+    statement: _Statement, source: str, columns: Sequence[ColumnSpec], table: str, provided: Sequence[str] | None = None
+) -> Any:
+    """Q3: the rows of DuckDB relation ``source`` (one column per name in ``provided``,
+    else per table column, in order) as an Arrow table of the table's stored types,
+    after every check; DataError or IntegrityError naming the column otherwise."""
+    provided = [c.name for c in columns] if provided is None else list(provided)
+    by_name = {p.lower(): i for i, p in enumerate(provided)}
+    source_columns = [f"c{i}" for i in range(len(provided))]
+    statement.run(
+        f"CREATE TEMP TABLE __tl_src AS SELECT * FROM ({source}) s({', '.join(source_columns)})"
+    )
+    selects = []
+    checks = []
+    for c in columns:
+        position = by_name.get(c.name.lower())
+        value = "NULL" if position is None else f"c{position}"
+        sql_type = duck_type(c.type, stored=False)
+        selects.append((c, value, sql_type))
+        if not c.nullable:
+            checks.append((f"count(*) FILTER (WHERE {value} IS NULL)", c, "null"))
+        if c.type.kind in ("char", "varchar") and c.type.length is not None:
+            checks.append((f"max(length(CAST({value} AS VARCHAR)))", c, "length"))
+        if c.type.kind in ("binary", "fixed") and c.type.length is not None:
+            checks.append((f"max(octet_length(CAST({value} AS BLOB)))", c, "length"))
+        if c.type.kind == "fixed" and c.type.length is not None:
+            checks.append((f"min(octet_length(CAST({value} AS BLOB)))", c, "fixed"))
+    # Conversions first, column by column, so a failure names its column.
+    for c, value, sql_type in selects:
+        if value == "NULL":
+            continue
+        try:
+            statement.run(f"SELECT count(CAST({value} AS {sql_type})) FROM __tl_src")
+        except statement.engine.errors.Error as e:
+            if isinstance(e, statement.engine.errors.InterruptException):
+                raise
+            detail = _message(e)
+            raise DataError(f"column {c.name!r} of table {table} ({sql_type}): {detail}") from None
+    if checks:
+        found = statement.run(f"SELECT {', '.join(sql for sql, _, _ in checks)} FROM __tl_src")[0]
+        for (sql, c, what), value in zip(checks, found):
+            if what == "null" and value:
+                raise IntegrityError(
+                    f"NOT NULL constraint failed: column {c.name!r} of table {table} would hold NULL"
+                    f" ({value} row{'s' if value != 1 else ''})"
+                )
+            if what == "length" and value is not None and value > c.type.length:
+                raise DataError(
+                    f"column {c.name!r} of table {table}: a value of length {value} is too long for "
+                    f"{c.type}"
+                )
+            if what == "fixed" and value is not None and value != c.type.length:
+                raise DataError(
+                    f"column {c.name!r} of table {table}: a value of {value} bytes does not fit {c.type}"
+                )
+    stored = ", ".join(
+        f"CAST(CAST({value} AS {sql_type}) AS {duck_type(c.type, stored=True)}) AS {_quote(c.name)}"
+        if value != "NULL" else f"CAST(NULL AS {duck_type(c.type, stored=True)}) AS {_quote(c.name)}"
+        for c, value, sql_type in selects
+    )  # fmt: skip
+    return statement.arrow(f"SELECT {stored} FROM __tl_src")
+
+
+def _as_iceberg(arrow: Any, table: Any) -> Any:
+    """``arrow`` with the Arrow schema of the Iceberg table's current schema."""
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+
+    target = schema_to_pyarrow(table.schema(), include_field_ids=False)
+    return arrow.cast(target)
+
+
+def _load(session: Session, namespace: str, name: str) -> Any:
+    from pyiceberg.exceptions import NoSuchTableError
+
+    try:
+        return session.iceberg_catalog().load_table((namespace, name))
+    except NoSuchTableError:
+        session.transaction().describe_table(namespace, name)  # the precise PEP 249 error
+        raise
+
+
+def bulk_insert_template(statement: exp.Expr) -> list[exp.Placeholder] | None:
+    """The placeholders of ``INSERT ... VALUES (?, ?, ...)`` (one row of parameter
+    markers only), whose ``executemany`` runs as one INSERT of every parameter set; None
+    for any other statement."""
+    if not isinstance(statement, exp.Insert) or not isinstance(statement.expression, exp.Values):
+        return None
+    rows = statement.expression.expressions
+    if len(rows) != 1 or not isinstance(rows[0], exp.Tuple):
+        return None
+    holes = rows[0].expressions
+    if not holes or not all(isinstance(h, exp.Placeholder) for h in holes):
+        return None
+    return list(holes)
+
+
+def _parameter_columns(holes: list[exp.Placeholder], parameter_rows: Sequence[Any]) -> list[list[Any]]:
+    """The parameter sets of a bulk INSERT as one list of values per placeholder."""
+    from collections.abc import Mapping
+
+    names = [h.this if isinstance(h.this, str) and h.this != "?" else None for h in holes]
+    named = any(n is not None for n in names)
+    if named and not all(names):
+        raise ProgrammingError("a statement uses one parameter style: ? or :name, not both")
+    columns: list[list[Any]] = [[] for _ in holes]
+    for i, parameters in enumerate(parameter_rows):
+        if named:
+            if not isinstance(parameters, Mapping):
+                raise ProgrammingError(f"parameter set {i}: :name parameters need a mapping")
+            try:
+                values = [parameters[n] for n in names]
+            except KeyError as e:
+                raise ProgrammingError(f"parameter set {i}: no value for :{e.args[0]}") from None
+        else:
+            if isinstance(parameters, (str, bytes, Mapping)) or not isinstance(parameters, Sequence):
+                raise ProgrammingError(f"parameter set {i}: ? parameters need a sequence")
+            if len(parameters) != len(holes):
+                raise ProgrammingError(
+                    f"parameter set {i}: {len(parameters)} value(s) for {len(holes)} parameter marker(s)"
+                )
+            values = list(parameters)
+        for column, value in zip(columns, values):
+            column.append(value)
+    return columns
+
+
+def _parameter_table(holes: list[exp.Placeholder], parameter_rows: Sequence[Any], target_type: Callable[[int], Any]) -> Any:
+    """The parameter sets as an Arrow table, or None when Arrow cannot type a column
+    (mixed Python types): then they are bound as literals instead. A column of lists or
+    dicts takes the Arrow type of its target column (``target_type(i)`` for placeholder
+    i): inferred, dicts would become one struct of every row's keys, so a map's rows
+    would gain each other's keys."""
+    import pyarrow as pa
+
+    arrays = []
+    for i, column in enumerate(_parameter_columns(holes, parameter_rows)):
+        if any(isinstance(v, (list, tuple, dict)) for v in column):
+            try:
+                arrays.append(pa.array(column, type=target_type(i)))
+                continue
+            except (pa.ArrowException, TypeError, ValueError, OverflowError):
+                return None
+        try:
+            arrays.append(pa.array(column))
+            continue
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            pass
+        # Values of several Python types: as text, which the column's type then reads
+        # (DuckDB's cast rules), the way a text protocol would send them.
+        if any(isinstance(v, (bytes, bytearray, memoryview, list, dict, tuple)) for v in column):
+            return None
+        arrays.append(pa.array([None if v is None else _as_text(v) for v in column], pa.string()))
+    return pa.table(arrays, names=[f"p{i}" for i in range(len(arrays))])
+
+
+def _arrow_type(columns: Sequence[ColumnSpec], name: str) -> Any:
+    """The Arrow type a column's values are stored as."""
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+
+    from trinitylake_dbapi.iceberg.schema import schema_from_columns
+
+    column = next(c for c in columns if c.name.lower() == name.lower())
+    return schema_to_pyarrow(schema_from_columns([column]), include_field_ids=False).field(0).type
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    isoformat = getattr(value, "isoformat", None)
+    return isoformat(sep=" ") if callable(isoformat) and hasattr(value, "hour") and hasattr(value, "day") else (
+        isoformat() if callable(isoformat) else str(value)
+    )
+
+
+def run_insert(insert: exp.Insert, session: Session, parameter_rows: Sequence[Any] | None = None) -> Result:
+    """INSERT INTO t [(columns)] VALUES ... | SELECT ... (Q3, Q4). ``parameter_rows``:
+    the parameter sets of an ``executemany`` whose statement is a
+    :func:`bulk_insert_template`; they are inserted as one append."""
+    _refuse_read_only(session, "INSERT")
+    if insert.args.get("overwrite") or insert.args.get("conflict") or insert.args.get("returning"):
+        raise NotSupportedError("INSERT OVERWRITE, ON CONFLICT and RETURNING are not supported")
+    target, namespace, name = _target(session, insert.this, "INSERT")
+    info = _describe_target(session, target, namespace, name)
+    provided: list[str] | None = None
+    if isinstance(insert.this, exp.Schema):
+        provided = [c.name for c in insert.this.expressions]
+        known = {c.name.lower() for c in info.columns}
+        for column in insert.this.expressions:
+            if column.name.lower() not in known:
+                raise ObjectNotFoundError(
+                    f"table {namespace}.{name} has no column {column.name!r}{_position(insert, column.name)}"
+                )
+        if len({p.lower() for p in provided}) != len(provided):
+            raise ProgrammingError(f"INSERT INTO {namespace}.{name}: a column is named twice")
+    width = len(provided) if provided is not None else len(info.columns)
+    parameters = None
+    if parameter_rows is not None:
+        holes = bulk_insert_template(insert)
+        assert holes is not None, "parameter_rows need an INSERT ... VALUES (?, ...) statement"
+        names = provided if provided is not None else [c.name for c in info.columns]
+        parameters = _parameter_table(holes, parameter_rows, lambda i: _arrow_type(info.columns, names[i]))
+        if parameters is None:
+            insert = _bound_rows(insert, parameter_rows)
+    with _Statement(session) as statement, _translated(insert, statement.engine):
+        if parameters is not None:
+            statement.cursor.register("__tl_parameters", parameters)
+            sql = "SELECT * FROM __tl_parameters"
+        else:
+            source = insert.expression.copy()
+            statement.replace_tables(source)
+            _maps_as_maps(source, info.columns, provided)
+            sql = source.sql(dialect="duckdb")
+        found = len(statement.relation(sql).columns)
+        if found != width:
+            raise ProgrammingError(
+                f"INSERT INTO {namespace}.{name}: {found} value(s) per row for {width} column(s)"
+            )
+        data = _checked_values(statement, sql, info.columns, f"{namespace}.{name}", provided)
+    return _append(session, namespace, name, data)
+
+
+def _maps_as_maps(source: exp.Expr, columns: Sequence[ColumnSpec], provided: Sequence[str] | None) -> None:
+    """In VALUES rows, a struct literal for a map column (a bound dict, see binding) is
+    written as the map it stands for, so that rows of one column agree on their type
+    (DuckDB does not unify ``{'a': 1}`` with ``MAP([], [])``)."""
+    if not isinstance(source, exp.Values):
+        return
+    by_name = {c.name.lower(): c for c in columns}
+    targets = [by_name.get(n.lower()) for n in provided] if provided is not None else list(columns)
+    for row in source.expressions:
+        if not isinstance(row, exp.Tuple):
+            continue
+        for value, column in zip(row.expressions, targets):
+            if column is not None and column.type.kind == "map" and isinstance(value, exp.Struct):
+                pairs = [e for e in value.expressions if isinstance(e, exp.PropertyEQ)]
+                if len(pairs) == len(value.expressions):
+                    value.replace(exp.Map(
+                        keys=exp.Array(expressions=[exp.Literal.string(p.name) for p in pairs]),
+                        values=exp.Array(expressions=[p.expression for p in pairs]),
+                    ))  # fmt: skip
+
+
+def _bound_rows(insert: exp.Insert, parameter_rows: Sequence[Any]) -> exp.Insert:
+    """One INSERT whose VALUES hold every parameter set, bound as literals."""
+    from trinitylake_dbapi.sql.binding import bind
+
+    rows: list[exp.Expr] = []
+    merged: exp.Insert | None = None
+    for parameters in parameter_rows:
+        bound = bind(insert, parameters)
+        assert isinstance(bound, exp.Insert)
+        rows.extend(bound.expression.expressions)
+        merged = merged or bound
+    assert merged is not None
+    merged.expression.set("expressions", rows)
+    return merged
+
+
+def _append(session: Session, namespace: str, name: str, data: Any) -> Result:
+    """Append checked rows (Q3) to a table in the statement's transaction (Q4)."""
+    if data.num_rows:
+        table = _load(session, namespace, name)
+        table.append(_as_iceberg(data, table))
+    return Result(None, [], data.num_rows)
+
+
+def _where_sql(node: exp.Expr) -> str:
+    where = node.args.get("where")
+    return "true" if where is None else where.this.sql(dialect="duckdb")
+
+
+def _rewrite(
+    session: Session, node: exp.Expr, title: str, new_rows: Callable[[str, str, list[ColumnSpec], exp.Expr], str]
+) -> Result:
+    """UPDATE and DELETE (Q4): count the rows the WHERE keeps and, if any, replace the
+    data files that hold them with ``new_rows(source, condition, columns, node)`` of
+    those files (or, for a table with delete files or partitions, the whole table)."""
+    _refuse_read_only(session, title)
+    target, namespace, name = _target(session, node.this, title)
+    if node.args.get("returning") or node.args.get("limit") or node.args.get("from_") or node.args.get("using"):
+        raise NotSupportedError(f"{title} with RETURNING, LIMIT, FROM or USING is not supported")
+    with _Statement(session) as statement, _translated(node, statement.engine):
+        try:
+            view, scan = statement.view_of_table(namespace, name)
+        except ObjectNotFoundError as e:
+            raise _with_position(e, target) from None
+        copy = node.copy()
+        # Subqueries in the WHERE or SET read other tables (and this one) at the same version.
+        statement.replace_tables(copy, skip=copy.this)
+        condition = _where_sql(copy)
+        alias = _quote(target.alias_or_name)
+        columns = list(scan.info.columns)
+        rows_sql = new_rows(f"{view} AS {alias}", condition, columns, copy)
+        statement.relation(rows_sql)  # binds it: unknown names fail even when no row matches
+        matched = statement.scalar(f"SELECT count(*) FROM {view} AS {alias} WHERE {condition}")
+        if not matched:
+            return Result(None, [], 0)
+        table = _load(session, namespace, name)
+        replaced = None
+        if _file_level(scan, table):
+            files_view = statement.view_of_scan(scan, with_file=True)
+            replaced = [
+                row[0] for row in statement.run(
+                    f"SELECT DISTINCT {_FILE_COLUMN} FROM {files_view} AS {alias} WHERE {condition}"
+                )
+            ]  # fmt: skip
+            listed = ", ".join(_string_literal(f) for f in replaced)
+            names = ", ".join(_quote(c.name) for c in columns)
+            only = f"(SELECT {names} FROM {files_view} WHERE {_FILE_COLUMN} IN ({listed})) AS {alias}"
+            rows_sql = new_rows(only, condition, columns, copy)
+        data = _checked_values(statement, rows_sql, columns, f"{namespace}.{name}")
+    arrow = _as_iceberg(data, table)
+    if replaced is None:
+        table.overwrite(arrow)
+    else:
+        _replace_files(table, set(replaced), arrow)
+    return Result(None, [], int(matched))
+
+
+def _file_level(scan: _Scan, table: Any) -> bool:
+    """Whether a rewrite can replace only the files holding matched rows: the scan has no
+    delete files to carry over, the table no partitions to write by, and no column
+    is named like read_parquet's file column."""
+    return (
+        not scan.position_deletes
+        and table.spec().is_unpartitioned()
+        and all(c.name.lower() != "filename" for c in scan.info.columns)
+    )
+
+
+def _replace_files(table: Any, replaced: set[str], rows: Any) -> None:
+    """One overwrite snapshot of ``table``: the data files named in ``replaced`` (as
+    DuckDB opened them) go, new files holding ``rows`` come (Q4)."""
+    import uuid
+
+    from pyiceberg.io.pyarrow import bin_pack_arrow_table, write_file
+    from pyiceberg.table import TableProperties, WriteTask
+
+    keys = {_file_key(f) for f in replaced}
+    old = [t.file for t in table.scan().plan_files() if _file_key(t.file.file_path) in keys]
+    if len(old) != len(keys):
+        raise OperationalError(f"table {table.name()}: the files to rewrite are not all in its snapshot")
+    target_size = int(table.properties.get(
+        TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT
+    ))  # fmt: skip
+    with table.transaction() as transaction:
+        with transaction.update_snapshot().overwrite() as overwrite:
+            for data_file in old:
+                overwrite.delete_data_file(data_file)
+            if rows.num_rows:
+                write_uuid = uuid.uuid4()
+                tasks = (
+                    WriteTask(write_uuid=write_uuid, task_id=i, schema=table.schema(), record_batches=batches)
+                    for i, batches in enumerate(bin_pack_arrow_table(rows, target_size))
+                )
+                for data_file in write_file(table.io, table.metadata, tasks):
+                    overwrite.append_data_file(data_file)
+
+
+def run_delete(delete: exp.Delete, session: Session) -> Result:
+    """DELETE FROM t [WHERE ...] (copy-on-write, Q4)."""
+
+    def survivors(source: str, condition: str, columns: list[ColumnSpec], node: exp.Expr) -> str:
+        names = ", ".join(_quote(c.name) for c in columns)
+        return f"SELECT {names} FROM {source} WHERE ({condition}) IS NOT TRUE"
+
+    return _rewrite(session, delete, "DELETE", survivors)
+
+
+def run_update(update: exp.Update, session: Session) -> Result:
+    """UPDATE t SET column = value, ... [WHERE ...] (copy-on-write, Q4)."""
+
+    def updated(source: str, condition: str, columns: list[ColumnSpec], node: exp.Expr) -> str:
+        assignments: dict[str, str] = {}
+        known = {c.name.lower(): c for c in columns}
+        for assignment in node.expressions:
+            if not isinstance(assignment, exp.EQ) or not isinstance(assignment.this, exp.Column):
+                raise ProgrammingError(f"UPDATE: expected column = value, not {assignment.sql(dialect=TrinityLake)!r}")
+            column = assignment.this.name
+            if column.lower() not in known:
+                raise ObjectNotFoundError(f"UPDATE: no column {column!r}{_position(update, column)}")
+            if column.lower() in assignments:
+                raise ProgrammingError(f"UPDATE: column {column!r} is set twice")
+            assignments[column.lower()] = assignment.expression.sql(dialect="duckdb")
+        selects = []
+        for c in columns:
+            value = assignments.get(c.name.lower())
+            if value is None:
+                selects.append(_quote(c.name))
+            else:  # the new value is cast (and checked, naming its column) afterwards
+                selects.append(f"CASE WHEN ({condition}) THEN ({value}) ELSE {_quote(c.name)} END")
+        return f"SELECT {', '.join(selects)} FROM {source}"
+
+    return _rewrite(session, update, "UPDATE", updated)
+
+
+def run_create_as(
+    session: Session, namespace: str, name: str, query: exp.Query, create: Callable[[list[ColumnSpec]], bool]
+) -> Result:
+    """CREATE TABLE t AS SELECT: ``create(columns)`` makes the table (in the
+    statement's transaction) with the query's columns, then its rows are appended. When
+    ``create`` makes nothing (IF NOT EXISTS on an existing table), nothing is inserted."""
+    _refuse_read_only(session, "CREATE TABLE AS SELECT")
+    with _Statement(session) as statement, _translated(query, statement.engine):
+        source = query.copy()
+        statement.replace_tables(source)
+        sql = source.sql(dialect="duckdb")
+        relation = statement.relation(sql)
+        columns = [ColumnSpec(n, _type_of_duck(t, n)) for n, t in zip(relation.columns, relation.types)]
+        if not create(columns):
+            return Result(None, [], 0)
+        info = session.transaction().describe_table(namespace, name)
+        data = _checked_values(statement, sql, info.columns, f"{namespace}.{name}")
+    return _append(session, namespace, name, data)
+
+
+_DUCK_TO_KIND = {
+    "BOOLEAN": "boolean", "TINYINT": "int2", "SMALLINT": "int2", "UTINYINT": "int2",
+    "INTEGER": "int4", "USMALLINT": "int4", "BIGINT": "int8", "UINTEGER": "int8",
+    "FLOAT": "float4", "DOUBLE": "float8", "VARCHAR": "varchar", "DATE": "date",
+    "TIME": "time", "TIMESTAMP": "timestamp", "TIMESTAMP WITH TIME ZONE": "timestamptz",
+    "BLOB": "binary", "UUID": "varchar", "TIME WITH TIME ZONE": "timetz",
+    "TIMESTAMP_S": "timestamp", "TIMESTAMP_MS": "timestamp", "TIMESTAMP_NS": "timestamp",
+}  # fmt: skip
+
+
+def _type_of_duck(t: Any, column: str) -> TypeSpec:
+    """The SPEC 5 type of a DuckDB result column (for CREATE TABLE AS SELECT)."""
+    from trinitylake_dbapi.format.types import list_type, map_type, struct_type
+
+    text = str(t)
+    type_id = getattr(t, "id", "").lower()
+    if type_id == "decimal":
+        children = dict(t.children)
+        return TypeSpec("decimal", precision=int(children["precision"]), scale=int(children["scale"]))
+    if type_id in ("hugeint", "uhugeint", "ubigint"):
+        return TypeSpec("decimal", precision=38, scale=0)
+    if type_id == "list":
+        return list_type(_type_of_duck(dict(t.children)["child"], column))
+    if type_id == "map":
+        children = dict(t.children)
+        return map_type(_type_of_duck(children["key"], column), _type_of_duck(children["value"], column))
+    if type_id == "struct":
+        return struct_type(*(ColumnSpec(n, _type_of_duck(c, f"{column}.{n}")) for n, c in t.children))
+    kind = _DUCK_TO_KIND.get(text.upper())
+    if kind is None:
+        raise NotSupportedError(f"CREATE TABLE AS SELECT: column {column!r} has DuckDB type {text}, which no table type holds")
+    if kind == "time" or kind == "timestamp" or kind == "timestamptz":
+        return TypeSpec(kind, precision=6)
+    return TypeSpec(kind)
