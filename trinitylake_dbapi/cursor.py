@@ -208,9 +208,13 @@ class Cursor:
     # -- closing ---------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Release the result set; the cursor can no longer be used. Idempotent."""
+        """Release the result set; the cursor can no longer be used. Idempotent.
+        ``rowcount`` keeps the last statement's count (as sqlite3's does): SQLAlchemy
+        reads an INSERT's count after closing its cursor (pandas' to_sql returns it)."""
         self._closed = True
+        rowcount = self.rowcount
         self._reset()
+        self.rowcount = rowcount
 
     def detach(self) -> None:
         """Called when the connection closes."""

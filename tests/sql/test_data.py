@@ -136,6 +136,9 @@ def test_time_travel_returns_each_versions_rows_across_two_tables(auto: Any) -> 
         assert sorted(q(pinned.cursor(), "SELECT x FROM ns.a")) == a_rows
         pinned.close()
     first, last = min(expected), max(expected)
+    created = q(auto, f"SELECT created_at FROM system.versions WHERE version = {first}")[0][0]
+    by_time = f"FOR SYSTEM_TIME AS OF TIMESTAMP '{created.isoformat(sep=' ')}'"
+    assert sorted(q(auto, f"SELECT x FROM ns.a {by_time}")) == expected[first][0]
     # One query, two versions of one table.
     rows = q(auto, f"SELECT count(*) FROM ns.a FOR SYSTEM_VERSION AS OF {first} UNION ALL "
                    f"SELECT count(*) FROM ns.a FOR SYSTEM_VERSION AS OF {last}")  # fmt: skip
@@ -260,6 +263,14 @@ def test_a_null_list_of_structs_stays_null(auto: Any) -> None:
     q(auto, "CREATE TABLE ns.t (id INT, ls ARRAY<STRUCT<x: INT>>)")
     q(auto, "INSERT INTO ns.t VALUES (1, NULL)")
     assert q(auto, "SELECT ls FROM ns.t") == [(None,)]
+
+
+def test_rowcount_outlives_the_cursor(auto: Any) -> None:
+    q(auto, "CREATE TABLE ns.t (id INT)")
+    cur = auto.connection.cursor()
+    cur.executemany("INSERT INTO ns.t VALUES (?)", [(1,), (2,), (3,)])
+    cur.close()
+    assert cur.rowcount == 3
 
 
 def test_create_table_as_select(auto: Any) -> None:
@@ -438,3 +449,30 @@ def test_update_and_delete_rewrite_only_the_files_holding_matched_rows(auto: Any
     assert (changed["deleted-records"], changed["added-records"]) == ("10", "8")
     assert q(auto, "SELECT id, v FROM ns.f ORDER BY id") == [
         (i, "y" if i in (6, 8) else "x") for i in range(15) if i not in (0, 12)]
+
+
+def test_conditions_on_a_table_prune_its_files(tmp_path: Any) -> None:
+    conn = tl.connect(str(tmp_path / "lake"), create=True, autocommit=True)
+    cur = conn.cursor()
+    q(cur, "CREATE TABLE t (id INT, tag STRING)")
+    for batch in range(4):  # four files: ids 0-4, 5-9, 10-14, 15-19
+        cur.executemany("INSERT INTO t VALUES (?, ?)", [(batch * 5 + i, f"b{batch}") for i in range(5)])
+    files = [task.file.file_path for task in conn.iceberg_catalog().load_table("default.t").scan().plan_files()]
+    third = duckdb.sql(
+        f"SELECT DISTINCT filename FROM read_parquet({[f.removeprefix('file://') for f in files]}, filename = true) "
+        "WHERE id = 12").fetchall()[0][0]  # fmt: skip
+    import os
+
+    os.remove(third)  # a query that reads the third file now fails; one that prunes it does not
+    assert q(cur, "SELECT tag FROM t WHERE id = 2") == [("b0",)]
+    assert q(cur, "SELECT count(*) FROM t WHERE id > 15 AND tag <> 'x'") == [(4,)]
+    assert q(cur, "SELECT id FROM t WHERE id IN (1, 19) ORDER BY id") == [(1,), (19,)]
+    # Under an outer join too: the conditions reject NULL, so pruning changes nothing.
+    assert q(cur, "SELECT a.id, b.id FROM t a LEFT JOIN t b ON b.id = a.id + 15 "
+                  "WHERE a.id < 3 AND b.id >= 16 ORDER BY 1") == [(1, 16), (2, 17)]  # fmt: skip
+    assert q(cur, "SELECT count(*) FROM t a JOIN t b ON a.id = b.id WHERE a.id = 1 AND b.id <= 4") == [(1,)]
+    for unpruned in ["SELECT count(*) FROM t", "SELECT count(*) FROM t WHERE id + 0 = 2",
+                     "SELECT count(*) FROM t WHERE id = 2 OR tag = 'b2'", "SELECT count(*) FROM t WHERE id = 2.0"]:
+        with pytest.raises(errors.OperationalError):
+            q(cur, unpruned)
+    conn.close()

@@ -45,6 +45,14 @@ Rules:
   Q6. ``Connection.interrupt()`` and ``statement_timeout`` interrupt DuckDB too
       (QueryCanceledError); the engine's ``memory_limit`` bounds DuckDB's memory
       (OperationalError when exceeded).
+  Q7. Files are pruned only by what cannot change a result: the conditions AND-ed at
+      the top of the WHERE of the SELECT a table is a FROM item of, comparing one of
+      its columns with an integer, string or boolean literal of the column's own kind
+      (``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``, ``IN``). Each rejects NULL, so a row
+      it rules out could not reach the result under inner or outer joins; PyIceberg's
+      planning drops a file only when its statistics rule out every row; DuckDB still
+      applies the whole WHERE. Other conditions (expressions, OR, casts, IS NULL, the
+      ON of a join) prune nothing.
 
 DuckDB is imported by the first data statement only: catalog statements never pay for
 it (nor for PyIceberg's data path).
@@ -53,6 +61,7 @@ it (nor for PyIceberg's data path).
 from __future__ import annotations
 
 import contextlib
+import decimal
 import itertools
 import re
 import threading
@@ -135,14 +144,19 @@ class Engine:
             self._db.register_filesystem(filesystem)
         self._lock = threading.Lock()
         self._closed = False
-        self._planned: dict[tuple[str, int], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._planned: dict[tuple[str, int, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
     def planned_files(
-        self, metadata_location: str, snapshot_id: int, plan: Callable[[], tuple[tuple[str, ...], tuple[str, ...]]]
+        self,
+        metadata_location: str,
+        snapshot_id: int,
+        conditions: str,
+        plan: Callable[[], tuple[tuple[str, ...], tuple[str, ...]]],
     ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The (data files, position delete files) of a snapshot, planned once: a
-        snapshot's files never change, and planning reads its manifests."""
-        key = (metadata_location, snapshot_id)
+        """The (data files, position delete files) of a snapshot that may hold rows
+        meeting ``conditions`` (their text), planned once: a snapshot's files never
+        change, and planning reads its manifests."""
+        key = (metadata_location, snapshot_id, conditions)
         with self._lock:
             found = self._planned.get(key)
         if found is None:
@@ -206,8 +220,11 @@ def _table_function(node: exp.Table) -> str | None:
 
 def reads_table_data(query: exp.Expr) -> bool:
     """True when a query names a table that is neither a system table nor one of its
-    CTEs, or calls a table function: it runs in DuckDB (Q2); otherwise the catalog's own
-    executor answers it."""
+    CTEs, calls a table function, or uses what the catalog's own executor cannot run
+    (window functions, ROLLUP, CUBE, GROUPING SETS): it runs in DuckDB (Q2); otherwise
+    that executor answers it."""
+    if query.find(exp.Window, exp.Rollup, exp.Cube, exp.GroupingSets):
+        return True
     ctes = _cte_names(query)
     for node in query.find_all(exp.Table):
         if not node.name:
@@ -307,7 +324,15 @@ def _duck_path(location: str) -> str:
     return local_path(location) or location
 
 
-def _plan(session: Session, catalog: CatalogTransaction, namespace: str, name: str) -> _Scan:
+def _plan(
+    session: Session,
+    catalog: CatalogTransaction,
+    namespace: str,
+    name: str,
+    conditions: Sequence["_Condition"] = (),
+) -> _Scan:
+    """The files of a table's snapshot at ``catalog``'s version; ``conditions`` (Q7)
+    let PyIceberg skip files whose column statistics rule every row out."""
     states = session.table_states()
     info, metadata, location = states.state(catalog, namespace, name)
     if info.table_format.upper() != "ICEBERG":
@@ -322,7 +347,10 @@ def _plan(session: Session, catalog: CatalogTransaction, namespace: str, name: s
         from pyiceberg.manifest import DataFileContent
         from pyiceberg.table import DataScan
 
-        scan = DataScan(table_metadata=metadata, io=states.file_io(), snapshot_id=snapshot.snapshot_id)
+        scan = DataScan(
+            table_metadata=metadata, io=states.file_io(), snapshot_id=snapshot.snapshot_id,
+            row_filter=_row_filter(conditions, info.columns),
+        )  # fmt: skip
         data: list[str] = []
         deletes: set[str] = set()
         for task in scan.plan_files():
@@ -336,8 +364,107 @@ def _plan(session: Session, catalog: CatalogTransaction, namespace: str, name: s
                 deletes.add(_duck_path(d.file_path))
         return tuple(data), tuple(sorted(deletes))
 
-    data, deletes = session.data_engine().planned_files(location, snapshot.snapshot_id, plan)
+    key = repr(sorted(conditions)) if conditions else ""
+    data, deletes = session.data_engine().planned_files(location, snapshot.snapshot_id, key, plan)
     return _Scan(info, data, deletes)
+
+
+# ---------------------------------------------------------------------------
+# Pruning files by a query's conditions (Q7)
+# ---------------------------------------------------------------------------
+
+#: (column name, operator, value): ``column op value`` with a value of the column's own
+#: kind family (see _LITERAL_KINDS), or ("in", tuple of values).
+_Condition = tuple[str, str, Any]
+
+_OPERATORS = {exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
+_MIRRORED = {"=": "=", "<>": "<>", ">": "<", ">=": "<=", "<": ">", "<=": ">="}
+#: Python value type -> the column kinds it is compared with exactly (no rounding, no
+#: parsing that could differ from DuckDB's): only these conditions prune files.
+_LITERAL_KINDS = {int: {"int2", "int4", "int8"}, str: {"char", "varchar"}, bool: {"boolean"}}
+
+
+def _literal(node: exp.Expr) -> Any:
+    """The value of an integer, string or boolean literal; None for anything else."""
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    negative = isinstance(node, exp.Neg)
+    if negative:
+        node = node.this
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return None if negative else node.this
+        if re.fullmatch(r"\d+", node.this):
+            return -int(node.this) if negative else int(node.this)
+    return None
+
+
+def _conjuncts(where: exp.Expr | None) -> list[exp.Expr]:
+    found, stack = [], [] if where is None else [where.this]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, exp.And):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, exp.Paren):
+            stack.append(node.this)
+        else:
+            found.append(node)
+    return found
+
+
+def _conditions(node: exp.Table, columns: Sequence[ColumnSpec]) -> list[_Condition]:
+    """The conditions of the WHERE of the SELECT that ``node`` is a FROM item of which
+    only its own rows can satisfy: ``column op literal`` and ``column IN (literals)``
+    on one of its top-level columns, AND-ed at the top. Each rejects NULL, so a row
+    pruned by one could not have reached the result, under inner or outer joins alike."""
+    container = node.parent
+    select = container.parent if isinstance(container, (exp.From, exp.Join)) else None
+    if not isinstance(select, exp.Select):
+        return []
+    sole = not select.args.get("joins")
+    name = node.alias_or_name.lower()
+    kinds = {c.name.lower(): c for c in columns}
+    found: list[_Condition] = []
+
+    def column_of(ref: exp.Expr) -> ColumnSpec | None:
+        if not isinstance(ref, exp.Column) or ref.args.get("db") is not None:
+            return None
+        if ref.table.lower() != name and not (sole and not ref.table):
+            return None
+        return kinds.get(ref.name.lower())
+
+    def fits(column: ColumnSpec, value: Any) -> bool:
+        return value is not None and column.type.kind in _LITERAL_KINDS.get(type(value), ())
+
+    for condition in _conjuncts(select.args.get("where")):
+        if isinstance(condition, exp.In) and not condition.args.get("query"):
+            column = column_of(condition.this)
+            values = [_literal(v) for v in condition.expressions]
+            if column is not None and values and all(fits(column, v) for v in values):
+                found.append((column.name, "in", tuple(values)))
+            continue
+        op = _OPERATORS.get(type(condition))
+        if op is None:
+            continue
+        left, right = condition.left, condition.right
+        if column_of(left) is None:
+            left, right, op = right, left, _MIRRORED[op]
+        column, value = column_of(left), _literal(right)
+        if column is not None and fits(column, value):
+            found.append((column.name, op, value))
+    return found
+
+
+def _row_filter(conditions: Sequence[_Condition], columns: Sequence[ColumnSpec]) -> Any:
+    """PyIceberg's expression of ``conditions`` (AlwaysTrue for none)."""
+    from pyiceberg import expressions as ex
+
+    builders = {"=": ex.EqualTo, "<>": ex.NotEqualTo, ">": ex.GreaterThan, ">=": ex.GreaterThanOrEqual,
+                "<": ex.LessThan, "<=": ex.LessThanOrEqual, "in": ex.In}  # fmt: skip
+    terms = [builders[op](column, value) for column, op, value in conditions]
+    if not terms:
+        return ex.AlwaysTrue()
+    return terms[0] if len(terms) == 1 else ex.And(*terms)
 
 
 def _column_expr(c: ColumnSpec, source: str) -> str:
@@ -445,9 +572,17 @@ class _Statement:
             self._catalogs[key] = catalog
         return self._catalogs[key]
 
-    def view_of_table(self, namespace: str, name: str, version: exp.Version | None = None) -> tuple[str, _Scan]:
-        """A new view over a table's data (Q1, Q2); its name and the scan it reads."""
-        scan = _plan(self.session, self.catalog_for(version), namespace, name)
+    def view_of_table(
+        self, namespace: str, name: str, version: exp.Version | None = None, reference: exp.Table | None = None
+    ) -> tuple[str, _Scan]:
+        """A new view over a table's data (Q1, Q2), pruned by the conditions on
+        ``reference`` (Q7); its name and the scan it reads."""
+        catalog = self.catalog_for(version)
+        conditions: list[_Condition] = []
+        if reference is not None:
+            info = catalog.describe_table(namespace, name)
+            conditions = _conditions(reference, info.columns)
+        scan = _plan(self.session, catalog, namespace, name, conditions)
         return self.view_of_scan(scan), scan
 
     def view_of_scan(self, scan: _Scan, *, with_file: bool = False) -> str:
@@ -459,7 +594,7 @@ class _Statement:
     def _view_of_reference(self, node: exp.Table, version: exp.Version | None) -> str:
         namespace, name = table_name(self.session, node)
         try:
-            return self.view_of_table(namespace, name, version)[0]
+            return self.view_of_table(namespace, name, version, reference=node)[0]
         except ObjectNotFoundError as e:
             raise _with_position(e, node) from None
 
@@ -715,11 +850,12 @@ def run_select(query: exp.Query, session: Session) -> Result:
     """A SELECT that reads tables' rows, as a streaming result (Q1, Q2, Q5)."""
     statement = _Statement(session)
     try:
-        rewritten = query.copy()
-        statement.replace_tables(rewritten)
-        sql = rewritten.sql(dialect="duckdb")
-        with _translated(query, statement.engine), _interruptible(session.control, statement.cursor):
-            reader = _batches(statement.cursor.sql(sql), BATCH_ROWS)  # runs what must run first
+        with _translated(query, statement.engine):
+            rewritten = query.copy()
+            statement.replace_tables(rewritten)
+            sql = rewritten.sql(dialect="duckdb")
+            with _interruptible(session.control, statement.cursor):
+                reader = _batches(statement.cursor.sql(sql), BATCH_ROWS)  # runs what must run first
     except BaseException:
         statement.close_cursor()
         raise
@@ -794,8 +930,16 @@ def _checked_values(
             checks.append((f"max(octet_length(CAST({value} AS BLOB)))", c, "length"))
         if c.type.kind == "fixed" and c.type.length is not None:
             checks.append((f"min(octet_length(CAST({value} AS BLOB)))", c, "fixed"))
-    # Conversions first, column by column, so a failure names its column.
-    for c, value, sql_type in selects:
+    # Every conversion and check in one pass; when one fails, the conversions again
+    # column by column, so that the failure names its column.
+    casts = [f"count(CAST({value} AS {sql_type}))" for _, value, sql_type in selects if value != "NULL"]
+    found: Sequence[Any] | None = None
+    try:
+        found = statement.run(f"SELECT {', '.join(casts + [sql for sql, _, _ in checks]) or 'NULL'} FROM __tl_src")[0][len(casts):]
+    except statement.engine.errors.Error as e:
+        if isinstance(e, statement.engine.errors.InterruptException):
+            raise
+    for c, value, sql_type in selects if found is None else ():
         if value == "NULL":
             continue
         try:
@@ -806,7 +950,8 @@ def _checked_values(
             detail = _message(e)
             raise DataError(f"column {c.name!r} of table {table} ({sql_type}): {detail}") from None
     if checks:
-        found = statement.run(f"SELECT {', '.join(sql for sql, _, _ in checks)} FROM __tl_src")[0]
+        if found is None:
+            found = statement.run(f"SELECT {', '.join(sql for sql, _, _ in checks)} FROM __tl_src")[0]
         for (sql, c, what), value in zip(checks, found):
             if what == "null" and value:
                 raise IntegrityError(
@@ -866,31 +1011,33 @@ def bulk_insert_template(statement: exp.Expr) -> list[exp.Placeholder] | None:
 def _parameter_columns(holes: list[exp.Placeholder], parameter_rows: Sequence[Any]) -> list[list[Any]]:
     """The parameter sets of a bulk INSERT as one list of values per placeholder."""
     from collections.abc import Mapping
+    from collections.abc import Sequence as AnySequence
 
     names = [h.this if isinstance(h.this, str) and h.this != "?" else None for h in holes]
     named = any(n is not None for n in names)
     if named and not all(names):
         raise ProgrammingError("a statement uses one parameter style: ? or :name, not both")
-    columns: list[list[Any]] = [[] for _ in holes]
+    rows: list[Any] = []
     for i, parameters in enumerate(parameter_rows):
         if named:
             if not isinstance(parameters, Mapping):
                 raise ProgrammingError(f"parameter set {i}: :name parameters need a mapping")
             try:
-                values = [parameters[n] for n in names]
+                rows.append([parameters[n] for n in names])
             except KeyError as e:
                 raise ProgrammingError(f"parameter set {i}: no value for :{e.args[0]}") from None
-        else:
-            if isinstance(parameters, (str, bytes, Mapping)) or not isinstance(parameters, Sequence):
-                raise ProgrammingError(f"parameter set {i}: ? parameters need a sequence")
-            if len(parameters) != len(holes):
-                raise ProgrammingError(
-                    f"parameter set {i}: {len(parameters)} value(s) for {len(holes)} parameter marker(s)"
-                )
-            values = list(parameters)
-        for column, value in zip(columns, values):
-            column.append(value)
-    return columns
+            continue
+        # (tuples and lists first: an ABC check per row costs more than the rest together)
+        if type(parameters) is not tuple and type(parameters) is not list and (
+            isinstance(parameters, (str, bytes, Mapping)) or not isinstance(parameters, AnySequence)
+        ):
+            raise ProgrammingError(f"parameter set {i}: ? parameters need a sequence")
+        if len(parameters) != len(holes):
+            raise ProgrammingError(
+                f"parameter set {i}: {len(parameters)} value(s) for {len(holes)} parameter marker(s)"
+            )
+        rows.append(parameters)
+    return [list(column) for column in zip(*rows)] if rows else [[] for _ in holes]
 
 
 def _parameter_table(holes: list[exp.Placeholder], parameter_rows: Sequence[Any], target_type: Callable[[int], Any]) -> Any:
@@ -898,19 +1045,30 @@ def _parameter_table(holes: list[exp.Placeholder], parameter_rows: Sequence[Any]
     (mixed Python types): then they are bound as literals instead. A column of lists or
     dicts takes the Arrow type of its target column (``target_type(i)`` for placeholder
     i): inferred, dicts would become one struct of every row's keys, so a map's rows
-    would gain each other's keys."""
+    would gain each other's keys. A column of Decimals takes its target's type too when
+    that is a decimal (inferring precision and scale costs ten times more), and is
+    inferred when its values do not fit (the cast then decides, Q3)."""
     import pyarrow as pa
 
     arrays = []
     for i, column in enumerate(_parameter_columns(holes, parameter_rows)):
-        if any(isinstance(v, (list, tuple, dict)) for v in column):
+        target = target_type(i)
+        # (the values are scanned only for a nested target: a scan costs more than the rest)
+        if pa.types.is_nested(target) and any(isinstance(v, (list, tuple, dict)) for v in column):
             try:
-                arrays.append(pa.array(column, type=target_type(i)))
+                arrays.append(pa.array(column, type=target))
                 continue
             except (pa.ArrowException, TypeError, ValueError, OverflowError):
                 return None
+        if pa.types.is_decimal(target) and isinstance(next((v for v in column if v is not None), None), decimal.Decimal):
+            with contextlib.suppress(pa.ArrowException, TypeError, ValueError, OverflowError):
+                arrays.append(pa.array(column, type=target))
+                continue
         try:
-            arrays.append(pa.array(column))
+            array = pa.array(column)
+            if pa.types.is_nested(array.type) and not pa.types.is_nested(target):
+                return None  # lists or dicts for a column of neither: as literals, as before
+            arrays.append(array)
             continue
         except (pa.ArrowException, TypeError, ValueError, OverflowError):
             pass
