@@ -476,3 +476,17 @@ def test_conditions_on_a_table_prune_its_files(tmp_path: Any) -> None:
         with pytest.raises(errors.OperationalError):
             q(cur, unpruned)
     conn.close()
+
+
+def test_a_multi_row_insert_of_markers_runs_as_one_bulk_insert(auto: Any) -> None:
+    q(auto, "CREATE TABLE ns.m (id INT NOT NULL, note STRING, amount DECIMAL(8,2))")
+    rows = [(i, None if i % 3 else f"n{i}", decimal.Decimal(i) / 4) for i in range(2000)]
+    sql = "INSERT INTO ns.m VALUES " + ", ".join(["(?, ?, ?)"] * len(rows))
+    auto.execute(sql, [v for row in rows for v in row])
+    assert auto.rowcount == 2000
+    assert sorted(q(auto, "SELECT * FROM ns.m")) == rows
+    with pytest.raises(errors.ProgrammingError, match="parameter"):
+        auto.execute("INSERT INTO ns.m VALUES (?, ?, ?), (?, ?, ?)", [1, "a", 1])
+    with pytest.raises(errors.IntegrityError, match="'id'"):
+        auto.execute("INSERT INTO ns.m VALUES (?, ?, ?), (?, ?, ?)", [1, "a", 1, None, "b", 2])
+    assert q(auto, "SELECT count(*) FROM ns.m") == [(2000,)]

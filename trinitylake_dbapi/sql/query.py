@@ -100,6 +100,7 @@ __all__ = [
     "run_select",
     "run_insert",
     "bulk_insert_template",
+    "multi_row_template",
     "run_update",
     "run_delete",
     "query_columns",
@@ -1006,6 +1007,27 @@ def bulk_insert_template(statement: exp.Expr) -> list[exp.Placeholder] | None:
     if not holes or not all(isinstance(h, exp.Placeholder) for h in holes):
         return None
     return list(holes)
+
+
+def multi_row_template(statement: exp.Expr) -> tuple[exp.Insert, int] | None:
+    """For ``INSERT ... VALUES (?, ?), (?, ?), ...`` (several rows, each only ``?``
+    markers, all of one width): the one-row statement and the width, so its parameters
+    run as the parameter sets of a bulk insert (one append, no SQL text per value), as
+    pandas' ``to_sql(method="multi")`` sends them; None for any other statement."""
+    if not isinstance(statement, exp.Insert) or not isinstance(statement.expression, exp.Values):
+        return None
+    rows = statement.expression.expressions
+    if len(rows) < 2 or not all(isinstance(r, exp.Tuple) for r in rows):
+        return None
+    width = len(rows[0].expressions)
+    for row in rows:
+        if len(row.expressions) != width or not all(
+            isinstance(h, exp.Placeholder) and h.this in (None, "?") for h in row.expressions
+        ):
+            return None
+    template = statement.copy()
+    template.expression.set("expressions", [template.expression.expressions[0]])
+    return template, width
 
 
 def _parameter_columns(holes: list[exp.Placeholder], parameter_rows: Sequence[Any]) -> list[list[Any]]:
