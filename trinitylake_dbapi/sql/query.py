@@ -1336,6 +1336,11 @@ def run_update(update: exp.Update, session: Session) -> Result:
             value = assignments.get(c.name.lower())
             if value is None:
                 selects.append(_quote(c.name))
+            elif c.type.kind == "map":  # a dict parameter is a struct: CASE cannot mix them
+                selects.append(
+                    f"CASE WHEN ({condition}) THEN CAST(({value}) AS {duck_type(c.type, stored=False)}) "
+                    f"ELSE {_quote(c.name)} END"
+                )
             else:  # the new value is cast (and checked, naming its column) afterwards
                 selects.append(f"CASE WHEN ({condition}) THEN ({value}) ELSE {_quote(c.name)} END")
         return f"SELECT {', '.join(selects)} FROM {source}"
