@@ -33,36 +33,6 @@ from sqlglot.tokens import Token, TokenType
 from trinitylake_dbapi.errors import InterfaceError, SQLSyntaxError
 from trinitylake_dbapi.format.types import is_plain_name, quote_name
 from trinitylake_dbapi.sql.parser import TEXT_KEYWORDS, VOCABULARY, TrinityLakeParser, syntax_error
-# The statement nodes parse() returns: importable from here too, with the functions.
-from trinitylake_dbapi.sql.statements import (  # noqa: F401
-    AddColumns,
-    AlterColumn,
-    AlterNamespace,
-    Begin,
-    CommentOn,
-    CommitWork,
-    CreateNamespace,
-    CreateTable,
-    DescribeNamespace,
-    DescribeTable,
-    DropColumn,
-    DropNamespace,
-    DropTable,
-    ExpireVersions,
-    ExportSnapshot,
-    RenameColumn,
-    RenameTable,
-    RollbackToVersion,
-    RollbackWork,
-    SetTableProperties,
-    ShowCreateTable,
-    ShowNamespaces,
-    ShowTables,
-    ShowVersions,
-    Statement,
-    UnsetTableProperties,
-    UseNamespace,
-)
 
 __all__ = [
     "TrinityLake",
@@ -73,7 +43,6 @@ __all__ = [
     "quote_identifier",
     "RESERVED_WORDS",
     "KEYWORDS",
-    "Statement",
 ]
 
 
