@@ -25,10 +25,11 @@ import os
 from typing import Any
 
 from sqlalchemy import exc
-from sqlalchemy.engine import cursor as _cursor, default, reflection
+from sqlalchemy.engine import cursor as _cursor, default
 from sqlalchemy.engine.url import URL
 
 from . import compiler
+from .compat import SQLALCHEMY_2, driver_connection, reflection_cache
 from .types import from_type_text
 
 __all__ = ["TrinityLakeDialect"]
@@ -76,6 +77,22 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
         import trinitylake_dbapi
 
         return trinitylake_dbapi
+
+    if not SQLALCHEMY_2:
+        # 1.4 asks the class for dbapi(), 2.x for import_dbapi().
+        dbapi = import_dbapi
+
+        # 1.4 leaves create_engine(isolation_level=...) to each dialect (2.x's default
+        # dialect takes it): kept here and set on every new connection.
+        def __init__(self, isolation_level: str | None = None, **kw: Any) -> None:
+            super().__init__(**kw)
+            self.isolation_level = isolation_level
+
+        def on_connect(self) -> Any:
+            level = self.isolation_level
+            if level is None:
+                return None
+            return lambda dbapi_connection: self.set_isolation_level(dbapi_connection, level)
 
     # -- connecting ---------------------------------------------------------------
 
@@ -154,7 +171,7 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
         # default ("default").
         from trinitylake_dbapi import DEFAULT_NAMESPACE
 
-        current = connection.connection.dbapi_connection.current_namespace
+        current = driver_connection(connection).current_namespace
         return current if current is not None else DEFAULT_NAMESPACE
 
     # -- isolation ----------------------------------------------------------------
@@ -188,11 +205,11 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
     def _quote_schema(self, schema: str | None) -> str:
         return self.identifier_preparer.quote_identifier(self._schema(schema))
 
-    @reflection.cache
+    @reflection_cache
     def get_schema_names(self, connection: Any, **kw: Any) -> list[str]:
         return [row[0] for row in self._rows(connection, "SHOW NAMESPACES")]
 
-    @reflection.cache
+    @reflection_cache
     def has_schema(self, connection: Any, schema_name: str, **kw: Any) -> bool:
         return bool(self._rows(
             connection,
@@ -200,7 +217,7 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
             (schema_name,),
         ))  # fmt: skip
 
-    @reflection.cache
+    @reflection_cache
     def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
         if schema is None or schema == self.default_schema_name:
             # The default namespace may not exist (dropped, or a lakehouse made before it
@@ -215,7 +232,7 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
         sql = f"SHOW TABLES IN {self._quote_schema(schema)}"
         return [row[1] for row in self._rows(connection, sql)]
 
-    @reflection.cache
+    @reflection_cache
     def has_table(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> bool:
         self._ensure_has_table_connection(connection)
         return bool(self._rows(
@@ -225,7 +242,7 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
             (self._schema(schema), table_name),
         ))  # fmt: skip
 
-    @reflection.cache
+    @reflection_cache
     def _table_columns(self, connection: Any, table_name: str, schema: str | None, **kw: Any) -> list[Any]:
         rows = self._rows(
             connection,
@@ -238,7 +255,7 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
             raise exc.NoSuchTableError(f"{schema}.{table_name}" if schema else table_name)
         return rows
 
-    @reflection.cache
+    @reflection_cache
     def get_columns(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> list[dict]:
         columns = []
         for name, data_type, is_nullable, comment, _ in self._table_columns(
@@ -253,13 +270,13 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
             })  # fmt: skip
         return columns
 
-    @reflection.cache
+    @reflection_cache
     def get_pk_constraint(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> dict:
         rows = self._table_columns(connection, table_name, schema, info_cache=kw.get("info_cache"))
         keyed = sorted((row[4], row[0]) for row in rows if row[4] is not None)
         return {"constrained_columns": [name for _, name in keyed], "name": None}
 
-    @reflection.cache
+    @reflection_cache
     def get_table_comment(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> dict:
         rows = self._rows(
             connection,
@@ -276,27 +293,27 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
 
     # The format has no foreign keys, indexes, unique or check constraints and no views.
 
-    @reflection.cache
+    @reflection_cache
     def get_foreign_keys(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> list:
         self._no_such_table(connection, table_name, schema, **kw)
         return []
 
-    @reflection.cache
+    @reflection_cache
     def get_indexes(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> list:
         self._no_such_table(connection, table_name, schema, **kw)
         return []
 
-    @reflection.cache
+    @reflection_cache
     def get_unique_constraints(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> list:
         self._no_such_table(connection, table_name, schema, **kw)
         return []
 
-    @reflection.cache
+    @reflection_cache
     def get_check_constraints(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> list:
         self._no_such_table(connection, table_name, schema, **kw)
         return []
 
-    @reflection.cache
+    @reflection_cache
     def get_table_options(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> dict:
         self._no_such_table(connection, table_name, schema, **kw)
         return {}

@@ -34,6 +34,8 @@ from sqlalchemy.sql.schema import PrimaryKeyConstraint as _PrimaryKey
 
 from trinitylake_dbapi import KEYWORDS
 
+from .compat import type_compiler
+
 if TYPE_CHECKING:  # the compilers visit the dialect's types by name: no import needed
     from .types import FIXED, MAP, STRUCT, StructField
 
@@ -278,7 +280,7 @@ class TrinityLakeDDLCompiler(compiler.DDLCompiler):
         spec = (
             self.preparer.format_column(column)
             + " "
-            + self.dialect.type_compiler_instance.process(column.type, type_expression=column)
+            + type_compiler(self.dialect).process(column.type, type_expression=column)
         )
         if not column.nullable:
             spec += " NOT NULL"
