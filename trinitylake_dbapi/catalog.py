@@ -2,7 +2,8 @@
 
 This is the object API that the SQL layer, the Iceberg layer and Spark call:
 :class:`LakehouseCatalog` is a lakehouse location opened for catalog work (versions,
-history, rollback, export, expiration); :class:`CatalogTransaction` is one transaction's
+history, rollback, export; expiration, which also reclaims Iceberg files, is
+``maintenance.expire_versions`` above it); :class:`CatalogTransaction` is one transaction's
 view of the namespaces and tables, begun by ``LakehouseCatalog.begin()``; and
 :class:`DefinitionCache` is the one cache of definition files (and of what is derived
 from them) by path, which a LakehouseCatalog hands to each of its transactions. The
@@ -74,7 +75,7 @@ from .format.types import (
     to_proto_columns,
 )
 from .storage import Storage
-from .lakehouse import Lakehouse, Snapshot, now_millis
+from .lakehouse import Lakehouse, Snapshot
 from .transaction import Isolation, Transaction, begin, rollback_to
 
 COMMENT = "comment"
@@ -120,12 +121,6 @@ class VersionInfo:
     previous_version: int | None
     rollback_from_version: int | None
     changes: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class ExpireResult:
-    versions: list[int]
-    files: list[str]
 
 
 #: What the listings take to keep only some names: a predicate on one name, kept when
@@ -934,33 +929,6 @@ class LakehouseCatalog:
         record(trial)  # fail early, before writing anything
         txn.update_lakehouse_def(record)
         return txn.commit()
-
-    def expire_versions(
-        self,
-        retain_last: int | None = None,
-        older_than_millis: int | None = None,
-        dry_run: bool = False,
-        orphan_grace_millis: int | None = None,
-    ) -> ExpireResult:
-        """Delete old versions and every file no kept version reaches (SPEC 7).
-
-        A version expires when it is older than ``older_than_millis`` (default: its
-        maximum age from the lakehouse definition), unless it is among the newest
-        ``max(retain_last, minimum_versions_to_keep)`` or an exported snapshot. The dry
-        run computes exactly the same lists and deletes nothing. Unreferenced files
-        younger than ``orphan_grace_millis`` (default one hour) are left alone: they may
-        belong to a commit in flight.
-        """
-        from .maintenance import DEFAULT_ORPHAN_GRACE_MILLIS, plan_expiration
-
-        grace = DEFAULT_ORPHAN_GRACE_MILLIS if orphan_grace_millis is None else orphan_grace_millis
-        plan = plan_expiration(
-            self.lakehouse, retain_last, older_than_millis, now_millis(), grace, self.storage_options
-        )
-        if not dry_run:
-            plan.execute(self.lakehouse)
-            self.lakehouse.forget_versions(plan.versions)
-        return ExpireResult(plan.versions, plan.files)
 
     def snapshots(self) -> dict[str, int]:
         """Exported snapshots of the latest version: name -> version."""

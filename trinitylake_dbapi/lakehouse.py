@@ -4,7 +4,9 @@ A lakehouse is a chain of root node files ``_<version bits>.arrow``, each pointi
 its predecessor through ``previous_root``. This module finds the latest version, opens
 any version (by number, time or exported snapshot name), walks the history, creates
 version 0, and publishes a root by exclusive create (the commit point of
-:mod:`.transaction`, C2).
+:mod:`.transaction`, C2) in two explicit halves, :func:`prepare_root` and
+:func:`publish_root`, between which the transaction waits for its files (C1) and checks
+its base (D3, :meth:`Lakehouse.is_still_latest`).
 
 History. H0: root v > 0 names root v-1 as its ``previous_root`` (C2 writes it so); a
 root that names anything else was not written by a commit and is a CorruptFileError
@@ -30,7 +32,10 @@ that created root v).
   D3. C2 is issued within FRESH_LATEST_S of the observation its base came from. A
       transaction older than that rediscovers the latest version first (D1/D2); versions
       committed meanwhile are checked as in C4 (one that has since expired makes the
-      commit fail with a SerializationError: it cannot be checked).
+      commit fail with a SerializationError: it cannot be checked). The check is the
+      last step before the root is published (after C1 and after the root's own file
+      is prepared, both of which may be slow); if the base is no longer the latest,
+      the prepared root is discarded and the attempt ends as a lost race does.
 
 Why D1 and D3 are safe: expiration deletes a root only EXPIRED_ROOT_DELETE_DELAY_S
 (> FRESH_LATEST_S) after a listing that showed it (maintenance rule E7). If root v+1 was
@@ -47,7 +52,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from .errors import (
     CommitFailedError,
@@ -66,7 +71,7 @@ from .format.definitions import (
     encode,
 )
 from .format.nodefile import NodeFile, decode_node_file, encode_node_file
-from .storage import Storage
+from .storage import PreparedCreate, Storage
 from .tree import NodeStore, Tree, TreeConfig, empty_root
 
 #: D1/D3: how long an observation of the latest version is trusted to have no
@@ -459,21 +464,28 @@ class Lakehouse:
         return latest
 
 
-def create_root(
-    storage: Storage, version: int, data: bytes, ready: Callable[[], None] | None = None
-) -> bool:
-    """C2, resolving an ambiguous failure: if the exclusive create raised but the root
-    holds exactly our bytes (the request landed, the reply was lost), we committed.
-    ``ready`` waits for C1 (see Storage.create_exclusive)."""
-    path = paths.root_node_path(version)
+def prepare_root(storage: Storage, version: int, data: bytes) -> PreparedCreate:
+    """The first half of C2: root ``version`` made ready to publish, nothing visible yet
+    (Storage.prepare_exclusive). The caller publishes it with :func:`publish_root` once
+    its C1 files are written and its base is checked (D3), or discards it."""
+    return storage.prepare_exclusive(paths.root_node_path(version), data)
+
+
+def publish_root(storage: Storage, prepared: PreparedCreate) -> bool:
+    """C2, the commit point: False if another writer's root took the name. An ambiguous
+    failure is resolved: if the exclusive create raised but the root holds exactly our
+    bytes (the request landed, the reply was lost), we committed; if the root cannot
+    even be read back, CommitOutcomeUnknownError."""
+    path, data = prepared.path, prepared.data
     try:
-        return storage.create_exclusive(path, data, ready=ready)
+        return storage.publish(prepared)
     except StorageError as failure:
         try:
             existing = storage.read(path)
         except MissingFileError:
             raise failure from None  # it did not land: not committed
         except StorageError as unreadable:
+            version = paths.parse_root_node_path(path)
             raise CommitOutcomeUnknownError(
                 f"commit of version {version}: the outcome is unknown: creating the root "
                 f"file {storage.uri(path)!r} failed ({failure}) and reading it back failed "
@@ -483,3 +495,9 @@ def create_root(
         if existing == data:
             return True
         return False  # another writer's root: we lost the race (C4)
+
+
+def create_root(storage: Storage, version: int, data: bytes) -> bool:
+    """C2 with nothing to do between its two halves (version 0 of a new lakehouse)."""
+    with prepare_root(storage, version, data) as prepared:
+        return publish_root(storage, prepared)

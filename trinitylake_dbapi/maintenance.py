@@ -37,6 +37,10 @@ Rules (SPEC 7):
      when a writer last looked therefore cannot appear and vanish within that writer's
      window of trust (``transaction`` D1/D3): no commit lands in an expiration hole.
 
+``expire_versions`` plans and executes an expiration on a ``LakehouseCatalog`` (EXPIRE
+VERSIONS runs it). It sits here, above the catalog and the Iceberg layer, because it
+reclaims the files of both: the catalog never calls up into it.
+
 Full snapshot export (SPEC 7) copies exactly the files E3 counts as reachable from one
 root, the root last (``export_snapshot_files``). ``spark.maintenance`` runs both on
 Spark with the same pieces: ``existing_versions``, ``classify_versions``,
@@ -55,7 +59,9 @@ from .format.definitions import LakehouseSettings, TableDef, decode_table_def
 from .format.paths import METADATA_LOCATION, TABLES_DIRECTORY
 from .storage import Storage, is_reserved_name
 from .tree import Tree
+from .catalog import LakehouseCatalog
 from .lakehouse import EXPIRED_ROOT_DELETE_DELAY_S, Lakehouse
+from .lakehouse import now_millis as millis_now
 
 #: Files written by a commit become reachable within seconds; an hour is generous.
 DEFAULT_ORPHAN_GRACE_MILLIS = 3_600_000
@@ -227,6 +233,42 @@ def plan_expiration(
     roots = [paths.root_node_path(v) for v in expired]
     rest = sorted(set(doomed) - set(roots))
     return ExpirationPlan(latest.version, sorted(kept), expired, roots + rest, listed_at)
+
+
+@dataclass(frozen=True)
+class ExpireResult:
+    """What :func:`expire_versions` deleted (or, in a dry run, would delete)."""
+
+    versions: list[int]  # expired, oldest first
+    files: list[str]  # every file deleted, roots first
+
+
+def expire_versions(
+    catalog: LakehouseCatalog,
+    retain_last: int | None = None,
+    older_than_millis: int | None = None,
+    dry_run: bool = False,
+    orphan_grace_millis: int | None = None,
+) -> ExpireResult:
+    """Delete old versions of the lakehouse ``catalog`` is opened on, and every file no
+    kept version reaches (SPEC 7; E1-E8), Iceberg files included.
+
+    A version expires when it is older than ``older_than_millis`` (default: its
+    maximum age from the lakehouse definition), unless it is among the newest
+    ``max(retain_last, minimum_versions_to_keep)`` or an exported snapshot. The dry
+    run computes exactly the same lists and deletes nothing. Unreferenced files
+    younger than ``orphan_grace_millis`` (default one hour) are left alone: they may
+    belong to a commit in flight.
+    """
+    grace = DEFAULT_ORPHAN_GRACE_MILLIS if orphan_grace_millis is None else orphan_grace_millis
+    lakehouse = catalog.lakehouse
+    plan = plan_expiration(
+        lakehouse, retain_last, older_than_millis, millis_now(), grace, catalog.storage_options
+    )
+    if not dry_run:
+        plan.execute(lakehouse)
+        lakehouse.forget_versions(plan.versions)
+    return ExpireResult(plan.versions, plan.files)
 
 
 def table_definitions(lakehouse: Lakehouse, files: Iterable[str]) -> list[TableDef]:

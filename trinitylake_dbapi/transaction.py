@@ -11,7 +11,12 @@ Commit protocol. A transaction that began at version v:
       every non-root node file (unique names, plain writes: nothing refers to them until
       C2 succeeds); a rolled back transaction writes none of them;
   C2. exclusively creates root v+1 (``previous_root`` = root v). Exactly one of several
-      racing writers succeeds; that instant is the commit point;
+      racing writers succeeds; that instant is the commit point. Explicit steps, in
+      this order: the root is prepared (``lakehouse.prepare_root``: on local disk
+      written and fsynced under no name yet) while C1's writes finish; C1 is awaited;
+      the base is checked (D3: if versions were committed after it, the prepared root
+      is discarded and the attempt ends as a lost race, C4); the root is published
+      (``lakehouse.publish_root``). Nothing below calls back up into this protocol;
   C3. overwrites ``_latest_hint.txt`` with v+1, best effort (it is only a hint);
   C4. if root v+1 already exists, reads every version v+1..w that won meanwhile. A
       version conflicts when it changed a key this transaction wrote or guarded, or,
@@ -54,7 +59,6 @@ from typing import Callable, Iterable, Sequence
 from .errors import (
     CommitFailedError,
     CommitOutcomeUnknownError,
-    Error,
     CorruptFileError,
     ObjectExistsError,
     ObjectNotFoundError,
@@ -66,7 +70,7 @@ from .format import keys as keyfmt
 from .format import paths
 from .format.definitions import LakehouseDef, LakehouseSettings, encode
 from .format.nodefile import NodeFile, encode_node_file
-from .lakehouse import Lakehouse, Snapshot, create_root, now_millis
+from .lakehouse import Lakehouse, Snapshot, now_millis, prepare_root, publish_root
 from .storage import Storage
 
 #: Commit attempts before giving up on a lakehouse under constant contention.
@@ -360,18 +364,16 @@ class Transaction:
             _remove_best_effort(storage, files)  # C5: what C1 wrote before it failed
             raise
 
-        def ready() -> None:
-            written()
-            _check_base(self.lakehouse, base.version, observed_at)  # D3: C1 may be slow
-
         try:
             root = _root_file(update.root, def_path, base.version, now)
             data = encode_node_file(root)
             issued_at = time.monotonic()
-            try:
-                created = create_root(storage, version, data, ready=ready)
-            except _BaseMoved:
-                created = False
+            with prepare_root(storage, version, data) as prepared:  # C2, while C1 runs
+                written()  # C1 is done
+                if self.lakehouse.is_still_latest(base.version, observed_at):  # D3: C1 may be slow
+                    created = publish_root(storage, prepared)  # C2, the commit point
+                else:
+                    created = False  # versions came after the base: as a lost race (C4)
         except BaseException as error:
             try:
                 written()  # let C1 end before the error leaves; this error is the one to report
@@ -422,18 +424,6 @@ class Transaction:
                         f"{self.codec.describe_key(key)}, which this SERIALIZABLE transaction "
                         f"read, was changed by version {version}: retry the transaction"
                     )
-
-
-def _check_base(lakehouse: Lakehouse, version: int, observed_at: float) -> None:
-    """D3, the last step before C2: the attempt ends like a lost race (_BaseMoved) when
-    its base ``version`` is no longer the latest."""
-    if not lakehouse.is_still_latest(version, observed_at):
-        raise _BaseMoved()
-
-
-class _BaseMoved(Error):
-    """Raised by C2's ``ready`` when versions were committed after the base (D3); the
-    attempt then ends like a lost race. An ``Error`` so that Storage lets it through."""
 
 
 def _root_file(
@@ -506,12 +496,11 @@ def rollback_to(lakehouse: Lakehouse, target: int) -> int:
     data = encode_node_file(root)
     issued_at = time.monotonic()
     try:
-        created = create_root(
-            lakehouse.storage, version, data,
-            ready=lambda: _check_base(lakehouse, latest.version, observed_at),  # D3
-        )
-    except _BaseMoved:
-        created = False
+        with prepare_root(lakehouse.storage, version, data) as prepared:
+            if lakehouse.is_still_latest(latest.version, observed_at):  # D3
+                created = publish_root(lakehouse.storage, prepared)  # C2
+            else:
+                created = False  # versions came after the base: as a lost race
     except CommitOutcomeUnknownError:
         raise
     except BaseException:

@@ -23,6 +23,7 @@ from trinitylake_dbapi.format import paths
 from trinitylake_dbapi.storage import Storage
 from trinitylake_dbapi.tree import check_tree
 from trinitylake_dbapi.transaction import Isolation
+from trinitylake_dbapi import maintenance
 
 
 def _new(location: str, **options) -> LakehouseCatalog:  # type: ignore[no-untyped-def]
@@ -184,7 +185,7 @@ def test_latest_version_with_the_oldest_versions_expired_and_no_hint(lake: Lakeh
         txn = lake.begin()
         txn.create_table("ns", name, columns("id"))
         txn.commit()
-    lake.expire_versions(older_than_millis=int(time.time() * 1000) + 1000, orphan_grace_millis=0)
+    maintenance.expire_versions(lake, older_than_millis=int(time.time() * 1000) + 1000, orphan_grace_millis=0)
     assert not lake.storage.exists(paths.root_node_path(0))
     for hint in (None, b"0", b"3"):
         if hint is None:
@@ -199,7 +200,7 @@ def test_latest_version_lists_only_the_top_level_to_find_roots(lake: LakehouseCa
         txn = lake.begin()
         txn.create_table("ns", name, columns("id"))
         txn.commit()
-    lake.expire_versions(older_than_millis=int(time.time() * 1000) + 1000, orphan_grace_millis=0)
+    maintenance.expire_versions(lake, older_than_millis=int(time.time() * 1000) + 1000, orphan_grace_millis=0)
     lake.storage.delete(paths.LATEST_HINT_PATH)
     calls: list[tuple[str, bool]] = []
     listing = Storage.list
@@ -248,9 +249,9 @@ def test_expiration_keeps_newest_and_exported_and_dry_run_matches(lake: Lakehous
     latest = lake.latest_version()
     cutoff = int(time.time() * 1000) + 1000
     before = set(lake.storage.list(""))
-    dry = lake.expire_versions(older_than_millis=cutoff, dry_run=True, orphan_grace_millis=0)
+    dry = maintenance.expire_versions(lake, older_than_millis=cutoff, dry_run=True, orphan_grace_millis=0)
     assert set(lake.storage.list("")) == before
-    real = lake.expire_versions(older_than_millis=cutoff, orphan_grace_millis=0)
+    real = maintenance.expire_versions(lake, older_than_millis=cutoff, orphan_grace_millis=0)
     assert (dry.versions, dry.files) == (real.versions, real.files)
     kept = {latest, latest - 1, latest - 2, 4}
     assert set(real.versions) == set(range(latest + 1)) - kept
@@ -265,7 +266,7 @@ def test_expiration_keeps_newest_and_exported_and_dry_run_matches(lake: Lakehous
         snapshot = lake.lakehouse.snapshot(version)
         assert check_tree(snapshot.tree.store, snapshot.root, snapshot.tree.config, str(version)) == []
     assert state(lake.begin(version="keep-me")) == exported_state
-    again = lake.expire_versions(older_than_millis=cutoff, orphan_grace_millis=0)
+    again = maintenance.expire_versions(lake, older_than_millis=cutoff, orphan_grace_millis=0)
     assert again.files == []
 
 
@@ -296,9 +297,9 @@ def test_expiration_deletes_temp_files_a_killed_writer_left_once_they_are_old(tm
     os.utime(foreign, (past, past))
     assert not any(".tl-tmp" in p for p in lake.storage.list(""))  # hidden from listings
 
-    dry = lake.expire_versions(dry_run=True)
+    dry = maintenance.expire_versions(lake, dry_run=True)
     assert set(made["old"]) <= set(dry.files) and not set(made["young"]) & set(dry.files)
-    done = lake.expire_versions()
+    done = maintenance.expire_versions(lake)
     assert done.files == dry.files
     for path in made["old"]:
         assert not os.path.exists(os.path.join(location, path))
@@ -326,7 +327,7 @@ def _commit_four_then_expire_all_but_the_newest(location: str, export: int | Non
         txn = busy.begin()
         txn.create_table("ns", f"t{i}", columns("a"))
         txn.commit()
-    busy.expire_versions(retain_last=1, older_than_millis=int(time.time() * 1000) + 1000, orphan_grace_millis=0)
+    maintenance.expire_versions(busy, retain_last=1, older_than_millis=int(time.time() * 1000) + 1000, orphan_grace_millis=0)
     return busy.latest_version()
 
 
@@ -401,7 +402,7 @@ def test_expiration_deletes_a_root_only_after_the_delay_since_listing_it(lake: L
 
     monkeypatch.setattr(Storage, "list", spy_list)
     monkeypatch.setattr(Storage, "delete_many", spy_delete)
-    result = lake.expire_versions(retain_last=1, older_than_millis=int(time.time() * 1000) + 1000)
+    result = maintenance.expire_versions(lake, retain_last=1, older_than_millis=int(time.time() * 1000) + 1000)
     assert result.versions == list(range(lake.latest_version() - 2))  # 3 kept by default
     deleted_roots = [(at, p) for kind, at, found in events if kind == "delete" for p in found
                      if paths.parse_root_node_path(p) is not None]
@@ -437,7 +438,7 @@ def test_expiration_never_deletes_user_files_that_look_like_format_files(tmp_pat
         with open(full, "wb") as f:
             f.write(b"user data")
         os.utime(full, (past, past))
-    result = lake.expire_versions(older_than_millis=int(time.time() * 1000) + 1000, orphan_grace_millis=0)
+    result = maintenance.expire_versions(lake, older_than_millis=int(time.time() * 1000) + 1000, orphan_grace_millis=0)
     assert result.versions  # it did expire versions and delete their files
     for path in lookalikes:
         assert os.path.exists(os.path.join(location, path)), path

@@ -11,6 +11,7 @@ from pyiceberg.expressions import EqualTo
 
 from trinitylake_dbapi.catalog import LakehouseCatalog
 from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
+from trinitylake_dbapi import maintenance
 
 SCHEMA = pa.schema([("id", pa.int64()), ("tag", pa.string())])
 
@@ -69,7 +70,7 @@ def test_expiration_deletes_exactly_what_no_kept_version_reaches(tmp_path: Path)
 
     before = files_under(root)
     lakehouse = LakehouseCatalog(str(root))
-    dry = lakehouse.expire_versions(retain_last=3, older_than_millis=2**62, dry_run=True, orphan_grace_millis=0)
+    dry = maintenance.expire_versions(lakehouse, retain_last=3, older_than_millis=2**62, dry_run=True, orphan_grace_millis=0)
     assert files_under(root) == before  # a dry run deletes nothing
     kept = [v for v in expected_rows if v not in dry.versions and v <= lakehouse.latest_version()]
     live = set().union(*(reached_by_pyiceberg(catalog, v, root) for v in kept))
@@ -77,7 +78,7 @@ def test_expiration_deletes_exactly_what_no_kept_version_reaches(tmp_path: Path)
     assert iceberg_dry == before - live  # exactly what no kept version reaches
     assert any("gone-" in f for f in iceberg_dry)  # the dropped table's files go too
 
-    done = lakehouse.expire_versions(retain_last=3, older_than_millis=2**62, orphan_grace_millis=0)
+    done = maintenance.expire_versions(lakehouse, retain_last=3, older_than_millis=2**62, orphan_grace_millis=0)
     assert done.files == dry.files and done.versions == dry.versions
     assert files_under(root) == live
     for version in kept:
@@ -96,7 +97,7 @@ def test_young_files_and_external_tables_are_never_deleted(tmp_path: Path) -> No
     stray = root / "tables" / "default" / "in-flight.parquet"
     stray.write_bytes(b"written by a commit in flight")
     lakehouse = LakehouseCatalog(str(root))
-    result = lakehouse.expire_versions(retain_last=1, older_than_millis=2**62)  # default grace: 1 h
+    result = maintenance.expire_versions(lakehouse, retain_last=1, older_than_millis=2**62)  # default grace: 1 h
     assert not [f for f in result.files if f.startswith("tables/")]
     assert stray.exists()
     # a registered (EXTERNAL) table's files stay even when nothing reaches them any more
@@ -106,7 +107,7 @@ def test_young_files_and_external_tables_are_never_deleted(tmp_path: Path) -> No
     registered = catalog.register_table("default.ext", other.load_table("default.src").metadata_location)
     assert registered.scan().to_arrow().num_rows == 1
     catalog.drop_table("default.ext")
-    lakehouse.expire_versions(retain_last=1, older_than_millis=2**62, orphan_grace_millis=0)
+    maintenance.expire_versions(lakehouse, retain_last=1, older_than_millis=2**62, orphan_grace_millis=0)
     assert other.load_table("default.src").scan().to_arrow().num_rows == 1
 
 
@@ -118,7 +119,7 @@ def test_a_missing_metadata_file_stops_iceberg_deletions(tmp_path: Path) -> None
     location = catalog.load_table("default.t").metadata_location
     os.remove(location[len("file://"):])
     with pytest.raises(Exception, match="metadata"):
-        LakehouseCatalog(str(root)).expire_versions(retain_last=1, older_than_millis=2**62, orphan_grace_millis=0)
+        maintenance.expire_versions(LakehouseCatalog(str(root)), retain_last=1, older_than_millis=2**62, orphan_grace_millis=0)
 
 
 def test_iceberg_snapshot_expiration_keeps_older_lakehouse_versions_readable(tmp_path: Path) -> None:
@@ -134,6 +135,37 @@ def test_iceberg_snapshot_expiration_keeps_older_lakehouse_versions_readable(tmp
     old_snapshots = [s.snapshot_id for s in table.metadata.snapshots if s.snapshot_id != table.metadata.current_snapshot_id]
     table.maintenance.expire_snapshots().by_ids(old_snapshots).commit()
     assert len(catalog.load_table("default.t").metadata.snapshots) == 1
-    LakehouseCatalog(str(root)).expire_versions(retain_last=10, older_than_millis=2**62, orphan_grace_millis=0)
+    maintenance.expire_versions(LakehouseCatalog(str(root)), retain_last=10, older_than_millis=2**62, orphan_grace_millis=0)
     assert catalog.at_version(first).load_table("default.t").scan().to_arrow()["id"].to_pylist() == [1]
     assert catalog.load_table("default.t").scan().to_arrow()["id"].to_pylist() == [2]
+
+
+def test_files_of_sql_rewrites_and_rolled_back_inserts_are_reclaimed(tmp_path: Path) -> None:
+    """SQL's writes leave what expiration must reclaim: data files an UPDATE or DELETE
+    replaced, and the data files and manifests of an INSERT that was rolled back."""
+    import trinitylake_dbapi
+
+    root = tmp_path / "lake"
+    conn = trinitylake_dbapi.connect(str(root), create=True, autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE t (id BIGINT, tag STRING)")
+    for b in range(3):
+        cur.executemany("INSERT INTO t VALUES (?, ?)", [(b * 10 + i, "x") for i in range(10)])
+    cur.execute("UPDATE t SET tag = 'y' WHERE id = 15")
+    cur.execute("DELETE FROM t WHERE id >= 20")
+    conn.autocommit = False
+    cur.execute("INSERT INTO t VALUES (99, 'rolled back')")
+    conn.rollback()
+    conn.close()
+    before = files_under(root)
+    lakehouse = LakehouseCatalog(str(root))
+    maintenance.expire_versions(lakehouse, retain_last=1, older_than_millis=2**62, orphan_grace_millis=0)
+    kept = [v.version for v in lakehouse.iter_versions(lakehouse.latest_version(), 0)]
+    catalog = TrinityLakeCatalog("lake", uri=str(root))
+    live = set().union(*(reached_by_pyiceberg(catalog, v, root) for v in kept))
+    assert files_under(root) == live and live < before
+    conn = trinitylake_dbapi.connect(str(root))
+    cur = conn.cursor()
+    cur.execute("SELECT count(*), count(*) FILTER (WHERE tag = 'y'), max(id) FROM t")
+    assert cur.fetchall() == [(20, 1, 19)]
+    conn.close()

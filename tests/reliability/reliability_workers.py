@@ -27,6 +27,7 @@ from typing import Any
 from lake_builders import columns
 from trinitylake_dbapi.catalog import LakehouseCatalog
 from trinitylake_dbapi.errors import Error
+from trinitylake_dbapi import maintenance
 
 Op = tuple
 
@@ -341,5 +342,5 @@ def expirer(location: str, deadline: float) -> list[int]:
     catalog = LakehouseCatalog(location)
     expired: list[int] = []
     while time.time() < deadline:
-        expired += catalog.expire_versions(retain_last=1, older_than_millis=int(time.time() * 1000) + 10**6).versions
+        expired += maintenance.expire_versions(catalog, retain_last=1, older_than_millis=int(time.time() * 1000) + 10**6).versions
     return expired

@@ -17,6 +17,7 @@ from reliability_helpers import SMALL_TREE, columns
 from trinitylake_dbapi.catalog import LakehouseCatalog
 from trinitylake_dbapi.errors import ObjectNotFoundError
 from trinitylake_dbapi.verify import verify
+from trinitylake_dbapi import maintenance
 
 
 def _expired_under_a_reader(tmp_path: Any) -> tuple[str, LakehouseCatalog, int]:
@@ -32,7 +33,7 @@ def _expired_under_a_reader(tmp_path: Any) -> tuple[str, LakehouseCatalog, int]:
         txn.commit()
     reader = LakehouseCatalog(location)
     assert [c.name for c in reader.begin(version=1).describe_table("ns", "t").columns] == ["id"]
-    expired = writer.expire_versions(retain_last=1, orphan_grace_millis=0,
+    expired = maintenance.expire_versions(writer, retain_last=1, orphan_grace_millis=0,
                                      older_than_millis=int(time.time() * 1000) + 10**6)
     assert 1 in expired.versions
     return location, reader, writer.latest_version()

@@ -25,6 +25,7 @@ from trinitylake_dbapi.catalog import LakehouseCatalog
 from trinitylake_dbapi.errors import Error, SerializationError, StorageError
 from trinitylake_dbapi.storage import Storage
 from trinitylake_dbapi.verify import verify
+from trinitylake_dbapi import maintenance
 
 pytestmark = pytest.mark.s3
 
@@ -77,7 +78,7 @@ def workload(root: str, server: Any) -> dict:
     with pytest.raises(SerializationError):
         b.commit()
     assert first.begin(version=2).list_tables("ns")[:1] == [("ns", "t00")]
-    first.expire_versions(retain_last=3, older_than_millis=int(time.time() * 1000) + 1000,
+    maintenance.expire_versions(first, retain_last=3, older_than_millis=int(time.time() * 1000) + 1000,
                           orphan_grace_millis=10**9)
     return state(second.begin())
 

@@ -11,6 +11,7 @@ from pyiceberg.expressions import EqualTo
 from trinitylake_dbapi.catalog import LakehouseCatalog
 from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
 from trinitylake_dbapi.spark import expire_versions
+from trinitylake_dbapi import maintenance
 
 SCHEMA = pa.schema([("id", pa.int64())])
 
@@ -40,7 +41,7 @@ def test_spark_and_local_expiration_reclaim_the_same_iceberg_files(spark, tmp_pa
     expected_b = sorted(catalog.load_table("default.b").scan().to_arrow()["id"].to_pylist())
 
     lake = LakehouseCatalog(str(root))
-    local = lake.expire_versions(retain_last=2, older_than_millis=2**62, dry_run=True, orphan_grace_millis=0)
+    local = maintenance.expire_versions(lake, retain_last=2, older_than_millis=2**62, dry_run=True, orphan_grace_millis=0)
     remote = expire_versions(spark, str(root), retain_last=2, older_than=2**62, dry_run=True, orphan_grace_millis=0)
     assert remote.versions == local.versions
     assert remote.file_list() == local.files

@@ -25,6 +25,7 @@ from trinitylake_dbapi.maintenance import export_snapshot_files, plan_expiration
 from trinitylake_dbapi.spark import expire_versions, export_snapshot, verify
 from trinitylake_dbapi.storage import Storage
 from trinitylake_dbapi.tree import check_tree
+from trinitylake_dbapi import maintenance
 
 COMMITS = 700
 EXPORTED_VERSION = 150
@@ -69,7 +70,7 @@ def test_spark_and_local_expiration_delete_the_same_files(spark, big) -> None:  
     cutoff = lake.lakehouse.snapshot(big["latest"] - 150).created_at_millis
 
     started = time.monotonic()
-    result = lake.expire_versions(older_than_millis=cutoff)
+    result = maintenance.expire_versions(lake, older_than_millis=cutoff)
     local_seconds = time.monotonic() - started
     started = time.monotonic()
     descriptions: list[str] = []
@@ -166,7 +167,7 @@ def test_expiration_stops_before_deleting_when_a_file_is_missing(spark, tmp_path
     os.unlink(os.path.join(location, victim))
     before = all_files(location)
     with pytest.raises(MissingFileError) as local_error:  # a fresh catalog: no cached nodes
-        LakehouseCatalog(location).expire_versions(older_than_millis=snapshot.created_at_millis)
+        maintenance.expire_versions(LakehouseCatalog(location), older_than_millis=snapshot.created_at_millis)
     with pytest.raises(MissingFileError) as spark_error:
         expire_versions(spark, location, older_than=snapshot.created_at_millis)
     assert spark_error.value.path == local_error.value.path == victim

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 from typing import Any
 
@@ -490,23 +491,26 @@ def _entries(directory: Any) -> list[str]:
 def test_local_exclusive_create_publishes_whole_files_and_leaves_nothing_else(
     tmp_path: Any, anonymous: bool
 ) -> None:
-    """Winning, losing, and a ``ready`` that refuses: the directory only ever holds the
-    published file, with exactly the winner's bytes (either way of publishing)."""
+    """Winning, losing, and a prepared file whose caller gives up between the two halves
+    (discarded, or an error leaving the ``with`` block): the directory only ever holds
+    the published file, with exactly the winner's bytes (either way of publishing)."""
     storage = Storage(str(tmp_path / "lake"))
     storage.write("keep.bin", b"k")
     storage.backend.anonymous_files = anonymous and storage.backend.anonymous_files
     data = os.urandom(100_000)
-    assert storage.create_exclusive("_root.arrow", data, ready=lambda: None)
+    with storage.prepare_exclusive("_root.arrow", data) as prepared:
+        assert storage.publish(prepared)
     assert not storage.create_exclusive("_root.arrow", b"other")
     assert storage.read("_root.arrow") == data
 
-    def refuse() -> None:
-        raise StorageError("C1 failed")
-
     with pytest.raises(StorageError, match="C1 failed"):
-        storage.create_exclusive("_next.arrow", b"never", ready=refuse)
+        with storage.prepare_exclusive("_next.arrow", b"never"):
+            raise StorageError("C1 failed")
+    storage.prepare_exclusive("_next.arrow", b"never").discard()
     assert not storage.exists("_next.arrow")
     assert _entries(tmp_path / "lake") == ["_root.arrow", "keep.bin"]
+    with pytest.raises(ValueError, match="already published or discarded"):
+        storage.publish(prepared)
 
 
 def test_local_files_get_the_same_permissions_whichever_way_they_are_written(tmp_path: Any) -> None:
@@ -605,3 +609,28 @@ def test_hint_style_write_overwrites_in_place(tmp_path: Any) -> None:
     storage.write("_latest_hint.txt", b"7", durable=False)
     assert storage.read("_latest_hint.txt") == b"7"
     assert os.stat(tmp_path / "lake" / "_latest_hint.txt").st_ino == inode
+
+
+def test_local_publish_falls_back_to_a_temp_name_when_the_kernel_refuses_the_link(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unnamed file that cannot be linked through /proc (found out at the first
+    publish, L3) is published through a temp file instead, and never tried again."""
+    storage = Storage(str(tmp_path / "lake"))
+    storage.write("keep.bin", b"k")
+    if not storage.backend.anonymous_files:
+        pytest.skip("no O_TMPFILE here")
+    real_link = os.link
+
+    def link(src: Any, dst: Any, **kw: Any) -> None:
+        if str(src).startswith("/proc/self/fd/"):
+            raise OSError(errno.ENOENT, "no such file")
+        real_link(src, dst, **kw)
+
+    monkeypatch.setattr(os, "link", link)
+    with storage.prepare_exclusive("_root.arrow", b"r") as prepared:
+        assert storage.publish(prepared)
+    assert not storage.backend.anonymous_files
+    assert storage.read("_root.arrow") == b"r"
+    assert not storage.create_exclusive("_root.arrow", b"other")
+    assert _entries(tmp_path / "lake") == ["_root.arrow", "keep.bin"]

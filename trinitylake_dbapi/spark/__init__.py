@@ -4,13 +4,17 @@ Needs the ``spark`` extra (``pip install 'trinitylake-dbapi[spark]'``).
 
 * :func:`table_schema`, :func:`to_spark_type`, :func:`from_spark_type` (and the field
   and schema variants): SPEC 5 types <-> Spark types, see :mod:`.schema`.
-* :func:`register` makes ``spark.read.format("trinitylake")`` available, see
-  :mod:`.datasource`.
+* The ``trinitylake`` data source (found by PySpark on its own through the top-level
+  module ``pyspark_trinitylake``; :func:`register` for sessions started otherwise):
+  the catalog as DataFrames (:mod:`.datasource`) and tables' rows, read and written
+  (:mod:`.tabledata`).
+* :func:`transaction`: several table writes and DDL as one lakehouse version.
 * :func:`expire_versions`, :func:`export_snapshot`, :func:`verify`: maintenance that
   runs on the executors, see :mod:`.maintenance`.
 """
 
 from .datasource import TrinityLakeDataSource, register
+from .tabledata import SparkTransaction, transaction
 from .maintenance import SparkExpireResult, SparkExportResult, expire_versions, export_snapshot
 from .schema import (
     from_spark_field,
@@ -33,6 +37,8 @@ __all__ = [
     "from_spark_schema",
     "TrinityLakeDataSource",
     "register",
+    "transaction",
+    "SparkTransaction",
     "expire_versions",
     "export_snapshot",
     "verify",

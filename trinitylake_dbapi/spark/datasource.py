@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from pyspark.sql import types as T
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWriter, InputPartition
 
 from ..errors import ObjectNotFoundError, ProgrammingError
 from ..format import keys as keyfmt
@@ -136,6 +136,11 @@ class _Options:
     object: str
     version: int | str | None
     namespace: str | None
+    table: str | None = None
+    create: bool = False
+    filter: str | None = None
+    stage: str | None = None
+    target: str | None = None
 
     @classmethod
     def parse(cls, options: Any) -> "_Options":
@@ -145,6 +150,9 @@ class _Options:
             raise ProgrammingError(
                 'the trinitylake data source needs .option("location", <lakehouse root URI>)'
             )
+        table = opts.get("table") or None
+        if table is not None and "object" in opts:
+            raise ProgrammingError("options table and object exclude each other: table reads a table's rows")
         kind = str(opts.get("object", "tables")).strip().lower()
         if kind not in SCHEMAS:
             raise ProgrammingError(
@@ -166,7 +174,21 @@ class _Options:
         namespace = opts.get("namespace") or None
         if namespace is not None and kind not in ("tables", "columns"):
             raise ProgrammingError(f"option namespace applies to tables and columns, not {kind}")
-        return cls(rt.Location.of(str(location), storage_options), kind, version, namespace)
+        if namespace is not None and table is not None:
+            raise ProgrammingError("option namespace applies to the catalog views, not to a table's rows")
+        return cls(
+            rt.Location.of(str(location), storage_options), kind, version, namespace, table,
+            create=_flag(opts, "create"), filter=opts.get("filter") or None,
+            stage=opts.get("trinitylake.stage"), target=opts.get("trinitylake.target"),
+        )  # fmt: skip
+
+
+def _flag(opts: dict, name: str) -> bool:
+    value = str(opts.get(name, "false")).strip().lower()
+    if value not in ("true", "false"):
+        raise ProgrammingError(f"option {name} is 'true' or 'false', not {opts[name]!r}")
+    return value == "true"
+
 
 
 class TrinityLakeDataSource(DataSource):
@@ -177,10 +199,37 @@ class TrinityLakeDataSource(DataSource):
         return "trinitylake"
 
     def schema(self) -> T.StructType:
-        return SCHEMAS[_Options.parse(self.options).object]
+        opts = _Options.parse(self.options)
+        if opts.table is not None:
+            from .tabledata import read_schema
+
+            return read_schema(opts.location, opts.table, opts.version)
+        return SCHEMAS[opts.object]
 
     def reader(self, schema: T.StructType) -> "DataSourceReader":
-        return _Reader(_Options.parse(self.options))
+        opts = _Options.parse(self.options)
+        if opts.table is not None:
+            from .tabledata import TableReader
+
+            return TableReader(opts.location, opts.table, opts.version, schema, opts.filter)
+        return _Reader(opts)
+
+    def writer(self, schema: T.StructType, overwrite: bool) -> "DataSourceWriter":
+        """``df.write.format("trinitylake")``: a table's rows (tabledata D5, D6)."""
+        from .tabledata import TableWriter, WriteTarget, open_catalog, plan_write
+
+        opts = _Options.parse(self.options)
+        if opts.table is None:
+            raise ProgrammingError('writing with the trinitylake data source needs .option("table", "namespace.table")')
+        if opts.target is not None:
+            target = WriteTarget.from_json(opts.target)
+        else:
+            catalog = open_catalog(opts.location)
+            try:
+                target = plan_write(catalog, opts.table, schema, opts.create)
+            finally:
+                catalog.close()
+        return TableWriter(opts.location, target, overwrite, opts.stage)
 
 
 class _KeyRange(InputPartition):

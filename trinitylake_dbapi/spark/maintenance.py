@@ -495,7 +495,7 @@ def expire_versions(
 ) -> SparkExpireResult:
     """Expire old versions and delete every file no kept version reaches, on Spark.
 
-    The same decision as ``LakehouseCatalog.expire_versions`` (rules E1-E8 of
+    The same decision as ``maintenance.expire_versions`` (rules E1-E8 of
     :mod:`trinitylake_dbapi.maintenance`): a version expires when it is older than
     ``older_than`` (a datetime, or milliseconds since the epoch; default: its maximum
     age from the lakehouse definition), unless it is among the newest

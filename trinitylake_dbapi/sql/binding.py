@@ -16,6 +16,9 @@ bytes-like             ``UNHEX('...')``
 datetime               ``CAST('iso' AS TIMESTAMP)``, or ``TIMESTAMPTZ`` when it has a zone
 date / time            ``CAST('iso' AS DATE)`` / ``CAST('iso' AS TIME)``
 uuid.UUID              string literal
+list, tuple            ``[v, ...]`` (a list; each item bound by this table)
+dict                   ``{'k': v, ...}`` (a struct, which a map column also takes) when
+                       every key is a string; else ``MAP([k, ...], [v, ...])``
 =====================  ==============================================================
 
 :func:`constant` reads such nodes (and the same literals written in SQL) back into Python
@@ -161,6 +164,18 @@ def to_node(value: Any, label: str = "") -> exp.Expr:
         return _cast(value.isoformat(), DType.TIME)
     if isinstance(value, uuid.UUID):
         return exp.Literal.string(str(value))
+    if isinstance(value, (list, tuple)):
+        return exp.Array(expressions=[to_node(v, label) for v in value])
+    if isinstance(value, dict):
+        if value and all(isinstance(k, str) for k in value):
+            return exp.Struct(expressions=[
+                exp.PropertyEQ(this=exp.to_identifier(k), expression=to_node(v, label))
+                for k, v in value.items()
+            ])  # fmt: skip
+        return exp.Map(
+            keys=exp.Array(expressions=[to_node(k, label) for k in value]),
+            values=exp.Array(expressions=[to_node(v, label) for v in value.values()]),
+        )
     raise ProgrammingError(
         f"parameter {label}: cannot bind a value of type {type(value).__name__}"
     )

@@ -28,6 +28,7 @@ from trinitylake_dbapi.errors import (
     ReadOnlyError,
 )
 from trinitylake_dbapi.format.types import ColumnSpec, type_to_sql
+from trinitylake_dbapi.maintenance import expire_versions
 from trinitylake_dbapi.sql import statements as st
 from trinitylake_dbapi.sql.binding import constant
 from trinitylake_dbapi.sql.columns import column_specs, create_table_sql
@@ -513,8 +514,8 @@ def _expire_versions(s: st.ExpireVersions, session: Session) -> Result:
     older = s.args.get("older_than")
     older_millis = None if older is None else to_millis(constant(older, "OLDER THAN"), "OLDER THAN")
     session.before_lakehouse_operation(s.title)
-    result = session.lakehouse.expire_versions(
-        retain_last=retain, older_than_millis=older_millis, dry_run=bool(s.args.get("dry_run"))
+    result = expire_versions(
+        session.lakehouse, retain_last=retain, older_than_millis=older_millis, dry_run=bool(s.args.get("dry_run"))
     )
     rows = [("version", str(v)) for v in result.versions] + [("file", f) for f in result.files]
     return rows_result((("object", "varchar"), ("name", "varchar")), rows)

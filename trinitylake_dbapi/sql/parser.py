@@ -195,6 +195,19 @@ class TrinityLakeParser(ParserCompat, SparkParser):
         finally:
             self._tl_type_depth = depth
 
+    # sqlglot reads the elements of ROLLUP, CUBE and GROUPING SETS as arithmetic only, so
+    # ``GROUP BY ROLLUP (a, b IS NULL)`` (which Spark and DuckDB accept) was a syntax error.
+
+    def _parse_cube_or_rollup(self, with_prefix: bool = False) -> exp.Cube | exp.Rollup | None:
+        if with_prefix or not self._curr or self._curr.token_type not in (TokenType.CUBE, TokenType.ROLLUP):
+            return super()._parse_cube_or_rollup(with_prefix)
+        kind: type[exp.Cube | exp.Rollup] = exp.Cube if self._curr.token_type == TokenType.CUBE else exp.Rollup
+        self._advance()
+        return build(self, kind(expressions=self._parse_wrapped_csv(self._parse_disjunction)))
+
+    def _parse_grouping_set(self) -> exp.Expr | None:
+        return self._parse_grouping_sets() or self._parse_cube_or_rollup() or self._parse_disjunction()
+
     # -- errors ---------------------------------------------------------------
 
     def raise_error(self, message: str, token: Token | None = None) -> None:

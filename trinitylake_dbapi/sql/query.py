@@ -33,9 +33,10 @@ Rules:
       transaction (iceberg.catalog P4): it is published with the transaction, as one
       lakehouse version with everything else the transaction did, or not at all.
   Q4. INSERT appends one set of data files. UPDATE and DELETE are copy-on-write: when
-      at least one row matches, the table's rows are rewritten (an overwrite
-      snapshot); when none does, nothing is written. ``rowcount`` is the number of
-      rows inserted, updated or deleted.
+      at least one row matches, the data files holding matched rows are replaced by
+      files of their new rows in one overwrite snapshot (the whole table is rewritten
+      when it is partitioned or has delete files); when none matches, nothing is
+      written. ``rowcount`` is the number of rows inserted, updated or deleted.
   Q5. Results stream: DuckDB produces record batches as the cursor fetches, and each
       batch becomes Python rows only when reached, so a large result is read in
       bounded memory. Values are what PEP 249 users expect: Decimal, datetime (with
@@ -44,6 +45,14 @@ Rules:
   Q6. ``Connection.interrupt()`` and ``statement_timeout`` interrupt DuckDB too
       (QueryCanceledError); the engine's ``memory_limit`` bounds DuckDB's memory
       (OperationalError when exceeded).
+  Q7. Files are pruned only by what cannot change a result: the conditions AND-ed at
+      the top of the WHERE of the SELECT a table is a FROM item of, comparing one of
+      its columns with an integer, string or boolean literal of the column's own kind
+      (``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``, ``IN``). Each rejects NULL, so a row
+      it rules out could not reach the result under inner or outer joins; PyIceberg's
+      planning drops a file only when its statistics rule out every row; DuckDB still
+      applies the whole WHERE. Other conditions (expressions, OR, casts, IS NULL, the
+      ON of a join) prune nothing.
 
 DuckDB is imported by the first data statement only: catalog statements never pay for
 it (nor for PyIceberg's data path).
@@ -134,14 +143,19 @@ class Engine:
             self._db.register_filesystem(filesystem)
         self._lock = threading.Lock()
         self._closed = False
-        self._planned: dict[tuple[str, int], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._planned: dict[tuple[str, int, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
     def planned_files(
-        self, metadata_location: str, snapshot_id: int, plan: Callable[[], tuple[tuple[str, ...], tuple[str, ...]]]
+        self,
+        metadata_location: str,
+        snapshot_id: int,
+        conditions: str,
+        plan: Callable[[], tuple[tuple[str, ...], tuple[str, ...]]],
     ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The (data files, position delete files) of a snapshot, planned once: a
-        snapshot's files never change, and planning reads its manifests."""
-        key = (metadata_location, snapshot_id)
+        """The (data files, position delete files) of a snapshot that may hold rows
+        meeting ``conditions`` (their text), planned once: a snapshot's files never
+        change, and planning reads its manifests."""
+        key = (metadata_location, snapshot_id, conditions)
         with self._lock:
             found = self._planned.get(key)
         if found is None:
@@ -205,8 +219,11 @@ def _table_function(node: exp.Table) -> str | None:
 
 def reads_table_data(query: exp.Expr) -> bool:
     """True when a query names a table that is neither a system table nor one of its
-    CTEs, or calls a table function: it runs in DuckDB (Q2); otherwise the catalog's own
-    executor answers it."""
+    CTEs, calls a table function, or uses what the catalog's own executor cannot run
+    (window functions, ROLLUP, CUBE, GROUPING SETS): it runs in DuckDB (Q2); otherwise
+    that executor answers it."""
+    if query.find(exp.Window, exp.Rollup, exp.Cube, exp.GroupingSets):
+        return True
     ctes = _cte_names(query)
     for node in query.find_all(exp.Table):
         if not node.name:
@@ -306,7 +323,15 @@ def _duck_path(location: str) -> str:
     return local_path(location) or location
 
 
-def _plan(session: Session, catalog: CatalogTransaction, namespace: str, name: str) -> _Scan:
+def _plan(
+    session: Session,
+    catalog: CatalogTransaction,
+    namespace: str,
+    name: str,
+    conditions: Sequence["_Condition"] = (),
+) -> _Scan:
+    """The files of a table's snapshot at ``catalog``'s version; ``conditions`` (Q7)
+    let PyIceberg skip files whose column statistics rule every row out."""
     states = session.table_states()
     info, metadata, location = states.state(catalog, namespace, name)
     if info.table_format.upper() != "ICEBERG":
@@ -321,7 +346,10 @@ def _plan(session: Session, catalog: CatalogTransaction, namespace: str, name: s
         from pyiceberg.manifest import DataFileContent
         from pyiceberg.table import DataScan
 
-        scan = DataScan(table_metadata=metadata, io=states.file_io(), snapshot_id=snapshot.snapshot_id)
+        scan = DataScan(
+            table_metadata=metadata, io=states.file_io(), snapshot_id=snapshot.snapshot_id,
+            row_filter=_row_filter(conditions, info.columns),
+        )  # fmt: skip
         data: list[str] = []
         deletes: set[str] = set()
         for task in scan.plan_files():
@@ -335,8 +363,107 @@ def _plan(session: Session, catalog: CatalogTransaction, namespace: str, name: s
                 deletes.add(_duck_path(d.file_path))
         return tuple(data), tuple(sorted(deletes))
 
-    data, deletes = session.data_engine().planned_files(location, snapshot.snapshot_id, plan)
+    key = repr(sorted(conditions)) if conditions else ""
+    data, deletes = session.data_engine().planned_files(location, snapshot.snapshot_id, key, plan)
     return _Scan(info, data, deletes)
+
+
+# ---------------------------------------------------------------------------
+# Pruning files by a query's conditions (Q7)
+# ---------------------------------------------------------------------------
+
+#: (column name, operator, value): ``column op value`` with a value of the column's own
+#: kind family (see _LITERAL_KINDS), or ("in", tuple of values).
+_Condition = tuple[str, str, Any]
+
+_OPERATORS = {exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
+_MIRRORED = {"=": "=", "<>": "<>", ">": "<", ">=": "<=", "<": ">", "<=": ">="}
+#: Python value type -> the column kinds it is compared with exactly (no rounding, no
+#: parsing that could differ from DuckDB's): only these conditions prune files.
+_LITERAL_KINDS = {int: {"int2", "int4", "int8"}, str: {"char", "varchar"}, bool: {"boolean"}}
+
+
+def _literal(node: exp.Expr) -> Any:
+    """The value of an integer, string or boolean literal; None for anything else."""
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    negative = isinstance(node, exp.Neg)
+    if negative:
+        node = node.this
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return None if negative else node.this
+        if re.fullmatch(r"\d+", node.this):
+            return -int(node.this) if negative else int(node.this)
+    return None
+
+
+def _conjuncts(where: exp.Expr | None) -> list[exp.Expr]:
+    found, stack = [], [] if where is None else [where.this]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, exp.And):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, exp.Paren):
+            stack.append(node.this)
+        else:
+            found.append(node)
+    return found
+
+
+def _conditions(node: exp.Table, columns: Sequence[ColumnSpec]) -> list[_Condition]:
+    """The conditions of the WHERE of the SELECT that ``node`` is a FROM item of which
+    only its own rows can satisfy: ``column op literal`` and ``column IN (literals)``
+    on one of its top-level columns, AND-ed at the top. Each rejects NULL, so a row
+    pruned by one could not have reached the result, under inner or outer joins alike."""
+    container = node.parent
+    select = container.parent if isinstance(container, (exp.From, exp.Join)) else None
+    if not isinstance(select, exp.Select):
+        return []
+    sole = not select.args.get("joins")
+    name = node.alias_or_name.lower()
+    kinds = {c.name.lower(): c for c in columns}
+    found: list[_Condition] = []
+
+    def column_of(ref: exp.Expr) -> ColumnSpec | None:
+        if not isinstance(ref, exp.Column) or ref.args.get("db") is not None:
+            return None
+        if ref.table.lower() != name and not (sole and not ref.table):
+            return None
+        return kinds.get(ref.name.lower())
+
+    def fits(column: ColumnSpec, value: Any) -> bool:
+        return value is not None and column.type.kind in _LITERAL_KINDS.get(type(value), ())
+
+    for condition in _conjuncts(select.args.get("where")):
+        if isinstance(condition, exp.In) and not condition.args.get("query"):
+            column = column_of(condition.this)
+            values = [_literal(v) for v in condition.expressions]
+            if column is not None and values and all(fits(column, v) for v in values):
+                found.append((column.name, "in", tuple(values)))
+            continue
+        op = _OPERATORS.get(type(condition))
+        if op is None:
+            continue
+        left, right = condition.left, condition.right
+        if column_of(left) is None:
+            left, right, op = right, left, _MIRRORED[op]
+        column, value = column_of(left), _literal(right)
+        if column is not None and fits(column, value):
+            found.append((column.name, op, value))
+    return found
+
+
+def _row_filter(conditions: Sequence[_Condition], columns: Sequence[ColumnSpec]) -> Any:
+    """PyIceberg's expression of ``conditions`` (AlwaysTrue for none)."""
+    from pyiceberg import expressions as ex
+
+    builders = {"=": ex.EqualTo, "<>": ex.NotEqualTo, ">": ex.GreaterThan, ">=": ex.GreaterThanOrEqual,
+                "<": ex.LessThan, "<=": ex.LessThanOrEqual, "in": ex.In}  # fmt: skip
+    terms = [builders[op](column, value) for column, op, value in conditions]
+    if not terms:
+        return ex.AlwaysTrue()
+    return terms[0] if len(terms) == 1 else ex.And(*terms)
 
 
 def _column_expr(c: ColumnSpec, source: str) -> str:
@@ -346,8 +473,13 @@ def _column_expr(c: ColumnSpec, source: str) -> str:
     return source
 
 
-def _view_sql(scan: _Scan) -> str:
-    """The SELECT a table reference's view runs (Q2)."""
+#: The column of a file view (:func:`_view_sql` with ``with_file``) naming each row's file.
+_FILE_COLUMN = "__tl_file"
+
+
+def _view_sql(scan: _Scan, *, with_file: bool = False) -> str:
+    """The SELECT a table reference's view runs (Q2); ``with_file`` adds the column
+    ``__tl_file``, the data file each row is in (for a scan without delete files)."""
     columns = scan.info.columns
     if not columns:
         return "SELECT NULL WHERE false"
@@ -363,19 +495,33 @@ def _view_sql(scan: _Scan) -> str:
     )
     files = ", ".join(_string_literal(f) for f in scan.data_files)
     select = ", ".join(f"{_column_expr(c, 'd.' + _quote(c.name))} AS {_quote(c.name)}" for c in columns)
+    if with_file:
+        assert not scan.position_deletes
+        return (
+            f"SELECT {select}, d.filename AS {_FILE_COLUMN} "
+            f"FROM read_parquet([{files}], schema = MAP {{{entries}}}, filename = true) d"
+        )
     if not scan.position_deletes:
         return f"SELECT {select} FROM read_parquet([{files}], schema = MAP {{{entries}}}) d"
     deletes = ", ".join(_string_literal(f) for f in scan.position_deletes)
     return (
         f"SELECT {select} FROM read_parquet([{files}], schema = MAP {{{entries}}}, "
         "filename = true, file_row_number = true) d "
-        f"ANTI JOIN (SELECT regexp_replace(file_path, '^file:(//)?', '') AS file_path, pos "
-        f"FROM read_parquet([{deletes}])) x "
-        "ON x.file_path = d.filename AND x.pos = d.file_row_number"
+        f"ANTI JOIN (SELECT {_file_key_sql('file_path')} AS file_key, pos FROM read_parquet([{deletes}])) x "
+        f"ON x.file_key = {_file_key_sql('d.filename')} AND x.pos = d.file_row_number"
     )
 
 
-_ARROW_OF_KIND = {"varchar": "string", "int4": "int32", "int8": "int64", "timestamp": "timestamp"}
+def _file_key(location: str) -> str:
+    """A data file's location without its scheme and leading slashes: the same for the
+    path a manifest holds and the one DuckDB reports (``memory://x`` vs ``memory:///x``,
+    ``file:///x`` vs ``/x``)."""
+    return re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*:(//)?", "", location).lstrip("/")
+
+
+def _file_key_sql(column: str) -> str:
+    """:func:`_file_key` in DuckDB SQL."""
+    return f"ltrim(regexp_replace({column}, '^[A-Za-z][A-Za-z0-9+.-]*:(//)?', ''), '/')"
 
 
 def _system_arrow(spec: Any, rows: list[tuple]) -> Any:
@@ -407,6 +553,14 @@ class _Statement:
         with contextlib.suppress(Exception):
             self.cursor.close()
 
+    def __enter__(self) -> "_Statement":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        """A write's statement ends whole: its catalogs and its DuckDB cursor."""
+        self.close()
+        self.close_cursor()
+
     def catalog_for(self, version: exp.Version | None) -> CatalogTransaction:
         if version is None:
             return self.session.transaction()
@@ -417,17 +571,29 @@ class _Statement:
             self._catalogs[key] = catalog
         return self._catalogs[key]
 
-    def view_of_table(self, namespace: str, name: str, version: exp.Version | None = None) -> tuple[str, _Scan]:
-        """A new view over a table's data (Q1, Q2); its name and the scan it reads."""
-        scan = _plan(self.session, self.catalog_for(version), namespace, name)
+    def view_of_table(
+        self, namespace: str, name: str, version: exp.Version | None = None, reference: exp.Table | None = None
+    ) -> tuple[str, _Scan]:
+        """A new view over a table's data (Q1, Q2), pruned by the conditions on
+        ``reference`` (Q7); its name and the scan it reads."""
+        catalog = self.catalog_for(version)
+        conditions: list[_Condition] = []
+        if reference is not None:
+            info = catalog.describe_table(namespace, name)
+            conditions = _conditions(reference, info.columns)
+        scan = _plan(self.session, catalog, namespace, name, conditions)
+        return self.view_of_scan(scan), scan
+
+    def view_of_scan(self, scan: _Scan, *, with_file: bool = False) -> str:
+        """A new view over ``scan`` (see :func:`_view_sql`); its name."""
         view = f"__tl_{next(self._count)}"
-        self.run(f"CREATE TEMP VIEW {view} AS {_view_sql(scan)}")
-        return view, scan
+        self.run(f"CREATE TEMP VIEW {view} AS {_view_sql(scan, with_file=with_file)}")
+        return view
 
     def _view_of_reference(self, node: exp.Table, version: exp.Version | None) -> str:
         namespace, name = table_name(self.session, node)
         try:
-            return self.view_of_table(namespace, name, version)[0]
+            return self.view_of_table(namespace, name, version, reference=node)[0]
         except ObjectNotFoundError as e:
             raise _with_position(e, node) from None
 
@@ -439,6 +605,9 @@ class _Statement:
         qualified: set[tuple[str, str]] = set()
         for node in list(statement.find_all(exp.Table)):
             if node is skip:
+                # UPDATE's and DELETE's target keeps its name: ``ns.t.column`` is ``t.column``.
+                if node.args.get("alias") is None and node.text("db"):
+                    qualified.add((node.text("db").lower(), node.name.lower()))
                 continue
             if not node.name:
                 function = _table_function(node)
@@ -680,11 +849,12 @@ def run_select(query: exp.Query, session: Session) -> Result:
     """A SELECT that reads tables' rows, as a streaming result (Q1, Q2, Q5)."""
     statement = _Statement(session)
     try:
-        rewritten = query.copy()
-        statement.replace_tables(rewritten)
-        sql = rewritten.sql(dialect="duckdb")
-        with _translated(query, statement.engine), _interruptible(session.control, statement.cursor):
-            reader = _batches(statement.cursor.sql(sql), BATCH_ROWS)  # runs what must run first
+        with _translated(query, statement.engine):
+            rewritten = query.copy()
+            statement.replace_tables(rewritten)
+            sql = rewritten.sql(dialect="duckdb")
+            with _interruptible(session.control, statement.cursor):
+                reader = _batches(statement.cursor.sql(sql), BATCH_ROWS)  # runs what must run first
     except BaseException:
         statement.close_cursor()
         raise
@@ -858,13 +1028,22 @@ def _parameter_columns(holes: list[exp.Placeholder], parameter_rows: Sequence[An
     return columns
 
 
-def _parameter_table(holes: list[exp.Placeholder], parameter_rows: Sequence[Any]) -> Any:
+def _parameter_table(holes: list[exp.Placeholder], parameter_rows: Sequence[Any], target_type: Callable[[int], Any]) -> Any:
     """The parameter sets as an Arrow table, or None when Arrow cannot type a column
-    (mixed Python types): then they are bound as literals instead."""
+    (mixed Python types): then they are bound as literals instead. A column of lists or
+    dicts takes the Arrow type of its target column (``target_type(i)`` for placeholder
+    i): inferred, dicts would become one struct of every row's keys, so a map's rows
+    would gain each other's keys."""
     import pyarrow as pa
 
     arrays = []
-    for column in _parameter_columns(holes, parameter_rows):
+    for i, column in enumerate(_parameter_columns(holes, parameter_rows)):
+        if any(isinstance(v, (list, tuple, dict)) for v in column):
+            try:
+                arrays.append(pa.array(column, type=target_type(i)))
+                continue
+            except (pa.ArrowException, TypeError, ValueError, OverflowError):
+                return None
         try:
             arrays.append(pa.array(column))
             continue
@@ -876,6 +1055,16 @@ def _parameter_table(holes: list[exp.Placeholder], parameter_rows: Sequence[Any]
             return None
         arrays.append(pa.array([None if v is None else _as_text(v) for v in column], pa.string()))
     return pa.table(arrays, names=[f"p{i}" for i in range(len(arrays))])
+
+
+def _arrow_type(columns: Sequence[ColumnSpec], name: str) -> Any:
+    """The Arrow type a column's values are stored as."""
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+
+    from trinitylake_dbapi.iceberg.schema import schema_from_columns
+
+    column = next(c for c in columns if c.name.lower() == name.lower())
+    return schema_to_pyarrow(schema_from_columns([column]), include_field_ids=False).field(0).type
 
 
 def _as_text(value: Any) -> str:
@@ -912,32 +1101,47 @@ def run_insert(insert: exp.Insert, session: Session, parameter_rows: Sequence[An
     if parameter_rows is not None:
         holes = bulk_insert_template(insert)
         assert holes is not None, "parameter_rows need an INSERT ... VALUES (?, ...) statement"
-        parameters = _parameter_table(holes, parameter_rows)
+        names = provided if provided is not None else [c.name for c in info.columns]
+        parameters = _parameter_table(holes, parameter_rows, lambda i: _arrow_type(info.columns, names[i]))
         if parameters is None:
             insert = _bound_rows(insert, parameter_rows)
-    statement = _Statement(session)
-    try:
-        with _translated(insert, statement.engine):
-            if parameters is not None:
-                statement.cursor.register("__tl_parameters", parameters)
-                sql = "SELECT * FROM __tl_parameters"
-            else:
-                source = insert.expression.copy()
-                statement.replace_tables(source)
-                sql = source.sql(dialect="duckdb")
-            found = len(statement.relation(sql).columns)
-            if found != width:
-                raise ProgrammingError(
-                    f"INSERT INTO {namespace}.{name}: {found} value(s) per row for {width} column(s)"
-                )
-            data = _checked_values(statement, sql, info.columns, f"{namespace}.{name}", provided)
-        if data.num_rows:
-            table = _load(session, namespace, name)
-            table.append(_as_iceberg(data, table))
-        return Result(None, [], data.num_rows)
-    finally:
-        statement.close()
-        statement.close_cursor()
+    with _Statement(session) as statement, _translated(insert, statement.engine):
+        if parameters is not None:
+            statement.cursor.register("__tl_parameters", parameters)
+            sql = "SELECT * FROM __tl_parameters"
+        else:
+            source = insert.expression.copy()
+            statement.replace_tables(source)
+            _maps_as_maps(source, info.columns, provided)
+            sql = source.sql(dialect="duckdb")
+        found = len(statement.relation(sql).columns)
+        if found != width:
+            raise ProgrammingError(
+                f"INSERT INTO {namespace}.{name}: {found} value(s) per row for {width} column(s)"
+            )
+        data = _checked_values(statement, sql, info.columns, f"{namespace}.{name}", provided)
+    return _append(session, namespace, name, data)
+
+
+def _maps_as_maps(source: exp.Expr, columns: Sequence[ColumnSpec], provided: Sequence[str] | None) -> None:
+    """In VALUES rows, a struct literal for a map column (a bound dict, see binding) is
+    written as the map it stands for, so that rows of one column agree on their type
+    (DuckDB does not unify ``{'a': 1}`` with ``MAP([], [])``)."""
+    if not isinstance(source, exp.Values):
+        return
+    by_name = {c.name.lower(): c for c in columns}
+    targets = [by_name.get(n.lower()) for n in provided] if provided is not None else list(columns)
+    for row in source.expressions:
+        if not isinstance(row, exp.Tuple):
+            continue
+        for value, column in zip(row.expressions, targets):
+            if column is not None and column.type.kind == "map" and isinstance(value, exp.Struct):
+                pairs = [e for e in value.expressions if isinstance(e, exp.PropertyEQ)]
+                if len(pairs) == len(value.expressions):
+                    value.replace(exp.Map(
+                        keys=exp.Array(expressions=[exp.Literal.string(p.name) for p in pairs]),
+                        values=exp.Array(expressions=[p.expression for p in pairs]),
+                    ))  # fmt: skip
 
 
 def _bound_rows(insert: exp.Insert, parameter_rows: Sequence[Any]) -> exp.Insert:
@@ -956,45 +1160,105 @@ def _bound_rows(insert: exp.Insert, parameter_rows: Sequence[Any]) -> exp.Insert
     return merged
 
 
+def _append(session: Session, namespace: str, name: str, data: Any) -> Result:
+    """Append checked rows (Q3) to a table in the statement's transaction (Q4)."""
+    if data.num_rows:
+        table = _load(session, namespace, name)
+        table.append(_as_iceberg(data, table))
+    return Result(None, [], data.num_rows)
+
+
 def _where_sql(node: exp.Expr) -> str:
     where = node.args.get("where")
     return "true" if where is None else where.this.sql(dialect="duckdb")
 
 
-def _rewrite(session: Session, node: exp.Expr, title: str, new_rows: Callable[[str, str, list[ColumnSpec]], str]) -> Result:
-    """UPDATE and DELETE (Q4): count the rows the WHERE keeps and, if any, overwrite the
-    table with ``new_rows(view, condition, columns)``."""
+def _rewrite(
+    session: Session, node: exp.Expr, title: str, new_rows: Callable[[str, str, list[ColumnSpec], exp.Expr], str]
+) -> Result:
+    """UPDATE and DELETE (Q4): count the rows the WHERE keeps and, if any, replace the
+    data files that hold them with ``new_rows(source, condition, columns, node)`` of
+    those files (or, for a table with delete files or partitions, the whole table)."""
     _refuse_read_only(session, title)
     target, namespace, name = _target(session, node.this, title)
     if node.args.get("returning") or node.args.get("limit") or node.args.get("from_") or node.args.get("using"):
         raise NotSupportedError(f"{title} with RETURNING, LIMIT, FROM or USING is not supported")
-    statement = _Statement(session)
-    try:
-        with _translated(node, statement.engine):
-            try:
-                view, scan = statement.view_of_table(namespace, name)
-            except ObjectNotFoundError as e:
-                raise _with_position(e, target) from None
-            copy = node.copy()
-            alias = target.alias_or_name
-            copy_target = copy.this
-            # Subqueries in the WHERE or SET read other tables (and this one) at the same version.
-            statement.replace_tables(copy, skip=copy_target)
-            condition = _where_sql(copy)
-            source = f"{view} AS {_quote(alias)}"
-            columns = list(scan.info.columns)
-            rows_sql = new_rows(source, condition, columns, copy)
-            statement.relation(rows_sql)  # binds it: unknown names fail even when no row matches
-            matched = statement.scalar(f"SELECT count(*) FROM {source} WHERE {condition}")
-            if not matched:
-                return Result(None, [], 0)
-            data = _checked_values(statement, rows_sql, columns, f"{namespace}.{name}")
+    with _Statement(session) as statement, _translated(node, statement.engine):
+        try:
+            view, scan = statement.view_of_table(namespace, name)
+        except ObjectNotFoundError as e:
+            raise _with_position(e, target) from None
+        copy = node.copy()
+        # Subqueries in the WHERE or SET read other tables (and this one) at the same version.
+        statement.replace_tables(copy, skip=copy.this)
+        condition = _where_sql(copy)
+        alias = _quote(target.alias_or_name)
+        columns = list(scan.info.columns)
+        rows_sql = new_rows(f"{view} AS {alias}", condition, columns, copy)
+        statement.relation(rows_sql)  # binds it: unknown names fail even when no row matches
+        matched = statement.scalar(f"SELECT count(*) FROM {view} AS {alias} WHERE {condition}")
+        if not matched:
+            return Result(None, [], 0)
         table = _load(session, namespace, name)
-        table.overwrite(_as_iceberg(data, table))
-        return Result(None, [], int(matched))
-    finally:
-        statement.close()
-        statement.close_cursor()
+        replaced = None
+        if _file_level(scan, table):
+            files_view = statement.view_of_scan(scan, with_file=True)
+            replaced = [
+                row[0] for row in statement.run(
+                    f"SELECT DISTINCT {_FILE_COLUMN} FROM {files_view} AS {alias} WHERE {condition}"
+                )
+            ]  # fmt: skip
+            listed = ", ".join(_string_literal(f) for f in replaced)
+            names = ", ".join(_quote(c.name) for c in columns)
+            only = f"(SELECT {names} FROM {files_view} WHERE {_FILE_COLUMN} IN ({listed})) AS {alias}"
+            rows_sql = new_rows(only, condition, columns, copy)
+        data = _checked_values(statement, rows_sql, columns, f"{namespace}.{name}")
+    arrow = _as_iceberg(data, table)
+    if replaced is None:
+        table.overwrite(arrow)
+    else:
+        _replace_files(table, set(replaced), arrow)
+    return Result(None, [], int(matched))
+
+
+def _file_level(scan: _Scan, table: Any) -> bool:
+    """Whether a rewrite can replace only the files holding matched rows: the scan has no
+    delete files to carry over, the table no partitions to write by, and no column
+    is named like read_parquet's file column."""
+    return (
+        not scan.position_deletes
+        and table.spec().is_unpartitioned()
+        and all(c.name.lower() != "filename" for c in scan.info.columns)
+    )
+
+
+def _replace_files(table: Any, replaced: set[str], rows: Any) -> None:
+    """One overwrite snapshot of ``table``: the data files named in ``replaced`` (as
+    DuckDB opened them) go, new files holding ``rows`` come (Q4)."""
+    import uuid
+
+    from pyiceberg.io.pyarrow import bin_pack_arrow_table, write_file
+    from pyiceberg.table import TableProperties, WriteTask
+
+    keys = {_file_key(f) for f in replaced}
+    old = [t.file for t in table.scan().plan_files() if _file_key(t.file.file_path) in keys]
+    if len(old) != len(keys):
+        raise OperationalError(f"table {table.name()}: the files to rewrite are not all in its snapshot")
+    target_size = int(table.properties.get(
+        TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT
+    ))  # fmt: skip
+    with table.transaction() as transaction:
+        with transaction.update_snapshot().overwrite() as overwrite:
+            for data_file in old:
+                overwrite.delete_data_file(data_file)
+            if rows.num_rows:
+                write_uuid = uuid.uuid4()
+                tasks = (
+                    WriteTask(write_uuid=write_uuid, task_id=i, schema=table.schema(), record_batches=batches)
+                    for i, batches in enumerate(bin_pack_arrow_table(rows, target_size))
+                )
+                for data_file in write_file(table.io, table.metadata, tasks):
+                    overwrite.append_data_file(data_file)
 
 
 def run_delete(delete: exp.Delete, session: Session) -> Result:
@@ -1041,25 +1305,17 @@ def run_create_as(
     statement's transaction) with the query's columns, then its rows are appended. When
     ``create`` makes nothing (IF NOT EXISTS on an existing table), nothing is inserted."""
     _refuse_read_only(session, "CREATE TABLE AS SELECT")
-    statement = _Statement(session)
-    try:
-        with _translated(query, statement.engine):
-            source = query.copy()
-            statement.replace_tables(source)
-            sql = source.sql(dialect="duckdb")
-            relation = statement.relation(sql)
-            columns = [ColumnSpec(n, _type_of_duck(t, n)) for n, t in zip(relation.columns, relation.types)]
-            if not create(columns):
-                return Result(None, [], 0)
-            info = session.transaction().describe_table(namespace, name)
-            data = _checked_values(statement, sql, info.columns, f"{namespace}.{name}")
-        if data.num_rows:
-            table = _load(session, namespace, name)
-            table.append(_as_iceberg(data, table))
-        return Result(None, [], data.num_rows)
-    finally:
-        statement.close()
-        statement.close_cursor()
+    with _Statement(session) as statement, _translated(query, statement.engine):
+        source = query.copy()
+        statement.replace_tables(source)
+        sql = source.sql(dialect="duckdb")
+        relation = statement.relation(sql)
+        columns = [ColumnSpec(n, _type_of_duck(t, n)) for n, t in zip(relation.columns, relation.types)]
+        if not create(columns):
+            return Result(None, [], 0)
+        info = session.transaction().describe_table(namespace, name)
+        data = _checked_values(statement, sql, info.columns, f"{namespace}.{name}")
+    return _append(session, namespace, name, data)
 
 
 _DUCK_TO_KIND = {

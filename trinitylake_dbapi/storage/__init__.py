@@ -8,7 +8,7 @@ for the lakehouse's files.
 
     storage/__init__.py     the facade: root URI rules, path checks, call counters,
                             error mapping, the cache of immutable files
-    storage/base.py         the Backend contract (B1-B4) and what all share
+    storage/base.py         the Backend contract (B1-B5) and what all share
     storage/local.py        local disk on the os module (L1-L4)
     storage/objectstore.py  any fsspec filesystem; S3 (O1-O4)
     storage/memory.py       fsspec's memory:// filesystem (M1)
@@ -27,10 +27,14 @@ Invariants of the facade:
 * Paths are never glob-expanded: a file named ``a[1]*?.arrow`` is just a name (plain
   ``os`` calls on local disk, literal-path fsspec calls elsewhere: O1).
 * ``create_exclusive`` is atomic: of several racing creators exactly one gets True and
-  no reader ever sees a partial file. How depends on the backend (L3, O2, M1).
+  no reader ever sees a partial file. How depends on the backend (L3, O2, M1). It is
+  also offered as its two halves, ``prepare_exclusive`` (everything before the file
+  may become visible) and ``publish``, so that a caller can check what it must
+  between them (B5): storage never calls back up into its caller.
 * Every public storage call adds exactly one to one counter of ``counters`` (plus bytes),
-  counted whether or not it succeeds. Internal calls (the If-None-Match probe, retries)
-  are not counted. ``uri()`` is not a storage call.
+  counted whether or not it succeeds; ``prepare_exclusive`` and ``publish`` are the
+  halves of one exclusive create, counted once, when prepared. Internal calls (the
+  If-None-Match probe, retries) are not counted. ``uri()`` is not a storage call.
 * Names whose last component starts with ``.tl-`` are reserved for the backends'
   temporary and probe files; ``list`` never returns them unless asked.
 * ``read_immutable`` caches only files that are never rewritten (node and definition
@@ -53,7 +57,14 @@ import fsspec
 from trinitylake_dbapi.errors import Error, InvalidLocationError, MissingFileError, StorageError
 from trinitylake_dbapi.format.paths import check_relative_path, qualify_root_uri
 
-from .base import RESERVED_PREFIX, Backend, Ready, as_bytes, is_reserved_name, operation_failed
+from .base import (
+    RESERVED_PREFIX,
+    Backend,
+    PreparedCreate,
+    as_bytes,
+    is_reserved_name,
+    operation_failed,
+)
 from .local import LocalBackend
 from .memory import MemoryBackend
 from .objectstore import FsspecBackend, S3Backend
@@ -324,14 +335,9 @@ class Storage:
         items = list(files.items())
         self.backend.write_many(items, new=new, write=self.write, accept=self._accept_write)
 
-    def create_exclusive(
-        self, path: str, data: bytes, *, ready: Ready | None = None
-    ) -> bool:
-        """Create ``path`` only if it does not exist: True if this call created it.
-
-        ``ready``, if given, is called before the file can become visible (on local disk
-        after the temp file is written and fsynced, elsewhere first); if it raises,
-        nothing is created and its error propagates.
+    def create_exclusive(self, path: str, data: bytes) -> bool:
+        """Create ``path`` only if it does not exist: True if this call created it
+        (``prepare_exclusive``, then ``publish``).
 
         Of racing creators exactly one gets True; readers never see a partial file.
         * local disk: the data in an unnamed file (``O_TMPFILE``; elsewhere a temp file)
@@ -345,15 +351,41 @@ class Storage:
         * memory: check-then-write under a process-wide lock (M1);
         * anything else: ``NotSupportedError``.
         """
+        with self.prepare_exclusive(path, data) as prepared:
+            return self.publish(prepared)
+
+    def prepare_exclusive(self, path: str, data: bytes) -> PreparedCreate:
+        """The first half of ``create_exclusive``: everything that can be done before the
+        file may become visible, and nothing visible (local disk: the data in an unnamed
+        or temp file, fsynced; S3: the one-time probe). Counted as the exclusive create.
+
+        Then ``publish(prepared)`` creates the file unless the name is taken, or
+        ``prepared.discard()`` drops it; ``with storage.prepare_exclusive(...) as
+        prepared:`` discards it on the way out unless it was published."""
         check_relative_path(path)
         data = as_bytes(data)
         self._count("exclusive_creates", n_written=len(data))
         try:
-            return self.backend.create_exclusive(path, data, ready)
+            return self.backend.prepare_exclusive(path, data)
         except Error:
             raise
         except Exception as e:  # noqa: BLE001
             raise self._error("exclusive create", path, e) from e
+
+    def publish(self, prepared: PreparedCreate) -> bool:
+        """The second half of ``create_exclusive``: create ``prepared.path`` with its data
+        only if it does not exist, atomically; True if this call created it. ``prepared``
+        is released either way and cannot be published again."""
+        if prepared.finished:
+            raise ValueError(f"{prepared.path!r} was already published or discarded")
+        try:
+            return self.backend.publish(prepared)
+        except Error:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise self._error("exclusive create", prepared.path, e) from e
+        finally:
+            prepared.discard()
 
     # --- deletes --------------------------------------------------------------------
 
@@ -380,5 +412,6 @@ def _nothing() -> None:
 
 
 __all__ = [
-    "BACKENDS", "RESERVED_PREFIX", "Backend", "Storage", "StorageCounters", "is_reserved_name",
+    "BACKENDS", "RESERVED_PREFIX", "Backend", "PreparedCreate", "Storage", "StorageCounters",
+    "is_reserved_name",
 ]

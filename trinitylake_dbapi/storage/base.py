@@ -18,6 +18,14 @@ one kind of store. The contract between the two:
   create) are not storage calls.
 * B4. Names whose last component starts with ``RESERVED_PREFIX`` belong to the backends'
   temporary and probe files; the facade hides them from listings.
+* B5. An exclusive create is two calls. ``prepare_exclusive`` does all the work that can
+  come before the file may become visible, and nothing visible (on local disk the data
+  in an unnamed or temp file, fsynced; elsewhere the one-time checks of the store);
+  ``publish`` then makes the file appear, whole, only if the name is free. The caller
+  does what it must between the two (the commit protocol waits for its other files and
+  checks its base there, transaction C1-C2, lakehouse D3): nothing of the storage
+  layer ever calls back up. Whether published or discarded, the backend's hold on a
+  prepared file (an open descriptor, a temp file) is released exactly once.
 """
 
 from __future__ import annotations
@@ -32,9 +40,6 @@ if TYPE_CHECKING:
 
 #: Last-component prefix of the backends' own temporary and probe files (rule B4).
 RESERVED_PREFIX = ".tl-"
-
-#: ``ready`` of ``create_exclusive``: called before the new file can become visible.
-Ready = Callable[[], None]
 
 
 def is_reserved_name(path: str) -> bool:
@@ -66,8 +71,37 @@ def filesystem_protocols(fs: fsspec.AbstractFileSystem) -> set[str]:
     return {p} if isinstance(p, str) else set(p)
 
 
+class PreparedCreate:
+    """The first half of an exclusive create (rule B5): ``data`` made ready to appear,
+    whole, under ``path``. ``Storage.publish`` makes it appear unless the name is taken;
+    ``discard`` drops it; a ``with`` block discards it on the way out unless it was
+    published. A backend that holds something for it (an open file, a temp file)
+    subclasses this and frees it in ``release``. It belongs to one thread."""
+
+    def __init__(self, path: str, data: bytes) -> None:
+        self.path = path
+        self.data = data
+        #: Published or discarded: ``release`` has run, and it cannot be published.
+        self.finished = False
+
+    def release(self) -> None:
+        """Free what the backend holds for this file; called once, by ``discard``."""
+
+    def discard(self) -> None:
+        """Drop the prepared file (a no-op once published or discarded)."""
+        if not self.finished:
+            self.finished = True
+            self.release()
+
+    def __enter__(self) -> PreparedCreate:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.discard()
+
+
 class Backend(ABC):
-    """The I/O of one kind of store under one root URI (rules B1-B4 above).
+    """The I/O of one kind of store under one root URI (rules B1-B5 above).
 
     A subclass is listed in ``storage.BACKENDS`` under the URI schemes it serves; the
     facade builds it with ``open``. Every method takes checked relative paths.
@@ -138,11 +172,17 @@ class Backend(ABC):
         overlapping its work with this backend's writes, so the facade runs it at once."""
         return None
 
+    def prepare_exclusive(self, path: str, data: bytes) -> PreparedCreate:
+        """The first half of an exclusive create of ``path`` (rule B5): the work that can
+        come before the file may become visible, none of it visible. This default has
+        nothing to do."""
+        return PreparedCreate(path, data)
+
     @abstractmethod
-    def create_exclusive(self, path: str, data: bytes, ready: Ready | None) -> bool:
-        """Create ``path`` only if it does not exist, atomically: True if this call
-        created it. ``ready`` is called before the file can become visible; if it
-        raises, nothing is created."""
+    def publish(self, prepared: PreparedCreate) -> bool:
+        """The second half: create ``prepared.path`` with ``prepared.data`` only if it
+        does not exist, atomically; True if this call created it. The facade releases
+        ``prepared`` afterwards, whatever happened."""
 
     # --- deletes --------------------------------------------------------------------
 

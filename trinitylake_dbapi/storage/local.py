@@ -17,7 +17,14 @@ is made atomic and durable by hand. The rules this module keeps:
 * L3. ``create_exclusive`` writes the data to an unnamed file (``O_TMPFILE``; where the
   filesystem or kernel cannot, a temp file), fsyncs it, then gives it its name with a
   hard link, which fails if the name is taken, and fsyncs the directory. Of racing
-  creators exactly one links; no reader sees a partial file.
+  creators exactly one links; no reader sees a partial file. ``prepare_exclusive`` is
+  everything up to the link (the file's fsync included), ``publish`` the link and the
+  directory's fsync: a caller's last check before publishing comes after the slow
+  part. (A kernel that opens unnamed files but then refuses to link them is found out
+  at the first ``publish`` of the process, which then writes and links a temp file:
+  that one publish comes a write and an fsync of the root after the caller's check,
+  a pause that must fit in the margin lakehouse D3 keeps for pauses,
+  EXPIRED_ROOT_DELETE_DELAY_S - FRESH_LATEST_S.)
 * L4. A file's fsync does not persist its directory entry. ``write_many`` returns only
   when every file is fsynced and so is each file's directory and the parent of every
   directory created since the last ``write_many``: commits write their files this way
@@ -38,7 +45,7 @@ from typing import Any, Callable
 
 from trinitylake_dbapi.errors import Error, InvalidLocationError, StorageError
 
-from .base import RESERVED_PREFIX, Backend, Ready, filesystem_protocols, operation_failed
+from .base import RESERVED_PREFIX, Backend, PreparedCreate, filesystem_protocols, operation_failed
 
 # Threads running the fsyncs of write_many (fsync waits for the device, not the CPU).
 _WRITE_THREADS = 8
@@ -355,37 +362,35 @@ class LocalBackend(Backend):
         finally:
             os.close(fd)
 
-    def create_exclusive(self, path: str, data: bytes, ready: Ready | None) -> bool:
-        """L3: an unnamed file where possible, else a temp file; then a hard link."""
+    def prepare_exclusive(self, path: str, data: bytes) -> PreparedCreate:
+        """L3 up to the link: the data in an unnamed file where possible, else in a temp
+        file, fsynced."""
         full = self._full(path)
         if self.anonymous_files:
-            created = self._create_anonymous(full, data, ready)
-            if created is not None:
-                return created
+            prepared = self._prepare_anonymous(path, data, full)
+            if prepared is not None:
+                return prepared
+        return self._prepare_named(path, data, full)
+
+    def _prepare_named(self, path: str, data: bytes, full: str) -> _PreparedFile:
+        """A temp file beside the target, written and fsynced."""
         fd, tmp = self._temp(full)
+        prepared = _PreparedFile(path, data, full, tmp=tmp)
         try:
             try:
                 self._write_fd(fd, data)
             finally:
                 os.close(fd)
-            if ready is not None:
-                ready()
-            try:
-                os.link(tmp, full)
-            except FileExistsError:
-                return False
-            _fsync_dir(os.path.dirname(full))
-            return True
-        finally:
-            _unlink_quietly(tmp)
+        except BaseException:
+            prepared.discard()
+            raise
+        return prepared
 
-    def _create_anonymous(self, full: str, data: bytes, ready: Ready | None) -> bool | None:
-        """``create_exclusive`` without a temp name (Linux): the data goes to an unnamed
-        file in the target directory (``O_TMPFILE``), is fsynced, and the file gets its
-        one name by ``linkat``, which fails if the name is taken. There is no temp
-        directory entry to create and remove, and nothing is left behind if the process
-        dies. None if this filesystem or kernel cannot do it (the caller falls back, and
-        this backend stops trying)."""
+    def _prepare_anonymous(self, path: str, data: bytes, full: str) -> _PreparedFile | None:
+        """The data in an unnamed file in the target directory (``O_TMPFILE``, Linux),
+        fsynced: no temp directory entry to create and remove, and nothing left behind
+        if the process dies. None if this filesystem or kernel cannot do it (the caller
+        falls back, and this backend stops trying)."""
         parent = os.path.dirname(full)
         self._refuse_symlinks(full)
         try:
@@ -393,35 +398,51 @@ class LocalBackend(Backend):
         except FileNotFoundError:
             return None  # the temp-file path creates missing parents
         try:
-            try:
-                fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | _O_CLOEXEC, 0o666, dir_fd=dir_fd)
-            except OSError as e:
-                if e.errno in _NO_TMPFILE_ERRNOS:
-                    self.anonymous_files = False
-                    return None
-                raise
-            try:
-                self._write_fd(fd, data)
-                if ready is not None:
-                    ready()
-                try:
-                    # An absolute source ignores src_dir_fd, but passing one makes Python
-                    # call linkat(AT_SYMLINK_FOLLOW), which links the file the magic
-                    # /proc link stands for (plain link() would refuse it).
-                    os.link(f"/proc/self/fd/{fd}", os.path.basename(full), src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-                except FileExistsError:
-                    return False
-                except OSError as e:
-                    if e.errno not in _NO_TMPFILE_ERRNOS:
-                        raise
-                    self.anonymous_files = False  # no /proc: publish through a temp name
-                    return None
-            finally:
-                os.close(fd)
-            os.fsync(dir_fd)
-            return True
-        finally:
+            fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | _O_CLOEXEC, 0o666, dir_fd=dir_fd)
+        except OSError as e:
             os.close(dir_fd)
+            if e.errno in _NO_TMPFILE_ERRNOS:
+                self.anonymous_files = False
+                return None
+            raise
+        prepared = _PreparedFile(path, data, full, fd=fd, dir_fd=dir_fd)
+        try:
+            self._write_fd(fd, data)
+        except BaseException:
+            prepared.discard()
+            raise
+        return prepared
+
+    def publish(self, prepared: PreparedCreate) -> bool:
+        """L3 from the link on: the prepared file gets its name, unless the name is
+        taken, and the directory is fsynced."""
+        assert isinstance(prepared, _PreparedFile)
+        full = prepared.full
+        if prepared.fd is not None:
+            try:
+                # An absolute source ignores src_dir_fd, but passing one makes Python
+                # call linkat(AT_SYMLINK_FOLLOW), which links the file the magic /proc
+                # link stands for (plain link() would refuse it).
+                os.link(
+                    f"/proc/self/fd/{prepared.fd}", os.path.basename(full),
+                    src_dir_fd=prepared.dir_fd, dst_dir_fd=prepared.dir_fd,
+                )
+            except FileExistsError:
+                return False
+            except OSError as e:
+                if e.errno not in _NO_TMPFILE_ERRNOS:
+                    raise
+                self.anonymous_files = False  # no /proc: publish through a temp name
+                with self._prepare_named(prepared.path, prepared.data, full) as named:
+                    return self.publish(named)
+            os.fsync(prepared.dir_fd)
+            return True
+        try:
+            os.link(prepared.tmp, full)
+        except FileExistsError:
+            return False
+        _fsync_dir(os.path.dirname(full))
+        return True
 
     # --- deletes --------------------------------------------------------------------
 
@@ -431,6 +452,25 @@ class LocalBackend(Backend):
             os.unlink(self._full(path))
         except (FileNotFoundError, NotADirectoryError):
             pass
+
+
+class _PreparedFile(PreparedCreate):
+    """A root ready to be linked (L3): an open unnamed file (``fd``, in the directory
+    ``dir_fd``) or a temp file (``tmp``), both already fsynced."""
+
+    def __init__(
+        self, path: str, data: bytes, full: str, *,
+        fd: int | None = None, dir_fd: int | None = None, tmp: str | None = None,
+    ) -> None:
+        super().__init__(path, data)
+        self.full, self.fd, self.dir_fd, self.tmp = full, fd, dir_fd, tmp
+
+    def release(self) -> None:
+        for fd in (self.fd, self.dir_fd):
+            if fd is not None:
+                os.close(fd)
+        if self.tmp is not None:
+            _unlink_quietly(self.tmp)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -4,7 +4,7 @@ It reads, lists, writes and deletes as any fsspec store does (``FsspecBackend``)
 exclusive create differs:
 
 * M1. fsspec's memory filesystem is one store per process, without a conditional
-  write, so ``create_exclusive`` checks and then writes under one process-wide lock.
+  write, so ``publish`` (``create_exclusive``) checks and then writes under one process-wide lock.
   Of racing creators in this process exactly one gets True (other processes cannot see
   the store at all).
 """
@@ -15,7 +15,7 @@ import threading
 
 import fsspec
 
-from .base import Ready
+from .base import PreparedCreate
 from .objectstore import FsspecBackend
 
 # M1: the memory filesystem is one store per process; check-then-write needs a lock.
@@ -33,15 +33,17 @@ class MemoryBackend(FsspecBackend):
 
         return isinstance(fs, MemoryFileSystem)
 
-    def create_exclusive(self, path: str, data: bytes, ready: Ready | None) -> bool:
-        """M1: ``ready``, then check-then-write under the process-wide lock."""
-        if ready is not None:
-            ready()
-        full = self._full(path)
+    def prepare_exclusive(self, path: str, data: bytes) -> PreparedCreate:
+        """Nothing to prepare (no conditional write to check for: M1)."""
+        return PreparedCreate(path, data)
+
+    def publish(self, prepared: PreparedCreate) -> bool:
+        """M1: check-then-write under the process-wide lock."""
+        full = self._full(prepared.path)
         with _CREATE_LOCK:
             if self.fs.exists(full):
                 return False
-            self.fs.pipe_file(full, data)
+            self.fs.pipe_file(full, prepared.data)
         return True
 
 

@@ -6,12 +6,14 @@ what S3 needs and allows. The rules this module keeps:
 * O1. Paths are never glob-expanded: only fsspec calls that take one literal path
   (``cat_file``, ``pipe_file``, ``rm_file``, ``info``, ``find``) are used, so a file
   named ``a[1]*?.arrow`` is just a name.
-* O2. ``create_exclusive`` is a conditional PUT (``pipe_file(mode="create")``, on S3
+* O2. ``create_exclusive`` (``publish``) is a conditional PUT (``pipe_file(mode="create")``, on S3
   ``If-None-Match: *``), used only on a filesystem that implements it itself (the fsspec
   base classes check, then write, which races) and only after a one-time probe per
   backend that the store refuses a second conditional PUT of one key (a store that
-  ignores the condition would let two commits both win). Of racing creators exactly
-  one succeeds; an object store never shows a partial object.
+  ignores the condition would let two commits both win; ``prepare_exclusive`` does the
+  check and the probe, so that they never come between a caller's last check and its
+  PUT). Of racing creators exactly one succeeds; an object store never shows a
+  partial object.
 * O3. S3's 409 ConditionalRequestConflict (overlapping conditional writes to one key)
   is retried a bounded number of times (about 1.3 s in all). A refused PUT whose object
   holds exactly our bytes was an earlier attempt of the same call (its reply was lost
@@ -39,7 +41,7 @@ from trinitylake_dbapi.errors import (
     StorageError,
 )
 
-from .base import RESERVED_PREFIX, Backend, Ready, filesystem_protocols, operation_failed
+from .base import RESERVED_PREFIX, Backend, PreparedCreate, filesystem_protocols, operation_failed
 
 # O3: retries of a 409 ConditionalRequestConflict. Bounded: about 1.3 s in total at most.
 _CONFLICT_RETRIES = 8
@@ -155,11 +157,9 @@ class FsspecBackend(Backend):
         flag changes anything here."""
         self.fs.pipe_file(self._full(path), data)
 
-    def create_exclusive(self, path: str, data: bytes, ready: Ready | None) -> bool:
-        """O2: ``ready`` first (nothing is visible before the PUT), then the probe once,
-        then one conditional PUT."""
-        if ready is not None:
-            ready()
+    def prepare_exclusive(self, path: str, data: bytes) -> PreparedCreate:
+        """O2, what can come first (nothing is visible before the PUT): the check that
+        the filesystem has a conditional write, and the probe, once per backend."""
         if not self.has_conditional_put():
             raise NotSupportedError(
                 f"exclusive create is not supported for protocol {self.protocol!r} "
@@ -167,7 +167,11 @@ class FsspecBackend(Backend):
                 f"root URI {self.root_uri!r}"
             )
         self._probe_conditional_put()
-        return self._create_conditional(path, data)
+        return PreparedCreate(path, data)
+
+    def publish(self, prepared: PreparedCreate) -> bool:
+        """O2: one conditional PUT (O3: with its retries and its reading back)."""
+        return self._create_conditional(prepared.path, prepared.data)
 
     def has_conditional_put(self) -> bool:
         """True if the filesystem implements ``pipe_file(mode="create")`` itself.
