@@ -34,10 +34,11 @@ the 30.x behaviour (time travel phrases read word by word, quoted names never ma
 words), so both versions parse TrinityLake SQL the same way. :func:`tokenizer_keywords`
 drops 28.x's multi-word time travel tokens for the same reason.
 
-Nothing else in the package may import from ``sqlglot.parsers`` or name ``exp.Expression``
-or ``exp.Expr`` directly for an ``isinstance`` check; tests/sql/test_compat.py checks that the
-names here work on the installed sqlglot, and ``scripts/test`` runs the SQL tests on the
-oldest and the newest supported versions.
+Nothing else in the package may import from ``sqlglot.parsers``, name ``exp.DType`` or
+use ``exp.Expr`` at run time (annotations are fine: they are never evaluated);
+tests/sql/test_compat.py checks that, and that the names here work on the installed
+sqlglot, and ``scripts/test`` runs the SQL tests on the oldest and the newest supported
+versions.
 """
 
 from __future__ import annotations
