@@ -35,6 +35,7 @@ MODES = {
         "scale": {"points": [300], "batch": 100, "per_namespace": 200, "describes": 50,
                   "cold_describes": 3, "commits": 5},
         "data": {"rows": 1_000, "reps": 2},
+        "queries": {"rows": 20_000, "insert_rows": 1_000, "reps": 2},
     },
     "default": {
         "reps": 3,
@@ -45,6 +46,7 @@ MODES = {
         "scale": {"points": [1_000, 10_000], "batch": 5_000, "per_namespace": 10_000,
                   "describes": 2_000, "cold_describes": 20, "commits": 100},
         "data": {"rows": 10_000, "reps": 15},
+        "queries": {"rows": 1_000_000, "insert_rows": 10_000, "reps": 15},
     },
     "full": {
         "reps": 3,
@@ -55,10 +57,11 @@ MODES = {
         "scale": {"points": [1_000, 100_000, 1_000_000], "batch": 10_000, "per_namespace": 10_000,
                   "describes": 2_000, "cold_describes": 20, "commits": 100},
         "data": {"rows": 10_000, "reps": 31},
+        "queries": {"rows": 1_000_000, "insert_rows": 10_000, "reps": 31},
     },
 }
 
-SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "data", "scale")
+SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "scale")
 
 
 def host_summary() -> str:
@@ -157,6 +160,12 @@ def main(argv: list[str] | None = None) -> int:
             c = config["data"]
             log(f"data: {c}")
             results["data"] = data(workdir, c["rows"], args.reps or c["reps"], log)
+        if "queries" in sections and with_dbapi:
+            from .queries import queries
+
+            c = config["queries"]
+            log(f"queries: {c}")
+            results["queries"] = queries(workdir, c["rows"], c["insert_rows"], args.reps or c["reps"], log)
         if "scale" in sections:
             from .scale import scale
 

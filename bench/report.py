@@ -135,6 +135,21 @@ def data(summary: dict) -> str:
     return "\n".join(lines)
 
 
+def queries(summary: dict) -> str:
+    header = ["workload", "TrinityLake DB-API", "peer", "peer time", "DB-API / peer"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    labels = {"duckdb": "DuckDB read_parquet (files known)", "pyiceberg+duckdb": "PyIceberg plan_files + DuckDB",
+              "pyiceberg": "PyIceberg SqlCatalog append", "pyiceberg-fsync": "SqlCatalog append + same fsyncs"}
+    for workload, title in (("aggregate", f"GROUP BY, count/sum over {summary['aggregate']['rows']:,} rows"),
+                            ("insert", f"INSERT {summary['insert']['rows']:,} rows, one commit")):
+        s = summary[workload]
+        ours = s["median_seconds"]["trinitylake-dbapi"]
+        for peer, ratio in s["ratio"].items():
+            lines.append(f"| {title} | {ours * 1000:.1f} ms | {labels.get(peer, peer)} | "
+                         f"{s['median_seconds'][peer] * 1000:.1f} ms | {ratio:.2f}x |")
+    return "\n".join(lines)
+
+
 def scale(points: list[dict]) -> str:
     header = ["tables", "load (bulk)", "height", "nodes", "tree MB", "root KB", "files", "disk MB",
               "describe cold (new catalog)", "describe warm", "describe hot", "list namespace",
@@ -176,6 +191,10 @@ def render(results: dict) -> str:
         parts += [f"## Tables with data (PyIceberg API, {results['data']['reps']} interleaved repetitions, "
                   "speedup = peer time / TrinityLake time, per repetition, median)", "",
                   data(results["data"]), ""]
+    if results.get("queries"):
+        parts += [f"## SQL over table data (DB-API, {results['queries']['reps']} interleaved repetitions, "
+                  "ratio = DB-API time / peer time, per repetition, median)", "",
+                  queries(results["queries"]), ""]
     if results.get("scale"):
         parts += ["## Scale (TrinityLake, bulk load)", "", scale(results["scale"]), ""]
     return "\n".join(parts)

@@ -11,7 +11,9 @@ INSERT, UPDATE and DELETE, whose ``rowcount`` is the number of rows they wrote.
 A catalog statement's result set is held in memory. A query over tables' rows streams
 (sql.query Q5): its rows are made from DuckDB's record batches as they are fetched, and
 its ``rowcount`` is -1. ``executemany`` of ``INSERT ... VALUES`` runs as one INSERT of
-every parameter set's rows: one append to the table.
+every parameter set's rows: one append to the table; ``execute`` of a multi-row
+``INSERT ... VALUES (?, ?), (?, ?), ...`` with its flat parameter sequence runs the same
+way (as pandas' ``to_sql(method="multi")`` sends its chunks).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from trinitylake_dbapi import errors
 from trinitylake_dbapi.translation import raise_translated, translate_errors
 from trinitylake_dbapi.sql.binding import bind
 from trinitylake_dbapi.sql.dialect import parse_marked
-from trinitylake_dbapi.sql.query import bulk_insert_template
+from trinitylake_dbapi.sql.query import bulk_insert_template, multi_row_template
 from trinitylake_dbapi.sql.session import Result
 
 if TYPE_CHECKING:  # a cursor holds its connection; the connection module imports this one
@@ -125,10 +127,17 @@ class Cursor:
         self._check_open()
         self._reset()
         statement, markers = _parse_checked(operation)
+        assert self._connection is not None
+        if markers and isinstance(parameters, Sequence) and not isinstance(parameters, (str, bytes)):
+            multi = multi_row_template(statement)
+            if multi is not None and len(parameters) == multi[1] * len(statement.expression.expressions):
+                template, width = multi
+                rows = [parameters[i : i + width] for i in range(0, len(parameters), width)]
+                self._set(self._connection.run_statement(template, rows))
+                return self
         if markers or parameters is not None:
             with translate_errors():
                 statement = bind(statement, parameters, markers=markers)
-        assert self._connection is not None
         self._set(self._connection.run_statement(statement))
         return self
 
@@ -208,9 +217,13 @@ class Cursor:
     # -- closing ---------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Release the result set; the cursor can no longer be used. Idempotent."""
+        """Release the result set; the cursor can no longer be used. Idempotent.
+        ``rowcount`` keeps the last statement's count (as sqlite3's does): SQLAlchemy
+        reads an INSERT's count after closing its cursor (pandas' to_sql returns it)."""
         self._closed = True
+        rowcount = self.rowcount
         self._reset()
+        self.rowcount = rowcount
 
     def detach(self) -> None:
         """Called when the connection closes."""

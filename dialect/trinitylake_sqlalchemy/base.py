@@ -15,8 +15,19 @@ SNAPSHOT|SERIALIZABLE``, ``version=<n or snapshot name>`` (read-only time travel
 ``storage_options``, ``lakehouse_options`` and anything else go through
 ``create_engine(..., connect_args={...})``.
 
-Namespaces are schemas. Tables hold no rows: the dialect serves DDL, reflection and
-queries over the system tables (information_schema, system.versions).
+Namespaces are schemas. ``select``, ``insert``, ``update`` and ``delete`` run on the
+tables' rows (TrinityLake SQL over the Iceberg data, see docs/sql.md); an executemany of
+``insert(t)`` is one ``INSERT ... VALUES (?, ...)`` with every parameter set, which the
+driver writes as one append. ``rowcount`` of UPDATE and DELETE is the number of rows
+matched (``supports_sane_rowcount``); that of an executemany of UPDATE or DELETE is not
+known (-1).
+
+The system schemas (``information_schema``, ``system``) reflect like namespaces when
+named (``get_table_names(schema="information_schema")``, ``get_columns``, ``Table(...,
+autoload_with=...)``): their tables are the driver's ``system_tables()`` and their
+columns' types those of a zero-row SELECT's ``description``. ``get_schema_names`` lists
+the lakehouse's namespaces only, so that tools reflecting every schema (Alembic's
+``include_schemas``, sqlacodegen) never take the system tables for tables of theirs.
 """
 
 from __future__ import annotations
@@ -68,7 +79,9 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
     execution_ctx_cls = TrinityLakeExecutionContext
 
     supports_statement_cache = True
-    supports_sane_rowcount = False
+    # UPDATE and DELETE count the rows they match (copy-on-write rewrites them whether a
+    # value changes or not); an executemany of them reports -1.
+    supports_sane_rowcount = True
     supports_sane_multi_rowcount = False
     supports_server_side_cursors = False
 
@@ -205,12 +218,36 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
     def _quote_schema(self, schema: str | None) -> str:
         return self.identifier_preparer.quote_identifier(self._schema(schema))
 
+    # -- the system schemas: information_schema and system ---------------------------
+
+    @staticmethod
+    def _system_tables() -> dict[tuple[str, str], tuple[str, ...]]:
+        from trinitylake_dbapi import system_tables
+
+        return system_tables()
+
+    def _is_system_schema(self, schema: str | None) -> bool:
+        return schema is not None and any(s == schema for s, _ in self._system_tables())
+
+    def _system_columns(self, connection: Any, table_name: str, schema: str) -> list[Any]:
+        """information_schema.columns' row shape for a system table: its columns' types
+        are the type codes of a SELECT that reads no row."""
+        if (schema, table_name) not in self._system_tables():
+            raise exc.NoSuchTableError(f"{schema}.{table_name}")
+        quote = self.identifier_preparer.quote_identifier
+        result = connection.exec_driver_sql(f"SELECT * FROM {quote(schema)}.{quote(table_name)} LIMIT 0")
+        description = result.cursor.description
+        result.close()
+        return [(d[0], d[1], "YES", None, None) for d in description]
+
     @reflection_cache
     def get_schema_names(self, connection: Any, **kw: Any) -> list[str]:
         return [row[0] for row in self._rows(connection, "SHOW NAMESPACES")]
 
     @reflection_cache
     def has_schema(self, connection: Any, schema_name: str, **kw: Any) -> bool:
+        if self._is_system_schema(schema_name):
+            return True
         return bool(self._rows(
             connection,
             "SELECT schema_name FROM information_schema.schemata WHERE schema_name = ?",
@@ -219,6 +256,8 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
 
     @reflection_cache
     def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
+        if self._is_system_schema(schema):
+            return sorted(t for s, t in self._system_tables() if s == schema)
         if schema is None or schema == self.default_schema_name:
             # The default namespace may not exist (dropped, or a lakehouse made before it
             # was created with every new one): it then has no tables, like any name that
@@ -235,6 +274,8 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
     @reflection_cache
     def has_table(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> bool:
         self._ensure_has_table_connection(connection)
+        if self._is_system_schema(schema):
+            return (schema, table_name) in self._system_tables()
         return bool(self._rows(
             connection,
             "SELECT table_name FROM information_schema.tables "
@@ -244,6 +285,9 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
 
     @reflection_cache
     def _table_columns(self, connection: Any, table_name: str, schema: str | None, **kw: Any) -> list[Any]:
+        if self._is_system_schema(schema):
+            assert schema is not None
+            return self._system_columns(connection, table_name, schema)
         rows = self._rows(
             connection,
             "SELECT column_name, data_type, is_nullable, comment, primary_key_position "
@@ -278,6 +322,9 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
 
     @reflection_cache
     def get_table_comment(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> dict:
+        if self._is_system_schema(schema):
+            self._no_such_table(connection, table_name, schema, **kw)
+            return {"text": None}
         rows = self._rows(
             connection,
             "SELECT comment FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import exc, types as sqltypes
 from sqlalchemy.engine import default
-from sqlalchemy.sql import compiler
+from sqlalchemy.sql import compiler, elements
 from sqlalchemy.sql.schema import PrimaryKeyConstraint as _PrimaryKey
 
 from trinitylake_dbapi import KEYWORDS
@@ -232,7 +232,8 @@ def _heads_table(statement: Any) -> Any:
 
 
 class TrinityLakeCompiler(compiler.SQLCompiler):
-    """Queries: SQLAlchemy's generic SELECT over information_schema and system tables.
+    """Queries: SQLAlchemy's generic SELECT, INSERT, UPDATE and DELETE, written as
+    TrinityLake SQL reads them (``ns.t.column``, ``LIMIT ? OFFSET ?``, ``?`` markers).
 
     The one special case: a SELECT or DELETE of Alembic's version table (HEADS_KEY)
     reads or clears that table's comment.
@@ -261,6 +262,17 @@ class TrinityLakeCompiler(compiler.SQLCompiler):
         if delete_stmt.whereclause is not None:
             raise exc.CompileError("Alembic's heads are changed through its TrinityLake impl")
         return "COMMENT ON TABLE %s IS NULL" % self.preparer.format_table(table)
+
+    def visit_date_trunc_func(self, fn: Any, **kw: Any) -> str:
+        # The unit is written as a literal: TrinityLake SQL reads date_trunc's first
+        # argument as a unit name, not as an expression a parameter could stand for (and a
+        # GROUP BY of date_trunc('month', d) must repeat the SELECT's expression).
+        unit, *rest = fn.clauses.clauses
+        if isinstance(unit, elements.BindParameter) and isinstance(unit.value, str):
+            unit_sql = string_literal(unit.value)
+        else:
+            unit_sql = self.process(unit, **kw)
+        return "date_trunc(%s)" % ", ".join([unit_sql, *(self.process(c, **kw) for c in rest)])
 
     def render_literal_value(self, value: Any, type_: Any) -> str:
         if isinstance(value, str):
@@ -381,8 +393,14 @@ class TrinityLakeSQL(default.DefaultDialect):
     supports_default_values = False
     supports_default_metavalue = False
     supports_empty_insert = False
-    supports_multivalues_insert = False
+    # insert(t).values([{...}, {...}]) is one INSERT of several rows (pandas'
+    # method="multi"), which the driver writes as one append.
+    supports_multivalues_insert = True
     insert_returning = update_returning = delete_returning = False
+    insert_executemany_returning = False
+    # An executemany of insert(t) goes to the driver's executemany as one
+    # INSERT ... VALUES (?, ...), which it writes as one append: no batches of
+    # "insertmanyvalues" (several appends).
     use_insertmanyvalues = False
     postfetch_lastrowid = False
     supports_simple_order_by_label = True

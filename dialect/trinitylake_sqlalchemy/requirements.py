@@ -1,9 +1,10 @@
 """What the TrinityLake dialect supports, for SQLAlchemy's dialect compliance suite.
 
-TrinityLake stores definitions only: namespaces (schemas), tables with columns, a
-primary key and comments. Tables hold no rows, and the format has no foreign keys,
-indexes, unique or check constraints, views, temporary tables, sequences or named
-constraints. Everything else is SQLAlchemy's default.
+TrinityLake stores namespaces (schemas), tables with columns, a primary key, comments
+and rows (Iceberg data). The format has no foreign keys, indexes, unique or check
+constraints, views, temporary tables, sequences or named constraints. Everything else
+is SQLAlchemy's default. (The suite's classes that insert and select rows are not yet
+run: tests/sqlalchemy/suite imports the reflection and DDL classes only.)
 """
 
 from __future__ import annotations

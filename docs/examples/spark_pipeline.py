@@ -1,11 +1,11 @@
-"""A Spark pipeline that takes its table definitions from a TrinityLake lakehouse.
+"""A Spark pipeline over a TrinityLake lakehouse: read a table, transform, write two
+tables as one lakehouse version, look at both as of the version before, roll back.
 
-1. Look the table up from the driver: its Spark schema (``table_schema``) and its data
-   location (the ``trinitylake`` data source, or the DB-API).
-2. Build an empty DataFrame with exactly that schema, and one with a few rows.
-3. Write Parquet to the table's location.
-4. Read it back with the table's schema and check nothing was lost: types with their
-   parameters, comments, column order.
+1. Read ``sales.orders`` with the ``trinitylake`` data source (one lakehouse version).
+2. Transform: the European orders, and the totals per region.
+3. Write both report tables in one ``transaction``: one new lakehouse version.
+4. Read both tables as of the previous version (time travel): still empty.
+5. Roll the lakehouse back to that version (SQL ``ROLLBACK TO VERSION``).
 
 Run it:   python docs/examples/spark_pipeline.py [lakehouse-dir]
 (needs ``pip install 'trinitylake-dbapi[spark]'``; without a directory it works in a
@@ -14,78 +14,68 @@ temporary one). The tests run :func:`run` with their own Spark session.
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import os
 import sys
 import tempfile
 
 import trinitylake_dbapi
-from trinitylake_dbapi.spark import from_spark_schema, register, table_schema
+from trinitylake_dbapi.spark import transaction
 
 
-def create_lakehouse(location: str, data_location: str) -> None:
-    """The lakehouse a pipeline would find: one external table with its data location."""
-    conn = trinitylake_dbapi.connect(location, create=True, autocommit=True)
-    try:
+def create_lakehouse(location: str) -> None:
+    """The lakehouse the pipeline finds: orders, and two empty report tables."""
+    with trinitylake_dbapi.connect(location, create=True, autocommit=True) as conn:
         cur = conn.cursor()
-        cur.execute("CREATE NAMESPACE IF NOT EXISTS sales COMMENT 'what we sold'")
-        cur.execute(
-            "CREATE EXTERNAL TABLE IF NOT EXISTS sales.orders ("
-            " id BIGINT NOT NULL COMMENT 'order number',"
-            " placed_at TIMESTAMP,"
-            " amount DECIMAL(12,2) COMMENT 'in EUR',"
-            " currency CHAR(3),"
-            " tags ARRAY<VARCHAR(20)>,"
-            " shipping STRUCT<city: STRING, zip: VARCHAR(10)>"
-            f") COMMENT 'one row per order' LOCATION '{data_location}'"
-        )
-    finally:
-        conn.close()
+        cur.execute("CREATE NAMESPACE sales")
+        cur.execute("CREATE TABLE sales.orders (id BIGINT NOT NULL, region VARCHAR(10), amount DECIMAL(12,2))")
+        cur.execute("INSERT INTO sales.orders VALUES (1, 'eu', 19.99), (2, 'us', 5.00), (3, 'eu', 7.50)")
+        cur.execute("CREATE NAMESPACE reports")
+        cur.execute("CREATE TABLE reports.eu_orders (id BIGINT NOT NULL, region VARCHAR(10), amount DECIMAL(12,2))")
+        cur.execute("CREATE TABLE reports.totals (region VARCHAR(10), total DECIMAL(22,2), orders BIGINT)")
+
+
+def read(spark, location: str, table: str, version: int | None = None):  # type: ignore[no-untyped-def]
+    reader = spark.read.format("trinitylake").option("location", location).option("table", table)
+    if version is not None:
+        reader = reader.option("version", version)
+    return reader.load()
+
+
+def rows(df) -> list[tuple]:  # type: ignore[no-untyped-def]
+    return sorted(tuple(r) for r in df.collect())
 
 
 def run(spark, location: str) -> dict:  # type: ignore[no-untyped-def]
     """The pipeline; returns what it saw, for the test."""
-    register(spark)
+    from pyspark.sql import functions as F
 
-    # 1. Look the table up from the driver: schema and location, at one version.
-    conn = trinitylake_dbapi.connect(location)
-    try:
-        version = conn.lakehouse.latest_version()
-        schema = table_schema(conn, "sales.orders", version=version)
-    finally:
-        conn.close()
-    table = (
-        spark.read.format("trinitylake")
-        .option("location", location)
-        .option("version", version)
-        .load()
-        .where("namespace = 'sales' AND table_name = 'orders'")
-        .first()
-    )
-    data_location = table.location
+    # 1. Read the source table.
+    orders = read(spark, location, "sales.orders")
 
-    # 2. An empty DataFrame with the table's schema, and one with a few rows.
-    empty = spark.createDataFrame([], schema)
-    rows = [
-        (1, dt.datetime(2024, 5, 1, 12, 30), decimal.Decimal("19.99"), "EUR", ["gift"], ("Lyon", "69001")),
-        (2, dt.datetime(2024, 5, 2, 8, 0), decimal.Decimal("5.00"), "EUR", [], ("Paris", "75002")),
-    ]
-    batch = spark.createDataFrame(rows, schema)
+    # 2. Transform.
+    eu = orders.where("region = 'eu'")
+    totals = orders.groupBy("region").agg(F.sum("amount").alias("total"), F.count("*").alias("orders"))
 
-    # 3. Write Parquet to the table's location.
-    empty.write.mode("overwrite").parquet(data_location)
-    batch.write.mode("append").parquet(data_location)
-
-    # 4. Read it back with the table's schema.
-    back = spark.read.schema(schema).parquet(data_location)
-    return {
-        "schema": schema,
-        "location": data_location,
-        "read_schema": back.schema,
-        "columns": from_spark_schema(back.schema),
-        "rows": sorted(back.collect()),
-    }
+    # 3. Write both tables as one lakehouse version.
+    with transaction(spark, location) as tx:
+        tx.write(eu, "reports.eu_orders", mode="overwrite")
+        tx.write(totals, "reports.totals", mode="overwrite")
+    with trinitylake_dbapi.connect(location, autocommit=True) as conn:
+        published = conn.lakehouse.latest_version()
+        previous = published - 1
+        seen = {
+            "published": published,
+            "eu_orders": rows(read(spark, location, "reports.eu_orders")),
+            "totals": rows(read(spark, location, "reports.totals")),
+            # 4. Both tables as of the version before: the pipeline's writes are not there.
+            "eu_orders_before": rows(read(spark, location, "reports.eu_orders", previous)),
+            "totals_before": rows(read(spark, location, "reports.totals", previous)),
+        }
+        # 5. Roll back: every table as of the previous version, in one new version.
+        conn.cursor().execute(f"ROLLBACK TO VERSION {previous}")
+    seen["eu_orders_rolled_back"] = rows(read(spark, location, "reports.eu_orders"))
+    seen["totals_rolled_back"] = rows(read(spark, location, "reports.totals"))
+    return seen
 
 
 def main(argv: list[str]) -> None:
@@ -93,17 +83,17 @@ def main(argv: list[str]) -> None:
 
     base = argv[1] if len(argv) > 1 else tempfile.mkdtemp(prefix="trinitylake-pipeline-")
     location = os.path.join(base, "lake")
-    create_lakehouse(location, os.path.join(base, "data", "orders"))
+    create_lakehouse(location)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = SparkSession.builder.master("local[2]").appName("trinitylake-pipeline").getOrCreate()
     try:
         seen = run(spark, location)
     finally:
         spark.stop()
-    print(f"table sales.orders at {seen['location']}")
-    for field in seen["schema"].fields:
-        print(f"  {field.name}: {field.dataType.simpleString()} {dict(field.metadata)}")
-    print(f"read back {len(seen['rows'])} rows")
+    print(f"published version {seen['published']}")
+    print(f"reports.eu_orders: {seen['eu_orders']} (before: {seen['eu_orders_before']})")
+    print(f"reports.totals:    {seen['totals']} (before: {seen['totals_before']})")
+    print(f"after the rollback: {seen['eu_orders_rolled_back']} {seen['totals_rolled_back']}")
 
 
 if __name__ == "__main__":

@@ -22,11 +22,11 @@ from bench.__main__ import main  # noqa: E402
 def test_quick_run_prints_tables_and_writes_json(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "out"
     code = main(["--quick", "--quiet", "--workdir", str(tmp_path / "work"), "--out", str(out),
-                 "--only", "suite,cold_start,concurrency,data,scale"])
+                 "--only", "suite,cold_start,concurrency,data,queries,scale"])
     assert code == 0
     printed = capsys.readouterr().out
     for heading in ("## Side by side", "## Storage calls", "## Cold start", "## Concurrent writers",
-                    "## Tables with data", "## Scale"):
+                    "## Tables with data", "## SQL over table data", "## Scale"):
         assert heading in printed
     results = json.loads((out / "latest-quick.json").read_text())
     suite = results["suite"]
@@ -39,4 +39,5 @@ def test_quick_run_prints_tables_and_writes_json(tmp_path, capsys) -> None:  # t
     assert results["scale"][0]["tables"] == 300
     assert results["data"]["rows_in_table"] == 3 * 1_000  # warm-up and two appends, both sides
     assert all(s["median_seconds"]["trinitylake"] > 0 for s in results["data"]["operations"].values())
+    assert all(t > 0 for w in ("aggregate", "insert") for t in results["queries"][w]["median_seconds"].values())
     assert not any((tmp_path / "work").iterdir()), "the run's lakehouses were not removed"

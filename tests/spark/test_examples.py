@@ -1,4 +1,5 @@
-"""docs/examples/spark_pipeline.py runs (issue 7, acceptance 5)."""
+"""docs/examples/spark_pipeline.py runs (issue 7, acceptance 5; issue 19: the pipeline
+reads a table, writes two tables in one version, time-travels and rolls back)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,6 @@ import importlib.util
 import os
 
 from trinitylake_dbapi.catalog import LakehouseCatalog
-from pyspark.sql.types import StructField, StructType
-
-from trinitylake_dbapi.format.types import ColumnSpec, without_ids
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "examples", "spark_pipeline.py")
 
@@ -25,21 +23,14 @@ def load_example():  # type: ignore[no-untyped-def]
 def test_pipeline_example(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
     example = load_example()
     location = str(tmp_path / "lake")
-    data = str(tmp_path / "data" / "orders")
-    example.create_lakehouse(location, data)
+    example.create_lakehouse(location)
+    before = LakehouseCatalog(location).latest_version()
     seen = example.run(spark, location)
 
-    assert seen["location"] == data
-    assert os.listdir(data)  # Parquet files at the table's location
-    # Spark reads every column of a file source as nullable; all else is the table's.
-    assert seen["read_schema"] == StructType(
-        [StructField(f.name, f.dataType, True, f.metadata) for f in seen["schema"].fields]
-    )
-    table = LakehouseCatalog(location).begin().describe_table("sales", "orders")
-    assert [without_ids(c) for c in seen["columns"]] == [
-        ColumnSpec(c.name, c.type, True, c.comment) for c in map(without_ids, table.columns)
-    ]
-    assert not table.columns[0].nullable
-    assert [r.id for r in seen["rows"]] == [1, 2]
-    assert seen["rows"][0].amount == decimal.Decimal("19.99")
-    assert seen["schema"]["amount"].metadata["comment"] == "in EUR"
+    assert seen["published"] == before + 1  # two tables, one version
+    d = decimal.Decimal
+    assert seen["eu_orders"] == [(1, "eu", d("19.99")), (3, "eu", d("7.50"))]
+    assert seen["totals"] == [("eu", d("27.49"), 2), ("us", d("5.00"), 1)]
+    assert seen["eu_orders_before"] == seen["totals_before"] == []
+    assert seen["eu_orders_rolled_back"] == seen["totals_rolled_back"] == []
+    assert LakehouseCatalog(location).latest_version() == before + 2

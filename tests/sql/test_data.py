@@ -265,6 +265,14 @@ def test_a_null_list_of_structs_stays_null(auto: Any) -> None:
     assert q(auto, "SELECT ls FROM ns.t") == [(None,)]
 
 
+def test_rowcount_outlives_the_cursor(auto: Any) -> None:
+    q(auto, "CREATE TABLE ns.t (id INT)")
+    cur = auto.connection.cursor()
+    cur.executemany("INSERT INTO ns.t VALUES (?)", [(1,), (2,), (3,)])
+    cur.close()
+    assert cur.rowcount == 3
+
+
 def test_create_table_as_select(auto: Any) -> None:
     q(auto, "CREATE TABLE ns.src (k STRING, v DECIMAL(8,2))")
     q(auto, "INSERT INTO ns.src VALUES ('a', 1.5), ('a', 2.5), ('b', NULL)")
@@ -468,3 +476,33 @@ def test_conditions_on_a_table_prune_its_files(tmp_path: Any) -> None:
         with pytest.raises(errors.OperationalError):
             q(cur, unpruned)
     conn.close()
+
+
+def test_a_multi_row_insert_of_markers_runs_as_one_bulk_insert(auto: Any) -> None:
+    q(auto, "CREATE TABLE ns.m (id INT NOT NULL, note STRING, amount DECIMAL(8,2))")
+    rows = [(i, None if i % 3 else f"n{i}", decimal.Decimal(i) / 4) for i in range(2000)]
+    sql = "INSERT INTO ns.m VALUES " + ", ".join(["(?, ?, ?)"] * len(rows))
+    auto.execute(sql, [v for row in rows for v in row])
+    assert auto.rowcount == 2000
+    assert sorted(q(auto, "SELECT * FROM ns.m")) == rows
+    with pytest.raises(errors.ProgrammingError, match="parameter"):
+        auto.execute("INSERT INTO ns.m VALUES (?, ?, ?), (?, ?, ?)", [1, "a", 1])
+    with pytest.raises(errors.IntegrityError, match="'id'"):
+        auto.execute("INSERT INTO ns.m VALUES (?, ?, ?), (?, ?, ?)", [1, "a", 1, None, "b", 2])
+    assert q(auto, "SELECT count(*) FROM ns.m") == [(2000,)]
+
+
+def test_date_trunc_takes_its_unit_as_a_parameter(auto: Any) -> None:
+    q(auto, "CREATE TABLE ns.d (at DATE, n INT)")
+    q(auto, "INSERT INTO ns.d VALUES (DATE '2024-01-05', 1), (DATE '2024-01-20', 2), (DATE '2024-02-02', 4)")
+    rows = q(auto, "SELECT date_trunc(?, at) AS m, sum(n) FROM ns.d GROUP BY 1 ORDER BY 1", ["month"])
+    assert [(r[0].month, r[1]) for r in rows] == [(1, 3), (2, 4)]
+
+
+def test_update_sets_a_map_column_from_a_dict(auto: Any) -> None:
+    q(auto, "CREATE TABLE ns.kv (id INT, attrs MAP<STRING, INT>)")
+    q(auto, "INSERT INTO ns.kv VALUES (?, ?)", [1, {"a": 1}])
+    q(auto, "INSERT INTO ns.kv VALUES (?, ?)", [2, {}])
+    auto.execute("UPDATE ns.kv SET attrs = ? WHERE id = 2", [{"b": 2, "c": 3}])
+    assert auto.rowcount == 1
+    assert q(auto, "SELECT id, attrs FROM ns.kv ORDER BY id") == [(1, {"a": 1}), (2, {"b": 2, "c": 3})]

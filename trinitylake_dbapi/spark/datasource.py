@@ -1,4 +1,6 @@
-"""The ``trinitylake`` Spark data source: the catalog of a lakehouse as a DataFrame.
+"""The ``trinitylake`` Spark data source: the catalog of a lakehouse as a DataFrame,
+and, with the option ``table``, a table's rows (read and written: see
+:mod:`.tabledata`, options ``table``, ``version``, ``filter``, ``create``).
 
     from trinitylake_dbapi.spark import register
     register(spark)

@@ -50,35 +50,8 @@ from ..format import paths
 from ..format.definitions import LakehouseSettings
 from ..format.nodefile import NodeFile, decode_node_file
 from ..storage import Storage
-from ..verify import (
-    ERROR,
-    MAX_DEPTH,
-    R_LAYOUT,
-    R_ORPHAN,
-    WARNING,
-    Problem,
-    RootInfo,
-    VerifyReport,
-    chain_problems,
-    child_problem,
-    definition_problem,
-    definition_use_problem,
-    describe,
-    discovery_problems,
-    entry_problem,
-    lakehouse_def_problems,
-    missing_node_problem,
-    name_problem,
-    no_lakehouse_problem,
-    node_problems,
-    node_rules_config,
-    orphan_problem,
-    root_created_at,
-    root_problems,
-    tag_problems,
-    txn_tag,
-    vanished_root_problem,
-)
+from ..verify.report import ERROR, R_LAYOUT, R_ORPHAN, WARNING, Problem, VerifyReport
+from ..verify import rules
 from . import _runtime as rt
 
 if TYPE_CHECKING:  # for the annotation only: Spark never touches the tree (A2)
@@ -147,7 +120,7 @@ class _Settings:
                    settings.namespace_name_max_size_bytes, settings.table_name_max_size_bytes)
 
     def config(self) -> "TreeConfig":
-        return node_rules_config(self.order, self.capacity)
+        return rules.node_rules_config(self.order, self.capacity)
 
     def codec(self) -> keyfmt.KeyCodec:
         return keyfmt.KeyCodec(self.namespace_max, self.table_max)
@@ -155,27 +128,28 @@ class _Settings:
 
 def node_rows(path: str, node: NodeFile, settings: _Settings, *, is_root: bool, version: int | None) -> list[tuple]:
     """The checks of one node on its own, and the definition files it references."""
-    out = _rows(node_problems(path, node, settings.config(), is_root=is_root, version=version))
+    out = _rows(rules.node_problems(path, node, settings.config(), is_root=is_root, version=version))
     codec = settings.codec()
 
     def entry(key: str, value: str | None) -> None:
-        decoded, problem = entry_problem(path, key, value, codec)
+        decoded, problem = rules.entry_problem(path, key, value, codec)
         if problem is not None:
             out.append(_row(problem))
         if decoded is None or value is None:
             return
         name = decoded.namespace if decoded.kind == "namespace" else decoded.table
-        out.append(("definition", value, json.dumps([decoded.kind, name, path, describe(decoded)]), None, None))
+        out.append(("definition", value, json.dumps([decoded.kind, name, path, rules.describe(decoded)]), None, None))
 
     for key, value in zip(node.keys, node.values):
         entry(key, value)
     last_tag: dict[str, int] = {}
     for message in node.buffer:
         entry(message.key, message.value)
-        tag = txn_tag(message.txn)
+        tag = rules.txn_tag(message.txn)
         if tag is None:
             continue
-        out += _rows(tag_problems(path, message.key, tag, version if is_root else None, last_tag.get(message.key)))
+        limit = version if is_root else None
+        out += _rows(rules.tag_problems(path, message.key, tag, limit, last_tag.get(message.key)))
         last_tag[message.key] = max(tag, last_tag.get(message.key, -1))
     return out
 
@@ -204,13 +178,13 @@ def context_rows(
             remaining = None
     if not node.children:
         return out
-    if depth + 1 > MAX_DEPTH:
-        out.append(_problem(path, "T2", f"the tree is deeper than {MAX_DEPTH} levels here"))
+    if depth + 1 > rules.MAX_DEPTH:
+        out.append(_problem(path, "T2", f"the tree is deeper than {rules.MAX_DEPTH} levels here"))
         return out
     listed: set[str] = set()
     k = len(node.keys)
     for index, child in enumerate(node.children):
-        problem = child_problem(path, index, child, listed)
+        problem = rules.child_problem(path, index, child, listed)
         if problem is not None:
             out.append(_row(problem))
             continue
@@ -236,7 +210,7 @@ def _check_roots(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]],
         def lakehouse_def(def_path: str, root_path: str) -> tuple[LakehouseSettings | None, list[tuple]]:
             if def_path in defs:
                 return defs[def_path][0], []
-            settings, problems, reached = lakehouse_def_problems(def_path, root_path, store.read, store.exists)
+            settings, problems, reached = rules.lakehouse_def_problems(def_path, root_path, store.read, store.exists)
             out: list[tuple] = [("reached", path, None, None, None) for path in (def_path, *reached)]
             out += _rows(problems)
             defs[def_path] = (settings, out)
@@ -244,7 +218,7 @@ def _check_roots(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]],
 
         def height(root: NodeFile, order: int) -> int | None:
             levels, node = 1, root
-            while node.children and levels <= MAX_DEPTH:
+            while node.children and levels <= rules.MAX_DEPTH:
                 child = node.children[0]
                 if child not in nodes:
                     try:
@@ -263,20 +237,21 @@ def _check_roots(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]],
             try:
                 data = store.read(path)
             except MissingFileError:
-                return [*out, _row(vanished_root_problem(path))]
+                return [*out, _row(rules.vanished_root_problem(path))]
             try:
                 root = decode_node_file(data, path)
             except CorruptFileError as e:
                 return [*out, _problem(path, R_LAYOUT, e.reason), ("root", path, json.dumps([version, None, None, None, False, None]), None, None)]
             system = root.system
-            problems, def_path = root_problems(path, system)
+            problems, def_path = rules.root_problems(path, system)
             out += _rows(problems)
             settings = None
             if def_path is not None:
                 settings, more = lakehouse_def(def_path, path)
                 out += more
             found = _Settings.of(settings or LakehouseSettings())
-            out.append(("root", path, json.dumps([version, root_created_at(system), system.get(keyfmt.PREVIOUS_ROOT),
+            created = rules.root_created_at(system)
+            out.append(("root", path, json.dumps([version, created, system.get(keyfmt.PREVIOUS_ROOT),
                                                   system.get(keyfmt.ROLLBACK_FROM_ROOT), True, def_path]),
                         None, None))
             out += node_rows(path, root, found, is_root=True, version=version)
@@ -304,7 +279,7 @@ def _check_nodes(location: rt.Location, counter: Any) -> Callable[[Iterable[Any]
             try:
                 data = store.read(path)
             except MissingFileError:
-                return [*out, _row(missing_node_problem(path, contexts[0][0], contexts[0][1]))]
+                return [*out, _row(rules.missing_node_problem(path, contexts[0][0], contexts[0][1]))]
             try:
                 node = decode_node_file(data, path)
             except CorruptFileError as e:
@@ -332,7 +307,7 @@ def _check_definitions(location: rt.Location) -> Callable[[Iterable[Any]], Itera
             path, uses = group
             kind, _, referrer, described = uses[0]
             out: list[tuple] = [("reached", path, None, None, None)]
-            found_name, problem = definition_problem(path, kind, store.read, referrer, described)
+            found_name, problem = rules.definition_problem(path, kind, store.read, referrer, described)
             if problem is not None:
                 return [*out, _row(problem)]
             seen: set[tuple[str, str]] = set()
@@ -340,7 +315,7 @@ def _check_definitions(location: rt.Location) -> Callable[[Iterable[Any]], Itera
                 if (use_kind, name) in seen:
                     continue
                 seen.add((use_kind, name))
-                problem = definition_use_problem(path, kind, found_name, use_kind, name, use_referrer,
+                problem = rules.definition_use_problem(path, kind, found_name, use_kind, name, use_referrer,
                                                  use_described)
                 if problem is not None:
                     out.append(_row(problem))
@@ -357,7 +332,7 @@ def _check_names(location: rt.Location) -> Callable[[Iterable[str]], Iterator[tu
         store = rt.storage(location)
         for listed in rt.thread_map(functools.partial(store.list, include_reserved=True), prefixes):
             for path in listed:
-                found = name_problem(path)
+                found = rules.name_problem(path)
                 if found is not None:
                     yield _row(found)
                 if local.is_expirable_file(path):
@@ -400,13 +375,13 @@ def verify(
         top_level = storage.list("", recursive=False, include_reserved=True)
         problems: list[Problem] = []
         versions = sorted(v for v in (paths.parse_root_node_path(p) for p in top_level) if v is not None)
-        problems += [p for p in map(name_problem, top_level) if p is not None]
+        problems += [p for p in map(rules.name_problem, top_level) if p is not None]
         report.versions = versions
         if not versions:
-            report.problems = [no_lakehouse_problem()]
+            report.problems = [rules.no_lakehouse_problem()]
             return report
         report.latest_version = versions[-1]
-        problems += discovery_problems(storage, versions[-1])
+        problems += rules.discovery_problems(storage, versions[-1])
 
         progress_.step(f"checking {len(versions)} root file(s)")
         ranges = rt.split_ranges(rt.version_ranges(versions), parallelism * 2)
@@ -457,9 +432,9 @@ def verify(
         for row in results.filter(F.col("kind") == "problem").distinct().collect():
             problems.append(Problem(row["path"], row["a"], row["b"], row["c"]))
         infos = {json.loads(r["a"])[0]: json.loads(r["a"]) for r in results.filter(F.col("kind") == "root").collect()}
-        problems += chain_problems(versions, {v: RootInfo(*info[:5]) for v, info in infos.items()})
+        problems += rules.chain_problems(versions, {v: rules.RootInfo(*info[:5]) for v, info in infos.items()})
         report.definitions_read += len({info[5] for info in infos.values() if len(info) > 5 and info[5]})
-        problems += map(orphan_problem, report.orphans)
+        problems += map(rules.orphan_problem, report.orphans)
         if orphan_count > len(report.orphans):
             problems.append(Problem(loc.uri, R_ORPHAN, f"... and {orphan_count - len(report.orphans)} more orphan "
                                     "files", WARNING))

@@ -103,6 +103,17 @@ class TrinityLakeParser(ParserCompat, SparkParser):
     # CAST fails on a bad value (Spark's is a TRY_CAST); TRY_CAST stays available.
     STRICT_CAST = True
 
+    FUNCTIONS = {
+        **SparkParser.FUNCTIONS,
+        # A parameter marker as DATE_TRUNC's unit stays a marker (Spark's builder makes
+        # any first argument a unit name, so `?` became the unit "?").
+        "DATE_TRUNC": lambda args: (
+            exp.TimestampTrunc(this=args[1], unit=args[0])
+            if len(args) == 2 and isinstance(args[0], exp.Placeholder)
+            else SparkParser.FUNCTIONS["DATE_TRUNC"](args)
+        ),
+    }
+
     VERSION_PHRASES = {
         ("FOR", "SYSTEM_VERSION"): "VERSION",
         ("FOR", "SYSTEM_TIME"): "TIMESTAMP",

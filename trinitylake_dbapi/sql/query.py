@@ -61,6 +61,7 @@ it (nor for PyIceberg's data path).
 from __future__ import annotations
 
 import contextlib
+import decimal
 import itertools
 import re
 import threading
@@ -99,6 +100,7 @@ __all__ = [
     "run_select",
     "run_insert",
     "bulk_insert_template",
+    "multi_row_template",
     "run_update",
     "run_delete",
     "query_columns",
@@ -929,8 +931,16 @@ def _checked_values(
             checks.append((f"max(octet_length(CAST({value} AS BLOB)))", c, "length"))
         if c.type.kind == "fixed" and c.type.length is not None:
             checks.append((f"min(octet_length(CAST({value} AS BLOB)))", c, "fixed"))
-    # Conversions first, column by column, so a failure names its column.
-    for c, value, sql_type in selects:
+    # Every conversion and check in one pass; when one fails, the conversions again
+    # column by column, so that the failure names its column.
+    casts = [f"count(CAST({value} AS {sql_type}))" for _, value, sql_type in selects if value != "NULL"]
+    found: Sequence[Any] | None = None
+    try:
+        found = statement.run(f"SELECT {', '.join(casts + [sql for sql, _, _ in checks]) or 'NULL'} FROM __tl_src")[0][len(casts):]
+    except statement.engine.errors.Error as e:
+        if isinstance(e, statement.engine.errors.InterruptException):
+            raise
+    for c, value, sql_type in selects if found is None else ():
         if value == "NULL":
             continue
         try:
@@ -941,7 +951,8 @@ def _checked_values(
             detail = _message(e)
             raise DataError(f"column {c.name!r} of table {table} ({sql_type}): {detail}") from None
     if checks:
-        found = statement.run(f"SELECT {', '.join(sql for sql, _, _ in checks)} FROM __tl_src")[0]
+        if found is None:
+            found = statement.run(f"SELECT {', '.join(sql for sql, _, _ in checks)} FROM __tl_src")[0]
         for (sql, c, what), value in zip(checks, found):
             if what == "null" and value:
                 raise IntegrityError(
@@ -998,34 +1009,57 @@ def bulk_insert_template(statement: exp.Expr) -> list[exp.Placeholder] | None:
     return list(holes)
 
 
+def multi_row_template(statement: exp.Expr) -> tuple[exp.Insert, int] | None:
+    """For ``INSERT ... VALUES (?, ?), (?, ?), ...`` (several rows, each only ``?``
+    markers, all of one width): the one-row statement and the width, so its parameters
+    run as the parameter sets of a bulk insert (one append, no SQL text per value), as
+    pandas' ``to_sql(method="multi")`` sends them; None for any other statement."""
+    if not isinstance(statement, exp.Insert) or not isinstance(statement.expression, exp.Values):
+        return None
+    rows = statement.expression.expressions
+    if len(rows) < 2 or not all(isinstance(r, exp.Tuple) for r in rows):
+        return None
+    width = len(rows[0].expressions)
+    for row in rows:
+        if len(row.expressions) != width or not all(
+            isinstance(h, exp.Placeholder) and h.this in (None, "?") for h in row.expressions
+        ):
+            return None
+    template = statement.copy()
+    template.expression.set("expressions", [template.expression.expressions[0]])
+    return template, width
+
+
 def _parameter_columns(holes: list[exp.Placeholder], parameter_rows: Sequence[Any]) -> list[list[Any]]:
     """The parameter sets of a bulk INSERT as one list of values per placeholder."""
     from collections.abc import Mapping
+    from collections.abc import Sequence as AnySequence
 
     names = [h.this if isinstance(h.this, str) and h.this != "?" else None for h in holes]
     named = any(n is not None for n in names)
     if named and not all(names):
         raise ProgrammingError("a statement uses one parameter style: ? or :name, not both")
-    columns: list[list[Any]] = [[] for _ in holes]
+    rows: list[Any] = []
     for i, parameters in enumerate(parameter_rows):
         if named:
             if not isinstance(parameters, Mapping):
                 raise ProgrammingError(f"parameter set {i}: :name parameters need a mapping")
             try:
-                values = [parameters[n] for n in names]
+                rows.append([parameters[n] for n in names])
             except KeyError as e:
                 raise ProgrammingError(f"parameter set {i}: no value for :{e.args[0]}") from None
-        else:
-            if isinstance(parameters, (str, bytes, Mapping)) or not isinstance(parameters, Sequence):
-                raise ProgrammingError(f"parameter set {i}: ? parameters need a sequence")
-            if len(parameters) != len(holes):
-                raise ProgrammingError(
-                    f"parameter set {i}: {len(parameters)} value(s) for {len(holes)} parameter marker(s)"
-                )
-            values = list(parameters)
-        for column, value in zip(columns, values):
-            column.append(value)
-    return columns
+            continue
+        # (tuples and lists first: an ABC check per row costs more than the rest together)
+        if type(parameters) is not tuple and type(parameters) is not list and (
+            isinstance(parameters, (str, bytes, Mapping)) or not isinstance(parameters, AnySequence)
+        ):
+            raise ProgrammingError(f"parameter set {i}: ? parameters need a sequence")
+        if len(parameters) != len(holes):
+            raise ProgrammingError(
+                f"parameter set {i}: {len(parameters)} value(s) for {len(holes)} parameter marker(s)"
+            )
+        rows.append(parameters)
+    return [list(column) for column in zip(*rows)] if rows else [[] for _ in holes]
 
 
 def _parameter_table(holes: list[exp.Placeholder], parameter_rows: Sequence[Any], target_type: Callable[[int], Any]) -> Any:
@@ -1033,19 +1067,30 @@ def _parameter_table(holes: list[exp.Placeholder], parameter_rows: Sequence[Any]
     (mixed Python types): then they are bound as literals instead. A column of lists or
     dicts takes the Arrow type of its target column (``target_type(i)`` for placeholder
     i): inferred, dicts would become one struct of every row's keys, so a map's rows
-    would gain each other's keys."""
+    would gain each other's keys. A column of Decimals takes its target's type too when
+    that is a decimal (inferring precision and scale costs ten times more), and is
+    inferred when its values do not fit (the cast then decides, Q3)."""
     import pyarrow as pa
 
     arrays = []
     for i, column in enumerate(_parameter_columns(holes, parameter_rows)):
-        if any(isinstance(v, (list, tuple, dict)) for v in column):
+        target = target_type(i)
+        # (the values are scanned only for a nested target: a scan costs more than the rest)
+        if pa.types.is_nested(target) and any(isinstance(v, (list, tuple, dict)) for v in column):
             try:
-                arrays.append(pa.array(column, type=target_type(i)))
+                arrays.append(pa.array(column, type=target))
                 continue
             except (pa.ArrowException, TypeError, ValueError, OverflowError):
                 return None
+        if pa.types.is_decimal(target) and isinstance(next((v for v in column if v is not None), None), decimal.Decimal):
+            with contextlib.suppress(pa.ArrowException, TypeError, ValueError, OverflowError):
+                arrays.append(pa.array(column, type=target))
+                continue
         try:
-            arrays.append(pa.array(column))
+            array = pa.array(column)
+            if pa.types.is_nested(array.type) and not pa.types.is_nested(target):
+                return None  # lists or dicts for a column of neither: as literals, as before
+            arrays.append(array)
             continue
         except (pa.ArrowException, TypeError, ValueError, OverflowError):
             pass
@@ -1291,6 +1336,11 @@ def run_update(update: exp.Update, session: Session) -> Result:
             value = assignments.get(c.name.lower())
             if value is None:
                 selects.append(_quote(c.name))
+            elif c.type.kind == "map":  # a dict parameter is a struct: CASE cannot mix them
+                selects.append(
+                    f"CASE WHEN ({condition}) THEN CAST(({value}) AS {duck_type(c.type, stored=False)}) "
+                    f"ELSE {_quote(c.name)} END"
+                )
             else:  # the new value is cast (and checked, naming its column) afterwards
                 selects.append(f"CASE WHEN ({condition}) THEN ({value}) ELSE {_quote(c.name)} END")
         return f"SELECT {', '.join(selects)} FROM {source}"

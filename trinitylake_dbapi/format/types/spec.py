@@ -1,8 +1,9 @@
-"""Column types (SPEC 5): the one table from SQL type names to DataType and back.
+"""Column types (SPEC 5): the model, the SQL names and canonical text of types, and the
+checks of a type (nesting, parameters, nested fields).
 
-Every layer that names a type (SQL DDL, the SQLAlchemy dialect, Spark schemas, SHOW and
-DESCRIBE output) goes through this module, so an alias or a parameter rule is written
-exactly once.
+These belong together: a type prints as its canonical text, reading a text validates
+the type, and every validation message quotes the type's text. How types are stored in
+definition files is in :mod:`.proto`, their Iceberg counterparts in :mod:`.iceberg`.
 
 Data model
     :class:`TypeSpec` is a type with its parameters; :class:`ColumnSpec` is a named,
@@ -20,19 +21,14 @@ Canonical text (:func:`type_to_sql`, read back by :func:`parse_type`)
     ``list<T>``, ``map<K, V>``, ``struct<a: T, b: U>`` where each element, value or field
     type may be followed by `` NOT NULL`` and `` COMMENT 'text'`` (quotes doubled).
     A struct field name that is not a plain identifier ``[A-Za-z_][A-Za-z0-9_]*`` is
-    written in backquotes (backquotes doubled). Column ids are never shown.
+    written in backquotes, backquotes doubled (:func:`quote_name`, the one quoting rule of
+    names). Column ids are never shown.
 
 Nesting (rule N1)
     A type nests at most :data:`MAX_NESTING_DEPTH` (64) levels of list, map and struct
     (``list<int4>`` is one level). Writers refuse deeper types before anything is
     written; the limit stays well inside what protobuf readers decode (about 97 levels
     of this schema), so every stored definition can be read by every implementation.
-
-Storage (:func:`to_proto_columns`, :func:`from_proto_column`)
-    Parameters go to ``Column.properties`` as decimal strings: ``length``,
-    ``precision``, ``scale``; the comment to ``properties["comment"]``. Column ids start
-    at 1 (0 means "not assigned" and is refused on read), are unique within a table,
-    nested fields included, and are kept once assigned.
 
 Errors are :class:`~trinitylake_dbapi.errors.InvalidDefinitionError` and name the column
 (nested fields as ``col.field``, ``col.key``, ``col.value``, ``col.element``) and the type
@@ -44,42 +40,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Union
+from typing import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 
 from trinitylake_dbapi.errors import InvalidDefinitionError
-from trinitylake_dbapi.format.trinitylake_pb2 import Column, DataType
-
-__all__ = [
-    "KINDS",
-    "NESTED_KINDS",
-    "ALIASES",
-    "MAX_DECIMAL_PRECISION",
-    "MAX_TIME_PRECISION",
-    "MAX_LENGTH",
-    "TypeSpec",
-    "ColumnSpec",
-    "canonical_kind",
-    "type_from_sql",
-    "struct_type",
-    "map_type",
-    "list_type",
-    "parse_type",
-    "type_to_sql",
-    "is_plain_name",
-    "quote_name",
-    "quote_string",
-    "validate_column",
-    "nested_fields",
-    "to_proto_columns",
-    "from_proto_column",
-    "from_proto_columns",
-    "max_column_id",
-    "without_ids",
-    "ICEBERG_CARRIERS",
-    "ICEBERG_TIME_PRECISION",
-    "iceberg_type",
-    "type_from_iceberg",
-]
+from trinitylake_dbapi.format.trinitylake_pb2 import DataType
 
 #: Canonical type names, in DataType order (KINDS[i] is DataType value i).
 KINDS: tuple[str, ...] = (
@@ -88,14 +52,14 @@ KINDS: tuple[str, ...] = (
     "struct", "map", "list",
 )  # fmt: skip
 NESTED_KINDS = frozenset({"struct", "map", "list"})
-_LENGTH_KINDS = frozenset({"char", "varchar", "fixed", "binary"})
-_TIME_KINDS = frozenset({"time", "timetz", "timestamp", "timestamptz"})
+LENGTH_KINDS = frozenset({"char", "varchar", "fixed", "binary"})
+TIME_KINDS = frozenset({"time", "timetz", "timestamp", "timestamptz"})
 
 MAX_DECIMAL_PRECISION = 38
 MAX_TIME_PRECISION = 9
 #: Largest length of char, varchar, fixed and binary.
 MAX_LENGTH = 2**31 - 1
-_MAX_ID = 2**32 - 1
+MAX_COLUMN_ID = 2**32 - 1
 #: Most levels of list, map and struct one column's type may nest (rule N1).
 MAX_NESTING_DEPTH = 64
 
@@ -127,13 +91,13 @@ ALIASES: Mapping[str, str] = MappingProxyType(
     }
 )  # fmt: skip
 
-_KIND_TO_DATATYPE: Mapping[str, int] = {k: DataType.Value(k.upper()) for k in KINDS}
-_DATATYPE_TO_KIND: Mapping[int, str] = {v: k for k, v in _KIND_TO_DATATYPE.items()}
+KIND_TO_DATATYPE: Mapping[str, int] = {k: DataType.Value(k.upper()) for k in KINDS}
+DATATYPE_TO_KIND: Mapping[int, str] = {v: k for k, v in KIND_TO_DATATYPE.items()}
 
 
-# ---------------------------------------------------------------------------
-# Data model
-# ---------------------------------------------------------------------------
+def column_error(column: str, message: str) -> InvalidDefinitionError:
+    """The error of a column (or nested field ``col.field``) that breaks a SPEC 5 rule."""
+    return InvalidDefinitionError(f"column {column!r}: {message}")
 
 
 @dataclass(frozen=True)
@@ -226,10 +190,6 @@ def _type_text(name: str, params: Sequence[int]) -> str:
     return f"{name}({', '.join(str(p) for p in params)})" if params else name
 
 
-def _fail(column: str, message: str) -> InvalidDefinitionError:
-    return InvalidDefinitionError(f"column {column!r}: {message}")
-
-
 def canonical_kind(name: str, *, column: str) -> str:
     """The canonical kind of an SQL type name or alias (case and spacing ignored).
 
@@ -238,7 +198,7 @@ def canonical_kind(name: str, *, column: str) -> str:
     """
     kind = ALIASES.get(_normalize(name)) if isinstance(name, str) else None
     if kind is None:
-        raise _fail(
+        raise column_error(
             column,
             f"unknown type {name!r}; the types are {', '.join(KINDS)} and their aliases "
             f"{', '.join(a for a in ALIASES if a not in KINDS)}",
@@ -261,27 +221,27 @@ def type_from_sql(name: str, params: Sequence[int] = (), *, column: str) -> Type
     kind = canonical_kind(name, column=column)
     text = _type_text(name, params)
     if kind in NESTED_KINDS:
-        raise _fail(column, f"type {text!r} is nested and needs its fields, e.g. {kind}<...>")
+        raise column_error(column, f"type {text!r} is nested and needs its fields, e.g. {kind}<...>")
     for p in params:
         if isinstance(p, bool) or not isinstance(p, int):
-            raise _fail(column, f"type {text!r}: parameters must be integers")
+            raise column_error(column, f"type {text!r}: parameters must be integers")
     if kind == "decimal":
         most = 2
-    elif kind in _LENGTH_KINDS or kind in _TIME_KINDS:
+    elif kind in LENGTH_KINDS or kind in TIME_KINDS:
         most = 1
     else:
         most = 0
     if len(params) > most:
         takes = "no parameters" if most == 0 else f"at most {most} parameter(s)"
-        raise _fail(column, f"type {text!r}: {kind} takes {takes}")
+        raise column_error(column, f"type {text!r}: {kind} takes {takes}")
     if kind == "fixed" and not params:
-        raise _fail(column, f"type {text!r}: fixed needs a length, e.g. fixed(16)")
+        raise column_error(column, f"type {text!r}: fixed needs a length, e.g. fixed(16)")
     if kind == "decimal":
         spec = TypeSpec(kind, precision=params[0] if params else None,
                         scale=params[1] if len(params) > 1 else None)  # fmt: skip
-    elif kind in _LENGTH_KINDS:
+    elif kind in LENGTH_KINDS:
         spec = TypeSpec(kind, length=params[0] if params else None)
-    elif kind in _TIME_KINDS:
+    elif kind in TIME_KINDS:
         spec = TypeSpec(kind, precision=params[0] if params else None)
     else:
         spec = TypeSpec(kind)
@@ -295,19 +255,19 @@ def _check_parameters(t: TypeSpec, column: str, text: str | None = None) -> None
     kind = t.kind
 
     def bad(message: str) -> InvalidDefinitionError:
-        return _fail(column, f"type {(_describe(t) if text is None else text)!r}: {message}")
+        return column_error(column, f"type {(describe_type(t) if text is None else text)!r}: {message}")
 
     for attr in ("length", "precision", "scale"):
         v = getattr(t, attr)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
             raise bad(f"{attr} must be an integer, got {v!r}")
-    if t.length is not None and kind not in _LENGTH_KINDS:
+    if t.length is not None and kind not in LENGTH_KINDS:
         raise bad(f"{kind} takes no length")
-    if t.precision is not None and kind != "decimal" and kind not in _TIME_KINDS:
+    if t.precision is not None and kind != "decimal" and kind not in TIME_KINDS:
         raise bad(f"{kind} takes no precision")
     if t.scale is not None and kind != "decimal":
         raise bad(f"{kind} takes no scale")
-    if kind in _LENGTH_KINDS:
+    if kind in LENGTH_KINDS:
         if kind == "fixed" and t.length is None:
             raise bad("fixed needs a length")
         if t.length is not None and not 1 <= t.length <= MAX_LENGTH:
@@ -319,7 +279,7 @@ def _check_parameters(t: TypeSpec, column: str, text: str | None = None) -> None
             )
         if t.scale is None or not 0 <= t.scale <= t.precision:
             raise bad(f"scale must be between 0 and the precision {t.precision}, got {t.scale}")
-    elif kind in _TIME_KINDS:
+    elif kind in TIME_KINDS:
         if t.precision is not None and not 0 <= t.precision <= MAX_TIME_PRECISION:
             raise bad(
                 f"precision must be between 0 and {MAX_TIME_PRECISION}, got {t.precision}"
@@ -329,6 +289,7 @@ def _check_parameters(t: TypeSpec, column: str, text: str | None = None) -> None
 # ---------------------------------------------------------------------------
 # Canonical text
 # ---------------------------------------------------------------------------
+
 
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -377,8 +338,8 @@ def type_to_sql(t: TypeSpec, *, quote_name: Callable[[str], str] = quote_name) -
     kind = t.kind
     if kind == "decimal":
         return f"decimal({t.precision},{t.scale})"
-    if kind in _LENGTH_KINDS or kind in _TIME_KINDS:
-        param = t.length if kind in _LENGTH_KINDS else t.precision
+    if kind in LENGTH_KINDS or kind in TIME_KINDS:
+        param = t.length if kind in LENGTH_KINDS else t.precision
         return kind if param is None else f"{kind}({param})"
     if kind == "list":
         if t.element is None:
@@ -440,7 +401,7 @@ class _TypeParser:
             i = m.end()
 
     def error(self, message: str) -> InvalidDefinitionError:
-        return _fail(self.column, f"cannot parse type {self.text!r}: {message}")
+        return column_error(self.column, f"cannot parse type {self.text!r}: {message}")
 
     def peek(self) -> tuple[str, str, int] | None:
         return self.tokens[self.pos] if self.pos < len(self.tokens) else None
@@ -556,13 +517,13 @@ def nested_fields(t: TypeSpec) -> Iterator[ColumnSpec]:
         yield t.element
 
 
-def _walk(columns: Iterable[ColumnSpec], prefix: str = "") -> Iterator[tuple[str, ColumnSpec]]:
+def walk_columns(columns: Iterable[ColumnSpec], prefix: str = "") -> Iterator[tuple[str, ColumnSpec]]:
     """(path, column) for the columns and all their nested fields, depth-first, parents
     before children."""
     for c in columns:
         path = prefix + c.name
         yield path, c
-        yield from _walk(nested_fields(c.type), path + ".")
+        yield from walk_columns(nested_fields(c.type), path + ".")
 
 
 def nesting_depth(t: TypeSpec) -> int:
@@ -584,7 +545,7 @@ def check_nesting(column: ColumnSpec, path: str | None = None) -> None:
     if isinstance(column.type, TypeSpec):
         depth = nesting_depth(column.type)
         if depth > MAX_NESTING_DEPTH:
-            raise _fail(
+            raise column_error(
                 column.name if path is None else path,
                 f"the type nests {depth} levels of list, map and struct; at most "
                 f"{MAX_NESTING_DEPTH} are allowed",
@@ -602,68 +563,68 @@ def validate_column(column: ColumnSpec, path: str | None = None) -> None:
     """
     if path is None or "." not in path:
         check_nesting(column, path)
-    _validate_level(column, path)
+    validate_level(column, path)
     for child in nested_fields(column.type):
         validate_column(child, f"{path if path is not None else column.name}.{child.name}")
 
 
-def _validate_level(column: ColumnSpec, path: str | None = None) -> None:
+def validate_level(column: ColumnSpec, path: str | None = None) -> None:
     """:func:`validate_column` without descending into the nested fields (a caller that
     builds columns bottom-up has validated those already)."""
     path = column.name if path is None else path
     if not isinstance(column.name, str) or not column.name:
-        raise _fail(path, "a column or field name must be a non-empty string")
+        raise column_error(path, "a column or field name must be a non-empty string")
     if column.id is not None and (
         isinstance(column.id, bool) or not isinstance(column.id, int)
-        or not 1 <= column.id <= _MAX_ID
+        or not 1 <= column.id <= MAX_COLUMN_ID
     ):  # fmt: skip
-        raise _fail(path, f"column id must be between 1 and {_MAX_ID}, got {column.id!r}")
+        raise column_error(path, f"column id must be between 1 and {MAX_COLUMN_ID}, got {column.id!r}")
     if not isinstance(column.nullable, bool):
-        raise _fail(path, f"nullable must be a bool, got {column.nullable!r}")
+        raise column_error(path, f"nullable must be a bool, got {column.nullable!r}")
     if column.comment is not None and not isinstance(column.comment, str):
-        raise _fail(path, f"comment must be a string, got {column.comment!r}")
+        raise column_error(path, f"comment must be a string, got {column.comment!r}")
     t = column.type
-    if not isinstance(t, TypeSpec) or t.kind not in _KIND_TO_DATATYPE:
-        raise _fail(path, f"unknown type {getattr(t, 'kind', t)!r}")
+    if not isinstance(t, TypeSpec) or t.kind not in KIND_TO_DATATYPE:
+        raise column_error(path, f"unknown type {getattr(t, 'kind', t)!r}")
     kind = t.kind
     if kind not in NESTED_KINDS:
         if t.fields or t.key is not None or t.value is not None or t.element is not None:
-            raise _fail(path, f"type {_describe(t)!r}: {kind} has no nested fields")
+            raise column_error(path, f"type {describe_type(t)!r}: {kind} has no nested fields")
         _check_parameters(t, path)
         return
     if t.length is not None or t.precision is not None or t.scale is not None:
-        raise _fail(path, f"type {_describe(t)!r}: {kind} takes no parameters")
+        raise column_error(path, f"type {describe_type(t)!r}: {kind} takes no parameters")
     if kind != "struct" and t.fields:
-        raise _fail(path, f"type {_describe(t)!r}: only a struct has fields")
+        raise column_error(path, f"type {describe_type(t)!r}: only a struct has fields")
     if kind != "map" and (t.key is not None or t.value is not None):
-        raise _fail(path, f"type {_describe(t)!r}: only a map has a key and a value")
+        raise column_error(path, f"type {describe_type(t)!r}: only a map has a key and a value")
     if kind != "list" and t.element is not None:
-        raise _fail(path, f"type {_describe(t)!r}: only a list has an element")
+        raise column_error(path, f"type {describe_type(t)!r}: only a list has an element")
     if kind == "struct":
         if not t.fields:
-            raise _fail(path, "a struct needs at least one field")
+            raise column_error(path, "a struct needs at least one field")
         seen: set[str] = set()
         for f in t.fields:
             if not isinstance(f, ColumnSpec):
-                raise _fail(path, f"struct field {f!r} is not a ColumnSpec")
+                raise column_error(path, f"struct field {f!r} is not a ColumnSpec")
             if f.name in seen:
-                raise _fail(path, f"duplicate struct field name {f.name!r}")
+                raise column_error(path, f"duplicate struct field name {f.name!r}")
             seen.add(f.name)
     elif kind == "map":
         if t.key is None or t.value is None:
-            raise _fail(path, "a map needs a key and a value")
+            raise column_error(path, "a map needs a key and a value")
         if t.key.name != "key" or t.value.name != "value":
-            raise _fail(path, "map fields must be named 'key' and 'value'")
+            raise column_error(path, "map fields must be named 'key' and 'value'")
         if t.key.nullable:
-            raise _fail(path + ".key", "a map key cannot be nullable")
+            raise column_error(path + ".key", "a map key cannot be nullable")
     else:
         if t.element is None:
-            raise _fail(path, "a list needs an element")
+            raise column_error(path, "a list needs an element")
         if t.element.name != "element":
-            raise _fail(path, "the list element must be named 'element'")
+            raise column_error(path, "the list element must be named 'element'")
 
 
-def _describe(t: TypeSpec) -> str:
+def describe_type(t: TypeSpec) -> str:
     """Type text for error messages; never raises, even for a broken TypeSpec."""
     try:
         return type_to_sql(t)
@@ -671,296 +632,9 @@ def _describe(t: TypeSpec) -> str:
         return str(t.kind)
 
 
-def _check_unique_names(columns: Sequence[ColumnSpec], what: str) -> None:
+def check_unique_names(columns: Sequence[ColumnSpec], what: str) -> None:
     seen: set[str] = set()
     for c in columns:
         if c.name in seen:
             raise InvalidDefinitionError(f"duplicate column name {c.name!r} in {what}")
         seen.add(c.name)
-
-
-# ---------------------------------------------------------------------------
-# ColumnSpec <-> proto Column
-# ---------------------------------------------------------------------------
-
-
-def max_column_id(columns: Iterable[Union[Column, ColumnSpec]]) -> int:
-    """The largest column id among ``columns`` and all their nested fields (proto
-    Columns or ColumnSpecs; unassigned ids ignored); 0 if there is none."""
-    best = 0
-    for c in columns:
-        if isinstance(c, Column):
-            best = max(best, c.id)
-            children: list[Union[Column, ColumnSpec]] = list(c.struct_fields)
-            for name in ("map_key", "map_value", "list_element"):
-                if c.HasField(name):
-                    children.append(getattr(c, name))
-        else:
-            best = max(best, c.id or 0)
-            children = list(nested_fields(c.type))
-        best = max(best, max_column_id(children))
-    return best
-
-
-def without_ids(column: ColumnSpec) -> ColumnSpec:
-    """The same column with every id (nested included) unset: compares definitions
-    regardless of ids, e.g. a stored column against the one in a DDL statement."""
-    t = column.type
-    t = TypeSpec(
-        t.kind, t.length, t.precision, t.scale,
-        fields=tuple(without_ids(f) for f in t.fields),
-        key=None if t.key is None else without_ids(t.key),
-        value=None if t.value is None else without_ids(t.value),
-        element=None if t.element is None else without_ids(t.element),
-    )  # fmt: skip
-    return ColumnSpec(column.name, t, column.nullable, column.comment, None)
-
-
-def to_proto_columns(columns: Sequence[ColumnSpec], next_id: int) -> tuple[list[Column], int]:
-    """The proto Columns of a table's columns, ready for ``TableDef.schema.columns``.
-
-    Validates every column (:func:`validate_column`) and the uniqueness of top-level
-    names. Keeps the ids already set (they must be unique, nested fields included) and
-    assigns new ids to the others, depth-first with parents before their children,
-    starting at ``next_id`` or just above the largest id already set, whichever is
-    higher, so an id is never given twice. Returns the Columns and the next free id
-    (what to pass next time).
-    """
-    if isinstance(next_id, bool) or not isinstance(next_id, int) or next_id < 1:
-        raise ValueError(f"next_id must be an integer >= 1, got {next_id!r}")
-    for c in columns:
-        validate_column(c)
-    _check_unique_names(columns, "the table")
-    seen: dict[int, str] = {}
-    for path, c in _walk(columns):
-        if c.id is not None:
-            if c.id in seen:
-                raise _fail(path, f"column id {c.id} is also used by {seen[c.id]!r}")
-            seen[c.id] = path
-    counter = max([next_id, *(i + 1 for i in seen)])
-
-    def build(c: ColumnSpec) -> Column:
-        nonlocal counter
-        if c.id is None:
-            if counter > _MAX_ID:
-                raise _fail(c.name, f"no column id left (ids go up to {_MAX_ID})")
-            cid, counter = counter, counter + 1
-        else:
-            cid = c.id
-        t = c.type
-        col = Column(id=cid, name=c.name, type=_KIND_TO_DATATYPE[t.kind], nullable=c.nullable)
-        for attr in ("length", "precision", "scale"):
-            v = getattr(t, attr)
-            if v is not None:
-                col.properties[attr] = str(v)
-        if c.comment is not None:
-            col.properties["comment"] = c.comment
-        if t.kind == "struct":
-            col.struct_fields.extend(build(f) for f in t.fields)
-        elif t.kind == "map":
-            assert t.key is not None and t.value is not None  # validated above
-            col.map_key.CopyFrom(build(t.key))
-            col.map_value.CopyFrom(build(t.value))
-        elif t.kind == "list":
-            assert t.element is not None  # validated above
-            col.list_element.CopyFrom(build(t.element))
-        return col
-
-    return [build(c) for c in columns], counter
-
-
-_DIGITS = re.compile(r"[0-9]+")
-_NESTED_FIELDS = ("map_key", "map_value", "list_element")
-_NESTED_FIELDS_OF = {"struct": {"struct_fields"}, "map": {"map_key", "map_value"}, "list": {"list_element"}}
-_NO_FIELDS: set[str] = set()
-
-
-def from_proto_column(col: Column, path: str | None = None) -> ColumnSpec:
-    """The ColumnSpec of a stored Column, nested fields included (inverse of
-    :func:`to_proto_columns`).
-
-    Raises InvalidDefinitionError naming the column (``path``, default its name) if the
-    Column is broken: a DataType number outside the enum, id 0, an empty name, a
-    parameter that is not a decimal number or does not belong to the type, nested
-    fields missing or where the type has none, duplicate struct field names.
-    """
-    path = col.name if path is None else path
-    label = path or "<unnamed>"
-    kind = _DATATYPE_TO_KIND.get(col.type)
-    if kind is None:
-        raise _fail(label, f"unknown DataType number {col.type}")
-    if not col.name:
-        raise _fail(label, f"stored {kind} column without a name")
-    if col.id == 0:
-        raise _fail(label, "stored column without an id (id 0)")
-    params: dict[str, int] = {}
-    properties = col.properties
-    comment = None
-    if properties:
-        for attr in ("length", "precision", "scale"):
-            if attr in properties:
-                raw = properties[attr]
-                if not _DIGITS.fullmatch(raw):
-                    raise _fail(label, f"{kind} {attr} {raw!r} is not a decimal number")
-                params[attr] = int(raw)
-        if "comment" in properties:
-            comment = properties["comment"]
-    present = {name for name in _NESTED_FIELDS if col.HasField(name)}
-    if col.struct_fields:
-        present.add("struct_fields")
-    if present != _NESTED_FIELDS_OF.get(kind, _NO_FIELDS):
-        expected = _NESTED_FIELDS_OF.get(kind, _NO_FIELDS)
-        extra = ", ".join(sorted(present - expected)) or "none"
-        missing = ", ".join(sorted(expected - present)) or "none"
-        raise _fail(label, f"broken {kind} column: unexpected {extra}; missing {missing}")
-
-    def child(c: Column, expect: str | None = None) -> ColumnSpec:
-        if expect is not None and c.name != expect:
-            raise _fail(label, f"{kind} field named {c.name!r} instead of {expect!r}")
-        return from_proto_column(c, f"{path}.{c.name}")
-
-    if kind == "struct":
-        fields = tuple(child(f) for f in col.struct_fields)
-        t = TypeSpec(kind, fields=fields, **params)
-    elif kind == "map":
-        t = TypeSpec(kind, key=child(col.map_key, "key"), value=child(col.map_value, "value"),
-                     **params)  # fmt: skip
-    elif kind == "list":
-        t = TypeSpec(kind, element=child(col.list_element, "element"), **params)
-    else:
-        t = TypeSpec(kind, **params)
-    spec = ColumnSpec(col.name, t, col.nullable, comment, col.id)
-    _validate_level(spec, label)  # the nested fields were checked as they were built
-    return spec
-
-
-#: Stored columns already converted, by their serialized bytes (many tables share
-#: column definitions, and a ColumnSpec is immutable): bounded, cleared when full.
-#: What :func:`from_proto_columns` may remember between calls: a stored column's bytes ->
-#: its ColumnSpec and ids. The caller owns it (and its size); this module keeps no state.
-ColumnCache = dict
-
-
-def _converted(col: Column, cache: ColumnCache | None) -> tuple[ColumnSpec, tuple[int, ...]]:
-    """The ColumnSpec of a stored column and the ids in it (its own, then nested)."""
-    data = col.SerializeToString(deterministic=True) if cache is not None else b""
-    found = cache.get(data) if cache is not None else None
-    if found is None:
-        spec = from_proto_column(col)
-        found = (spec, tuple(c.id for _, c in _walk([spec])))
-        if cache is not None:
-            cache[data] = found
-    return found
-
-
-def from_proto_columns(columns: Iterable[Column], cache: ColumnCache | None = None) -> list[ColumnSpec]:
-    """The ColumnSpecs of a stored schema (``TableDef.schema.columns``); also checks
-    that top-level names and all ids (nested included) are unique. With ``cache``, a
-    column stored alike in many tables is converted once (ColumnSpecs are immutable)."""
-    converted = [_converted(c, cache) for c in columns]
-    specs = [spec for spec, _ in converted]
-    _check_unique_names(specs, "the table")
-    ids = [i for _, column_ids in converted for i in column_ids]
-    if len(set(ids)) != len(ids):
-        seen: dict[int, str] = {}
-        for path, c in _walk(specs):
-            assert c.id is not None
-            if c.id in seen:
-                raise _fail(path, f"column id {c.id} is also used by {seen[c.id]!r}")
-            seen[c.id] = path
-    return specs
-
-
-# ---------------------------------------------------------------------------
-# Iceberg types (SPEC 8)
-# ---------------------------------------------------------------------------
-#
-# Rules (I1-I3), for a table whose data is an Apache Iceberg table (format version 2):
-#
-#   I1 Every SPEC 5 type has an Iceberg type that holds every one of its values: its
-#      *carrier*, below. Where the carrier is wider than the SPEC type (int2 in int,
-#      char(n) and varchar(n) in string, binary(n) in binary, a time or timestamp of
-#      precision p < 6 in microseconds, timetz as ISO 8601 text with its offset, e.g.
-#      "12:30:00+02:00", since Iceberg has no time with a zone), the definition keeps
-#      the SPEC type (what SQL, SHOW CREATE TABLE and the dialect show) and the Iceberg
-#      schema the carrier; nothing enforces the narrower type on data written by other
-#      engines.
-#   I2 Refused for an Iceberg table, naming the column: time and timestamp precisions
-#      above 6 (nanoseconds need Iceberg format version 3).
-#   I3 An Iceberg type read back becomes the SPEC type it carries: int -> int4,
-#      long -> int8, float -> float4, double -> float8, string -> varchar,
-#      binary -> binary, fixed[n] -> fixed(n), uuid -> fixed(16), time/timestamp/
-#      timestamptz -> the same kind without a precision (microseconds);
-#      timestamp_ns/timestamptz_ns -> precision 9. A table's definition keeps its own SPEC
-#      type for a column whose carrier is the Iceberg type read (same column id), so
-#      int2 stays int2 across a schema change made by another engine. Iceberg types with
-#      no SPEC 5 counterpart (variant, geometry, unknown, ...) are refused, naming the
-#      column.
-
-#: SPEC 5 kind of a primitive -> its Iceberg carrier (I1).
-#: ``{p}``, ``{s}`` and ``{n}`` are the type's precision, scale and length.
-ICEBERG_CARRIERS: Mapping[str, str] = MappingProxyType(
-    {
-        "boolean": "boolean", "int2": "int", "int4": "int", "int8": "long",
-        "decimal": "decimal({p}, {s})", "float4": "float", "float8": "double",
-        "char": "string", "varchar": "string", "date": "date", "time": "time",
-        "timetz": "string", "timestamp": "timestamp", "timestamptz": "timestamptz",
-        "fixed": "fixed[{n}]", "binary": "binary",
-    }
-)  # fmt: skip
-#: Iceberg microsecond precision: the finest time precision of format version 2 (I2).
-ICEBERG_TIME_PRECISION = 6
-#: Iceberg primitive type name -> the SPEC 5 type it reads back as (I3).
-_FROM_ICEBERG: Mapping[str, TypeSpec] = MappingProxyType(
-    {
-        "boolean": TypeSpec("boolean"), "int": TypeSpec("int4"), "long": TypeSpec("int8"),
-        "float": TypeSpec("float4"), "double": TypeSpec("float8"), "date": TypeSpec("date"),
-        "time": TypeSpec("time"), "timestamp": TypeSpec("timestamp"),
-        "timestamptz": TypeSpec("timestamptz"),
-        "timestamp_ns": TypeSpec("timestamp", precision=9),
-        "timestamptz_ns": TypeSpec("timestamptz", precision=9),
-        "string": TypeSpec("varchar"), "binary": TypeSpec("binary"),
-        "uuid": TypeSpec("fixed", length=16),
-    }
-)  # fmt: skip
-_ICEBERG_DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)")
-_ICEBERG_FIXED = re.compile(r"fixed\[\s*(\d+)\s*\]")
-
-
-def iceberg_type(t: TypeSpec, *, column: str) -> str:
-    """The Iceberg type (its text in the Iceberg spec) that carries the primitive ``t``
-    (rule I1); InvalidDefinitionError naming the column where none does (I2)."""
-    if t.kind in NESTED_KINDS:
-        raise ValueError(f"{t.kind} is nested: map its fields one by one")
-    carrier = ICEBERG_CARRIERS[t.kind]
-    if t.kind in _TIME_KINDS and t.precision is not None and t.precision > ICEBERG_TIME_PRECISION:
-        raise _fail(
-            column,
-            f"type {_describe(t)!r}: Iceberg tables (format version 2) hold at most "
-            f"microseconds, precision {ICEBERG_TIME_PRECISION}",
-        )
-    return carrier.format(p=t.precision, s=t.scale, n=t.length)
-
-
-def type_from_iceberg(text: str, *, column: str, declared: TypeSpec | None = None) -> TypeSpec:
-    """The SPEC 5 type of the Iceberg primitive type ``text`` (rule I3): ``declared``
-    (the definition's type of the same column) when ``text`` is its carrier, else the
-    type ``text`` reads back as. InvalidDefinitionError naming the column when SPEC 5
-    has no such type."""
-    text = text.strip().lower()
-    if declared is not None and declared.kind not in NESTED_KINDS:
-        try:
-            if iceberg_type(declared, column=column) == text:
-                return declared
-        except InvalidDefinitionError:
-            pass
-    known = _FROM_ICEBERG.get(text)
-    if known is not None:
-        return known
-    match = _ICEBERG_DECIMAL.fullmatch(text)
-    if match:
-        return TypeSpec("decimal", precision=int(match[1]), scale=int(match[2]))
-    match = _ICEBERG_FIXED.fullmatch(text)
-    if match:
-        return TypeSpec("fixed", length=int(match[1]))
-    raise _fail(column, f"Iceberg type {text!r} has no SPEC 5 counterpart in a table definition")
