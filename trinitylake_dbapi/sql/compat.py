@@ -17,11 +17,16 @@ the Spark parser class        ``sqlglot.dialects.spark``          ``sqlglot.pars
                               also sets ``this`` to its text
 time travel phrases           tokens (``VERSION AS OF`` is one    ``VERSION_PHRASES``, read
                               ``VERSION_SNAPSHOT`` token)         word by word
+DuckDB's reserved words        77, some misspelt (``group_p``):    122: every word DuckDB
+                              ``at``, ``group``... left unquoted  reserves is quoted
 executor joins                no per-row hook                     ``_join_matches(row, ...)``
                                                                   per joined pair
 text matching                 only strings are never matched as   ``TEXT_MATCH_EXCLUDED_
                               words                               TOKENS`` (quoted names too)
 ============================  ==================================  =========================
+
+:func:`duckdb_dialect` is the DuckDB dialect the data statements are written in
+(:mod:`.query`): sqlglot's, quoting every word DuckDB reserves on every version.
 
 :func:`executor_compat` returns the same for sqlglot's Python executor (the system tables'
 queries, :mod:`.system_tables`): on 28.x its joins call ``_join_matches`` for every
@@ -62,6 +67,7 @@ __all__ = [
     "Spark",
     "ParserCompat",
     "executor_compat",
+    "duckdb_dialect",
     "build",
     "tokenizer_keywords",
 ]
@@ -260,3 +266,31 @@ def executor_compat() -> type:
                 return table
 
     return ExecutorCompat
+
+
+# Words DuckDB reserves that sqlglot 28.x's DuckDB generator leaves unquoted (30.x quotes
+# them): a column named ``at`` or ``group`` would be a syntax error in DuckDB.
+_DUCKDB_RESERVED = frozenset("""
+    anti asc asof at authorization binary by check collation columns concurrently create
+    cross desc describe end false freeze full generated glob group ilike in inner is
+    isnull join lambda lateral left like map natural notnull null outer overlaps pivot
+    pivot_longer pivot_wider positional qualify right semi show similar struct summarize
+    tablesample true try_cast tuple unpack unpivot verbose
+""".split())
+
+
+@functools.cache
+def duckdb_dialect() -> t.Any:
+    """sqlglot's DuckDB dialect (an instance, for ``node.sql(dialect=...)``), with every
+    word DuckDB reserves quoted when it is used as a name, whatever the sqlglot version."""
+    from sqlglot.dialects.duckdb import DuckDB
+
+    reserved = DuckDB.Generator.RESERVED_KEYWORDS
+    if _DUCKDB_RESERVED <= reserved:
+        return DuckDB()
+
+    class QuotingDuckDB(DuckDB):
+        class Generator(DuckDB.Generator):
+            RESERVED_KEYWORDS = reserved | _DUCKDB_RESERVED
+
+    return QuotingDuckDB()
