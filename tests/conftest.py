@@ -9,6 +9,16 @@ S3
     ``s3_server`` (session): moto on 127.0.0.1 with serialized put handlers (see
     tests/s3_server.py). ``s3_storage_options``: s3fs options for it (a picklable dict).
     ``s3_bucket``: a fresh, empty bucket per test. ``s3_root``: "s3://<fresh bucket>/lake".
+
+Parallel runs (pytest-xdist, ``scripts/test`` passes ``-n auto``)
+    Each worker is its own process with its own session fixtures (a moto server on a free
+    port, a SparkSession, memory:// filesystems) and its own tmp_path tree. Tests go to
+    the workers one by one, except those that share an expensive set-up, which go to one
+    worker together (see :func:`xdist_scope`): tests/spark (one SparkSession, one JVM),
+    the pages of tests/docs (started together by one fixture), a test class, and the
+    modules in ``WHOLE_MODULES``. xdist's own ``--dist loadgroup`` does not group on
+    pytest 9.2 (pytest-xdist issue 1386: it renames node ids, which pytest 9.2 no longer
+    lets it do), so the grouping is done here, from the node ids, by the scheduler.
 """
 
 from __future__ import annotations
@@ -29,6 +39,53 @@ from s3_server import S3Server, running_s3_server  # noqa: E402
 
 # The lakehouse fixtures of tests/lakes.py, for every directory (instead of a conftest each).
 pytest_plugins = ["lakes"]
+
+#: Node id prefixes whose tests run on one pytest-xdist worker, with the group's name.
+GROUPS = {
+    # One SparkSession (tests/spark/conftest.py): a second worker would start a second JVM.
+    "tests/spark/": "spark",
+    # page_runs starts every page this process selected: on two workers each would run
+    # every page.
+    "tests/docs/test_docs.py::test_code_blocks_run_and_show_their_output": "docs",
+}
+
+#: Modules whose tests share a module-scoped fixture that takes seconds to build: kept
+#: on one worker so it is built once. (Leaving one out costs time, never correctness.)
+WHOLE_MODULES = (
+    "tests/reliability/test_corruption.py",
+    "tests/reliability/test_crashes.py",
+    "tests/reliability/test_iceberg_crashes.py",
+    "tests/reliability/test_sql_fuzz.py",
+    "tests/reliability/test_verify_lakehouse.py",
+    "tests/sql/test_bounds.py",
+)
+
+
+def xdist_scope(nodeid: str) -> str:
+    """The unit of work a test belongs to: one worker runs a unit's tests in order."""
+    for prefix, group in GROUPS.items():
+        if nodeid.startswith(prefix):
+            return group
+    module, _, rest = nodeid.partition("::")
+    if module in WHOLE_MODULES:
+        return module
+    if "::" in rest:  # a method: its class (class-scoped fixtures, setup_class)
+        return module + "::" + rest.split("::", 1)[0]
+    return nodeid
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``-n``: distribute the units of :func:`xdist_scope`, largest first."""
+    if config.getvalue("dist") not in ("load", "loadgroup", "loadscope"):
+        return None  # --dist each / loadfile / worksteal: as asked
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_scope(nodeid)
+
+    return Scheduling(config, log)
 
 
 @pytest.fixture(scope="session")

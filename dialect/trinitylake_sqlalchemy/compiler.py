@@ -279,6 +279,15 @@ class TrinityLakeCompiler(compiler.SQLCompiler):
             return string_literal(value)
         return super().render_literal_value(value, type_)
 
+    def limit_clause(self, select: Any, **kw: Any) -> str:
+        # OFFSET stands alone when there is no LIMIT (SQLAlchemy's default writes LIMIT -1).
+        text = ""
+        if select._limit_clause is not None:
+            text += "\n LIMIT " + self.process(select._limit_clause, **kw)
+        if select._offset_clause is not None:
+            text += (" " if text else "\n ") + "OFFSET " + self.process(select._offset_clause, **kw)
+        return text
+
 
 class TrinityLakeDDLCompiler(compiler.DDLCompiler):
     def get_column_specification(self, column: Any, **kw: Any) -> str:

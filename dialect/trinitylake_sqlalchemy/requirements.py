@@ -3,8 +3,8 @@
 TrinityLake stores namespaces (schemas), tables with columns, a primary key, comments
 and rows (Iceberg data). The format has no foreign keys, indexes, unique or check
 constraints, views, temporary tables, sequences or named constraints. Everything else
-is SQLAlchemy's default. (The suite's classes that insert and select rows are not yet
-run: tests/sqlalchemy/suite imports the reflection and DDL classes only.)
+is SQLAlchemy's default. tests/sqlalchemy/suite runs the reflection, DDL, insert,
+select, rowcount and results classes.
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ class Requirements(SuiteRequirements):
     computed_columns = property(lambda self: _closed())
     server_defaults = property(lambda self: _closed())
     autoincrement_insert = property(lambda self: _closed())
+    autoincrement_without_sequence = property(lambda self: _closed())
     returning = property(lambda self: _closed())
     json_type = property(lambda self: _closed())
     column_collation_reflection = property(lambda self: _closed())

@@ -3,7 +3,8 @@
 Collected pages: README.md and every ``*.md`` under docs/ (sub-folders included). Each
 page is one test; its blocks run in the order they are written, in a fresh temporary
 directory of their own (the *page directory*), so a page reads like one session. Pages
-share nothing and run concurrently. A page that starts Spark is marked ``slow``.
+share nothing and run concurrently (see ``page_runs``). A page that starts Spark is
+marked ``slow``.
 
 Code blocks, by their fence's language:
 
@@ -435,13 +436,19 @@ def _spark_missing() -> bool:
 @pytest.fixture(scope="module")
 def page_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """Every selected page starts at once, each in its own processes (pages share
-    nothing), so the module takes about as long as its slowest page."""
+    nothing), so the module takes about as long as its slowest page.
+
+    At once up to this process's share of the cores: every core under plain pytest,
+    cores / workers under pytest-xdist, whose other workers keep running tests meanwhile.
+    tests/conftest.py sends all pages to one xdist worker (each would otherwise run
+    every selected page)."""
     selected = []
     for item in request.session.items:
         callspec = getattr(item, "callspec", None)
         if item.module is request.module and callspec is not None and "page" in callspec.params:
             selected.append(callspec.params["page"])
-    pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2))
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    pool = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) // workers))
     futures = {}
     for page in selected:
         if _needs_spark(page) and _spark_missing():

@@ -35,3 +35,8 @@ def test_sqlcmd_columns_and_profile(engine):
     assert rows["mean"][0] == "2.0000"
     result = shell.run_line_magic("sql", "SELECT sum(amount) AS total FROM ns.sales")
     assert str(result.DataFrame()["total"][0]) == "15.75"
+    # Close jupysql's connections while the shell lives: its exit hook would otherwise
+    # print a traceback from a shell already torn down.
+    from sql.connection import ConnectionManager
+
+    ConnectionManager.close_all(verbose=False)
