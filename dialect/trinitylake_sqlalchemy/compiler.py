@@ -34,7 +34,7 @@ from sqlalchemy.sql.schema import PrimaryKeyConstraint as _PrimaryKey
 
 from trinitylake_dbapi import KEYWORDS
 
-from .compat import type_compiler
+from .compat import SQLALCHEMY_2, type_compiler
 
 if TYPE_CHECKING:  # the compilers visit the dialect's types by name: no import needed
     from .types import FIXED, MAP, STRUCT, StructField
@@ -382,6 +382,8 @@ class TrinityLakeSQL(default.DefaultDialect):
     statement_compiler = TrinityLakeCompiler
     ddl_compiler = TrinityLakeDDLCompiler
     type_compiler_cls = TrinityLakeTypeCompiler
+    if not SQLALCHEMY_2:  # 1.4 reads the class from type_compiler (2.x: type_compiler_cls)
+        type_compiler = TrinityLakeTypeCompiler
     preparer = TrinityLakeIdentifierPreparer
 
     supports_statement_cache = True
