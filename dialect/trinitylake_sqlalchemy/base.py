@@ -36,10 +36,11 @@ import os
 from typing import Any
 
 from sqlalchemy import exc
-from sqlalchemy.engine import cursor as _cursor, default, reflection
+from sqlalchemy.engine import cursor as _cursor, default
 from sqlalchemy.engine.url import URL
 
 from . import compiler
+from .compat import SQLALCHEMY_2, driver_connection, reflection_cache
 from .types import from_type_text
 
 __all__ = ["TrinityLakeDialect"]
@@ -89,6 +90,22 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
         import trinitylake_dbapi
 
         return trinitylake_dbapi
+
+    if not SQLALCHEMY_2:
+        # 1.4 asks the class for dbapi(), 2.x for import_dbapi().
+        dbapi = import_dbapi
+
+        # 1.4 leaves create_engine(isolation_level=...) to each dialect (2.x's default
+        # dialect takes it): kept here and set on every new connection.
+        def __init__(self, isolation_level: str | None = None, **kw: Any) -> None:
+            super().__init__(**kw)
+            self.isolation_level = isolation_level
+
+        def on_connect(self) -> Any:
+            level = self.isolation_level
+            if level is None:
+                return None
+            return lambda dbapi_connection: self.set_isolation_level(dbapi_connection, level)
 
     # -- connecting ---------------------------------------------------------------
 
@@ -167,7 +184,7 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
         # default ("default").
         from trinitylake_dbapi import DEFAULT_NAMESPACE
 
-        current = connection.connection.dbapi_connection.current_namespace
+        current = driver_connection(connection).current_namespace
         return current if current is not None else DEFAULT_NAMESPACE
 
     # -- isolation ----------------------------------------------------------------
@@ -223,11 +240,11 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
         result.close()
         return [(d[0], d[1], "YES", None, None) for d in description]
 
-    @reflection.cache
+    @reflection_cache
     def get_schema_names(self, connection: Any, **kw: Any) -> list[str]:
         return [row[0] for row in self._rows(connection, "SHOW NAMESPACES")]
 
-    @reflection.cache
+    @reflection_cache
     def has_schema(self, connection: Any, schema_name: str, **kw: Any) -> bool:
         if self._is_system_schema(schema_name):
             return True
@@ -237,7 +254,7 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
             (schema_name,),
         ))  # fmt: skip
 
-    @reflection.cache
+    @reflection_cache
     def get_table_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list[str]:
         if self._is_system_schema(schema):
             return sorted(t for s, t in self._system_tables() if s == schema)
@@ -254,7 +271,7 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
         sql = f"SHOW TABLES IN {self._quote_schema(schema)}"
         return [row[1] for row in self._rows(connection, sql)]
 
-    @reflection.cache
+    @reflection_cache
     def has_table(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> bool:
         self._ensure_has_table_connection(connection)
         if self._is_system_schema(schema):
@@ -266,7 +283,7 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
             (self._schema(schema), table_name),
         ))  # fmt: skip
 
-    @reflection.cache
+    @reflection_cache
     def _table_columns(self, connection: Any, table_name: str, schema: str | None, **kw: Any) -> list[Any]:
         if self._is_system_schema(schema):
             assert schema is not None
@@ -282,7 +299,7 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
             raise exc.NoSuchTableError(f"{schema}.{table_name}" if schema else table_name)
         return rows
 
-    @reflection.cache
+    @reflection_cache
     def get_columns(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> list[dict]:
         columns = []
         for name, data_type, is_nullable, comment, _ in self._table_columns(
@@ -297,13 +314,13 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
             })  # fmt: skip
         return columns
 
-    @reflection.cache
+    @reflection_cache
     def get_pk_constraint(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> dict:
         rows = self._table_columns(connection, table_name, schema, info_cache=kw.get("info_cache"))
         keyed = sorted((row[4], row[0]) for row in rows if row[4] is not None)
         return {"constrained_columns": [name for _, name in keyed], "name": None}
 
-    @reflection.cache
+    @reflection_cache
     def get_table_comment(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> dict:
         if self._is_system_schema(schema):
             self._no_such_table(connection, table_name, schema, **kw)
@@ -323,27 +340,27 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
 
     # The format has no foreign keys, indexes, unique or check constraints and no views.
 
-    @reflection.cache
+    @reflection_cache
     def get_foreign_keys(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> list:
         self._no_such_table(connection, table_name, schema, **kw)
         return []
 
-    @reflection.cache
+    @reflection_cache
     def get_indexes(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> list:
         self._no_such_table(connection, table_name, schema, **kw)
         return []
 
-    @reflection.cache
+    @reflection_cache
     def get_unique_constraints(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> list:
         self._no_such_table(connection, table_name, schema, **kw)
         return []
 
-    @reflection.cache
+    @reflection_cache
     def get_check_constraints(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> list:
         self._no_such_table(connection, table_name, schema, **kw)
         return []
 
-    @reflection.cache
+    @reflection_cache
     def get_table_options(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> dict:
         self._no_such_table(connection, table_name, schema, **kw)
         return {}

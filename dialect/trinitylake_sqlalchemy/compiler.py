@@ -34,6 +34,8 @@ from sqlalchemy.sql.schema import PrimaryKeyConstraint as _PrimaryKey
 
 from trinitylake_dbapi import KEYWORDS
 
+from .compat import SQLALCHEMY_2, type_compiler
+
 if TYPE_CHECKING:  # the compilers visit the dialect's types by name: no import needed
     from .types import FIXED, MAP, STRUCT, StructField
 
@@ -299,7 +301,7 @@ class TrinityLakeDDLCompiler(compiler.DDLCompiler):
         spec = (
             self.preparer.format_column(column)
             + " "
-            + self.dialect.type_compiler_instance.process(column.type, type_expression=column)
+            + type_compiler(self.dialect).process(column.type, type_expression=column)
         )
         if not column.nullable:
             spec += " NOT NULL"
@@ -380,6 +382,8 @@ class TrinityLakeSQL(default.DefaultDialect):
     statement_compiler = TrinityLakeCompiler
     ddl_compiler = TrinityLakeDDLCompiler
     type_compiler_cls = TrinityLakeTypeCompiler
+    if not SQLALCHEMY_2:  # 1.4 reads the class from type_compiler (2.x: type_compiler_cls)
+        type_compiler = TrinityLakeTypeCompiler
     preparer = TrinityLakeIdentifierPreparer
 
     supports_statement_cache = True

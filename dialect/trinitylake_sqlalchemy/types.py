@@ -46,6 +46,7 @@ from sqlalchemy import exc, types as sqltypes, util
 
 from trinitylake_dbapi import TypeSpec, parse_type
 
+from .compat import DOUBLE
 from .compiler import TrinityLakeSQL
 
 __all__ = [
@@ -202,7 +203,7 @@ _SIMPLE = {
     "int4": sqltypes.INTEGER,
     "int8": sqltypes.BIGINT,
     "float4": sqltypes.REAL,
-    "float8": sqltypes.DOUBLE,
+    "float8": DOUBLE,
     "date": sqltypes.DATE,
 }
 

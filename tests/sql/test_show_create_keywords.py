@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import Tokenizer
 
 import trinitylake_dbapi
+from trinitylake_dbapi.sql.compat import SparkParser
 
 def sqlglot_keywords() -> list[str]:
     words = set(Tokenizer.KEYWORDS)

@@ -12,12 +12,13 @@ import uuid
 import pytest
 import sqlalchemy as sa
 from sqlalchemy import exc
+from sqlalchemy.engine import make_url
 
 from trinitylake_sqlalchemy.base import TrinityLakeDialect
 
 
 def connect_args(url: str) -> tuple[list, dict]:
-    return TrinityLakeDialect().create_connect_args(sa.make_url(url))
+    return TrinityLakeDialect().create_connect_args(make_url(url))
 
 
 def test_entry_point_names_the_dialect():
@@ -123,8 +124,9 @@ def test_autocommit_publishes_each_statement(engine):
 
 def test_rollback_discards(engine):
     with engine.connect() as conn:
+        transaction = conn.begin()  # explicit: SQLAlchemy 1.4's Connection has no rollback()
         conn.exec_driver_sql("CREATE NAMESPACE gone")
-        conn.rollback()
+        transaction.rollback()
     assert "gone" not in sa.inspect(engine).get_schema_names()
 
 

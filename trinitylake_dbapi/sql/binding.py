@@ -36,6 +36,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from trinitylake_dbapi.sql.compat import DType
 from trinitylake_dbapi.errors import DataError, ProgrammingError
 
 __all__ = ["bind", "placeholders", "to_node", "constant"]
@@ -127,7 +128,7 @@ def _check_no_parameters(parameters: Any) -> None:
         raise ProgrammingError("the statement has no parameter markers but parameters were given")
 
 
-def _cast(text: str, kind: exp.DType) -> exp.Expr:
+def _cast(text: str, kind: DType) -> exp.Expr:
     return exp.Cast(this=exp.Literal.string(text), to=exp.DataType(this=kind))
 
 
@@ -141,9 +142,9 @@ def to_node(value: Any, label: str = "") -> exp.Expr:
         return _number(str(value))
     if isinstance(value, float):
         if math.isnan(value):
-            return _cast("NaN", exp.DType.DOUBLE)
+            return _cast("NaN", DType.DOUBLE)
         if math.isinf(value):
-            return _cast("Infinity" if value > 0 else "-Infinity", exp.DType.DOUBLE)
+            return _cast("Infinity" if value > 0 else "-Infinity", DType.DOUBLE)
         return _number(repr(value))
     if isinstance(value, decimal.Decimal):
         if not value.is_finite():
@@ -155,12 +156,12 @@ def to_node(value: Any, label: str = "") -> exp.Expr:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return exp.Unhex(this=exp.Literal.string(bytes(value).hex()))
     if isinstance(value, dt.datetime):
-        kind = exp.DType.TIMESTAMPTZ if value.tzinfo is not None else exp.DType.TIMESTAMP
+        kind = DType.TIMESTAMPTZ if value.tzinfo is not None else DType.TIMESTAMP
         return _cast(value.isoformat(sep=" "), kind)
     if isinstance(value, dt.date):
-        return _cast(value.isoformat(), exp.DType.DATE)
+        return _cast(value.isoformat(), DType.DATE)
     if isinstance(value, dt.time):
-        return _cast(value.isoformat(), exp.DType.TIME)
+        return _cast(value.isoformat(), DType.TIME)
     if isinstance(value, uuid.UUID):
         return exp.Literal.string(str(value))
     if isinstance(value, (list, tuple)):
@@ -243,13 +244,13 @@ def constant(node: exp.Expr | None, what: str) -> Any:
         text = node.this.this
         kind = node.to.this if isinstance(node.to, exp.DataType) else None
         try:
-            if kind in (exp.DType.TIMESTAMP, exp.DType.TIMESTAMPTZ, exp.DType.DATETIME):
+            if kind in (DType.TIMESTAMP, DType.TIMESTAMPTZ, DType.DATETIME):
                 return dt.datetime.fromisoformat(text)
-            if kind == exp.DType.DATE:
+            if kind == DType.DATE:
                 return dt.date.fromisoformat(text)
-            if kind == exp.DType.TIME:
+            if kind == DType.TIME:
                 return dt.time.fromisoformat(text)
-            if kind in (exp.DType.DOUBLE, exp.DType.FLOAT):
+            if kind in (DType.DOUBLE, DType.FLOAT):
                 return float(text)
         except ValueError:
             raise NotConstant(f"{what}: {text!r} is not a valid {kind.value.lower()}") from None

@@ -16,6 +16,7 @@ from typing import Sequence
 
 from sqlglot import exp
 
+from trinitylake_dbapi.sql.compat import DType
 from trinitylake_dbapi.errors import InvalidDefinitionError, NotSupportedError
 from trinitylake_dbapi.format.types import (
     ColumnSpec,
@@ -32,32 +33,32 @@ from trinitylake_dbapi.sql.dialect import TrinityLake, quote_identifier
 __all__ = ["DTYPE_NAMES", "type_spec", "column_spec", "column_specs", "create_table_sql"]
 
 #: sqlglot type node -> the SPEC 5 name it was written as (resolved by format.types).
-DTYPE_NAMES: dict[exp.DType, str] = {
-    exp.DType.BOOLEAN: "boolean",
-    exp.DType.SMALLINT: "smallint",
-    exp.DType.INT: "int",
-    exp.DType.BIGINT: "bigint",
-    exp.DType.DECIMAL: "decimal",
-    exp.DType.FLOAT: "real",
-    exp.DType.DOUBLE: "double",
-    exp.DType.CHAR: "char",
-    exp.DType.NCHAR: "nchar",
-    exp.DType.BPCHAR: "bpchar",
-    exp.DType.VARCHAR: "varchar",
-    exp.DType.NVARCHAR: "nvarchar",
-    exp.DType.TEXT: "text",
-    exp.DType.DATE: "date",
-    exp.DType.TIME: "time",
-    exp.DType.TIMETZ: "timetz",
-    exp.DType.TIMESTAMP: "timestamp",
-    exp.DType.TIMESTAMPTZ: "timestamptz",
-    exp.DType.FIXEDSTRING: "fixed",
-    exp.DType.BINARY: "binary",
-    exp.DType.VARBINARY: "varbinary",
-    exp.DType.STRUCT: "struct",
-    exp.DType.MAP: "map",
-    exp.DType.ARRAY: "array",
-    exp.DType.LIST: "list",
+DTYPE_NAMES: dict[DType, str] = {
+    DType.BOOLEAN: "boolean",
+    DType.SMALLINT: "smallint",
+    DType.INT: "int",
+    DType.BIGINT: "bigint",
+    DType.DECIMAL: "decimal",
+    DType.FLOAT: "real",
+    DType.DOUBLE: "double",
+    DType.CHAR: "char",
+    DType.NCHAR: "nchar",
+    DType.BPCHAR: "bpchar",
+    DType.VARCHAR: "varchar",
+    DType.NVARCHAR: "nvarchar",
+    DType.TEXT: "text",
+    DType.DATE: "date",
+    DType.TIME: "time",
+    DType.TIMETZ: "timetz",
+    DType.TIMESTAMP: "timestamp",
+    DType.TIMESTAMPTZ: "timestamptz",
+    DType.FIXEDSTRING: "fixed",
+    DType.BINARY: "binary",
+    DType.VARBINARY: "varbinary",
+    DType.STRUCT: "struct",
+    DType.MAP: "map",
+    DType.ARRAY: "array",
+    DType.LIST: "list",
 }
 
 
@@ -90,7 +91,7 @@ def _field(node: exp.Expr, name: str, path: str) -> ColumnSpec:
 
 def type_spec(node: exp.Expr, path: str) -> TypeSpec:
     """The TypeSpec of a sqlglot type node; ``path`` names the column in errors."""
-    if not isinstance(node, exp.DataType) or not isinstance(node.this, exp.DType):
+    if not isinstance(node, exp.DataType) or not isinstance(node.this, DType):
         raise InvalidDefinitionError(f"column {path!r}: unknown type {_type_text(node)!r}")
     name = DTYPE_NAMES.get(node.this)
     if name is None:

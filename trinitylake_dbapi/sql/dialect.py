@@ -26,12 +26,12 @@ import threading
 import typing as t
 
 from sqlglot import exp
-from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
 from trinitylake_dbapi.errors import InterfaceError, SQLSyntaxError
 from trinitylake_dbapi.format.types import is_plain_name, quote_name
+from trinitylake_dbapi.sql.compat import Spark, tokenizer_keywords
 from trinitylake_dbapi.sql.parser import TEXT_KEYWORDS, VOCABULARY, TrinityLakeParser, syntax_error
 
 __all__ = [
@@ -59,7 +59,7 @@ class TrinityLake(Spark):
         # No statement is tokenized as a raw command string.
         COMMANDS: t.ClassVar[set[TokenType]] = set()
         KEYWORDS = {
-            **Spark.Tokenizer.KEYWORDS,
+            **tokenizer_keywords(Spark.Tokenizer.KEYWORDS),
             # SPEC 5 names, where Spark or sqlglot read them differently.
             "TIMESTAMP": TokenType.TIMESTAMP,
             "INT8": TokenType.BIGINT,

@@ -18,7 +18,8 @@ definition may also write ``NOT NULL`` and ``COMMENT`` after the element, key an
 types of ``list<...>`` and ``map<...>``, as SPEC 5's canonical type text does.
 
 The dialect (:class:`~trinitylake_dbapi.sql.dialect.TrinityLake`) uses this class as its
-``Parser``. It depends on sqlglot parser internals, so sqlglot is pinned to a minor version.
+``Parser``. It depends on sqlglot parser internals; what differs between the supported sqlglot
+versions is handled in :mod:`.compat`.
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ import re
 import typing as t
 
 from sqlglot import exp
-from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokens import Token, TokenType
 
 from trinitylake_dbapi.errors import NotSupportedError, SQLSyntaxError
 from trinitylake_dbapi.format.types import canonical_kind
+from trinitylake_dbapi.sql.compat import Expr, ParserCompat, SparkParser, build
 from trinitylake_dbapi.sql.statements import (
     SUPPORTED,
     AddColumns,
@@ -96,7 +97,7 @@ _ALLOWED_CONSTRAINTS = (
 )
 
 
-class TrinityLakeParser(SparkParser):
+class TrinityLakeParser(ParserCompat, SparkParser):
     """sqlglot's Spark parser with TrinityLake SQL's statements (see the module docstring)."""
 
     # CAST fails on a bad value (Spark's is a TRY_CAST); TRY_CAST stays available.
@@ -125,9 +126,9 @@ class TrinityLakeParser(SparkParser):
     PLACEHOLDER_PARSERS = {
         **SparkParser.PLACEHOLDER_PARSERS,
         # Keep the source position, so parameters bind in the order they are written.
-        TokenType.PLACEHOLDER: lambda self: self.expression(exp.Placeholder(), self._prev),
+        TokenType.PLACEHOLDER: lambda self: build(self, exp.Placeholder(), self._prev),
         TokenType.COLON: lambda self: (
-            self.expression(exp.Placeholder(this=self._prev.text), self._prev)
+            build(self, exp.Placeholder(this=self._prev.text), self._prev)
             if self._match_set(self.COLON_PLACEHOLDER_TOKENS)
             else None
         ),
@@ -154,21 +155,33 @@ class TrinityLakeParser(SparkParser):
             self._tl_markers = True
         return node
 
+    #: How many type parsers are running around the current one, counted from the
+    #: innermost struct field (see _parse_types).
+    _tl_type_depth = 0
+
     def _parse_types(
         self,
         check_func: bool = False,
         schema: bool = False,
         allow_identifiers: bool = True,
-        with_collation: bool = False,
+        **kwargs: t.Any,
     ) -> exp.Expr | None:
         """sqlglot's type parser, plus ``NOT NULL`` and ``COMMENT '..'`` after the
         element of ``list<...>`` and the key and value of ``map<...>`` in a column
         definition (the canonical type text of SPEC 5 writes them there). Such an
         element becomes an unnamed ``exp.ColumnDef`` holding the type and constraints.
+
+        An element is a type parsed inside another type's parser (``_tl_type_depth``),
+        but not a struct field's type, which is a column definition of its own
+        (_parse_struct_types resets the depth). ``kwargs`` are passed on as they are
+        (sqlglot 30 adds ``with_collation``).
         """
-        this = super()._parse_types(check_func, schema, allow_identifiers, with_collation)
-        # sqlglot passes with_collation=True only for the elements inside <...>.
-        if not (schema and with_collation and isinstance(this, exp.DataType)):
+        self._tl_type_depth += 1
+        try:
+            this = super()._parse_types(check_func, schema, allow_identifiers, **kwargs)
+        finally:
+            self._tl_type_depth -= 1
+        if not (schema and self._tl_type_depth and isinstance(this, exp.DataType)):
             return this
         constraints = []
         while True:
@@ -186,6 +199,13 @@ class TrinityLakeParser(SparkParser):
             return this
         return exp.ColumnDef(this=exp.Identifier(this=""), kind=this, constraints=constraints)
 
+    def _parse_struct_types(self, *args: t.Any, **kwargs: t.Any) -> exp.Expr | None:
+        depth, self._tl_type_depth = self._tl_type_depth, 0
+        try:
+            return super()._parse_struct_types(*args, **kwargs)
+        finally:
+            self._tl_type_depth = depth
+
     # sqlglot reads the elements of ROLLUP, CUBE and GROUPING SETS as arithmetic only, so
     # ``GROUP BY ROLLUP (a, b IS NULL)`` (which Spark and DuckDB accept) was a syntax error.
 
@@ -194,7 +214,7 @@ class TrinityLakeParser(SparkParser):
             return super()._parse_cube_or_rollup(with_prefix)
         kind: type[exp.Cube | exp.Rollup] = exp.Cube if self._curr.token_type == TokenType.CUBE else exp.Rollup
         self._advance()
-        return self.expression(kind(expressions=self._parse_wrapped_csv(self._parse_disjunction)))
+        return build(self, kind(expressions=self._parse_wrapped_csv(self._parse_disjunction)))
 
     def _parse_grouping_set(self) -> exp.Expr | None:
         return self._parse_grouping_sets() or self._parse_cube_or_rollup() or self._parse_disjunction()
@@ -318,7 +338,7 @@ class TrinityLakeParser(SparkParser):
         value = self._parse_string()
         if value is None:
             self.raise_error(f"Expected {what} (a quoted string or a parameter)")
-        return t.cast(exp.Expr, value)
+        return t.cast(Expr, value)
 
     def _tl_string_or_null(self, what: str) -> exp.Expr:
         if self._match(TokenType.NULL):
@@ -349,7 +369,7 @@ class TrinityLakeParser(SparkParser):
             value = self._parse_placeholder()
         if value is None:
             self.raise_error(f"Expected {what}")
-        return t.cast(exp.Expr, value)
+        return t.cast(Expr, value)
 
     def _tl_property_key(self) -> exp.Expr:
         """A property key: a string, or a dotted plain name written without quotes

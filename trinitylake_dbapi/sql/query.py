@@ -83,6 +83,7 @@ from trinitylake_dbapi.errors import (
     ReadOnlyError,
 )
 from trinitylake_dbapi.format.types import ColumnSpec, TypeSpec
+from trinitylake_dbapi.sql.compat import duckdb_dialect
 from trinitylake_dbapi.sql.control import StatementControl
 from trinitylake_dbapi.sql.dialect import TrinityLake
 from trinitylake_dbapi.sql.session import (
@@ -854,7 +855,7 @@ def run_select(query: exp.Query, session: Session) -> Result:
         with _translated(query, statement.engine):
             rewritten = query.copy()
             statement.replace_tables(rewritten)
-            sql = rewritten.sql(dialect="duckdb")
+            sql = rewritten.sql(dialect=duckdb_dialect())
             with _interruptible(session.control, statement.cursor):
                 reader = _batches(statement.cursor.sql(sql), BATCH_ROWS)  # runs what must run first
     except BaseException:
@@ -1158,7 +1159,7 @@ def run_insert(insert: exp.Insert, session: Session, parameter_rows: Sequence[An
             source = insert.expression.copy()
             statement.replace_tables(source)
             _maps_as_maps(source, info.columns, provided)
-            sql = source.sql(dialect="duckdb")
+            sql = source.sql(dialect=duckdb_dialect())
         found = len(statement.relation(sql).columns)
         if found != width:
             raise ProgrammingError(
@@ -1215,7 +1216,7 @@ def _append(session: Session, namespace: str, name: str, data: Any) -> Result:
 
 def _where_sql(node: exp.Expr) -> str:
     where = node.args.get("where")
-    return "true" if where is None else where.this.sql(dialect="duckdb")
+    return "true" if where is None else where.this.sql(dialect=duckdb_dialect())
 
 
 def _rewrite(
@@ -1330,7 +1331,7 @@ def run_update(update: exp.Update, session: Session) -> Result:
                 raise ObjectNotFoundError(f"UPDATE: no column {column!r}{_position(update, column)}")
             if column.lower() in assignments:
                 raise ProgrammingError(f"UPDATE: column {column!r} is set twice")
-            assignments[column.lower()] = assignment.expression.sql(dialect="duckdb")
+            assignments[column.lower()] = assignment.expression.sql(dialect=duckdb_dialect())
         selects = []
         for c in columns:
             value = assignments.get(c.name.lower())
@@ -1358,7 +1359,7 @@ def run_create_as(
     with _Statement(session) as statement, _translated(query, statement.engine):
         source = query.copy()
         statement.replace_tables(source)
-        sql = source.sql(dialect="duckdb")
+        sql = source.sql(dialect=duckdb_dialect())
         relation = statement.relation(sql)
         columns = [ColumnSpec(n, _type_of_duck(t, n)) for n, t in zip(relation.columns, relation.types)]
         if not create(columns):

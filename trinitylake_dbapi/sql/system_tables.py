@@ -46,6 +46,7 @@ from sqlglot.optimizer import optimize
 from sqlglot.planner import Plan
 from sqlglot.schema import ensure_schema
 
+from trinitylake_dbapi.sql.compat import DType, executor_compat
 from trinitylake_dbapi.catalog import CatalogTransaction, LakehouseCatalog
 from trinitylake_dbapi.errors import (
     InvalidDefinitionError,
@@ -228,7 +229,7 @@ class QueryResult:
 
 
 def _kind_of_type(node: exp.Expr | None) -> str | None:
-    if not isinstance(node, exp.DataType) or not isinstance(node.this, exp.DType):
+    if not isinstance(node, exp.DataType) or not isinstance(node.this, DType):
         return None
     name = DTYPE_NAMES.get(node.this)
     if name is None:
@@ -431,7 +432,7 @@ def run_query(
 _UNKNOWN_NAME = re.compile(r"name '(\w+)' is not defined")
 
 
-class _BoundedExecutor(PythonExecutor):
+class _BoundedExecutor(executor_compat(), PythonExecutor):  # type: ignore[misc]
     """sqlglot's executor under the statement's control (sql.control S1, S2): checked
     for cancellation between plan steps and every 1,024 joined row pairs, and refused
     before any step's table (or all join output together) exceeds max_query_rows."""
@@ -446,7 +447,7 @@ class _BoundedExecutor(PythonExecutor):
         self._pairs += 1
         if not self._pairs & 1023:
             self._control.check()
-        if not PythonExecutor._join_matches(row, condition, condition_context):
+        if not super()._join_matches(row, condition, condition_context):
             return False
         self._joined += 1
         self._control.check_rows(self._joined, "a join")

@@ -22,6 +22,7 @@ filesystem, so the suite writes no files.
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 
 import pytest
@@ -77,7 +78,15 @@ def pytest_configure(config: pytest.Config) -> None:
     _started = True
     for marker in _MARKERS:
         config.addinivalue_line("markers", f"{marker}: SQLAlchemy compliance suite marker")
-    plugin_base.read_config(config.rootpath)
+    if inspect.signature(plugin_base.read_config).parameters:
+        plugin_base.read_config(config.rootpath)
+    else:  # SQLAlchemy 1.4 reads setup.cfg from the working directory
+        cwd = os.getcwd()
+        os.chdir(config.rootpath)
+        try:
+            plugin_base.read_config()
+        finally:
+            os.chdir(cwd)
     plugin_base.pre_begin(_default_options())
     plugin_base.set_coverage_flag(False)
     plugin_base.set_fixture_functions(_sqla.PytestFixtureFunctions)
