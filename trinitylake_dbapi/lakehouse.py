@@ -364,8 +364,11 @@ class Lakehouse:
             self.store = NodeStore(self.storage, settings.order)
         snapshot = Snapshot(version, probe, Tree(self.store, probe, config, path), def_path, definition, settings)
         self._snapshots[version] = snapshot
-        if len(self._snapshots) > 256:
-            self._snapshots.pop(next(iter(self._snapshots)))
+        while len(self._snapshots) > 256:  # threads may evict at once: the oldest may be gone
+            try:
+                self._snapshots.pop(next(iter(self._snapshots)), None)
+            except (StopIteration, RuntimeError):  # emptied, or resized by another thread
+                break
         return snapshot
 
     def _settings_of(self, def_path: str, definition: LakehouseDef) -> tuple[LakehouseSettings, TreeConfig]:
