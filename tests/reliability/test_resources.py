@@ -44,7 +44,7 @@ def test_ten_thousand_connections_and_cursors(tmp_path: Any) -> None:
         conn.close()
     gc.collect()
     assert open_fds() == fds
-    assert threading.active_count() == threads
+    assert threading.active_count() <= threads  # none left behind (threads of earlier tests may end meanwhile)
 
     conn = trinitylake_dbapi.connect(location)
     for i in range(10_000):
@@ -55,7 +55,7 @@ def test_ten_thousand_connections_and_cursors(tmp_path: Any) -> None:
     conn.close()
     gc.collect()
     assert open_fds() == fds
-    assert threading.active_count() == threads
+    assert threading.active_count() <= threads  # none left behind (threads of earlier tests may end meanwhile)
     assert statements == 1000
 
 
