@@ -92,6 +92,7 @@ from trinitylake_dbapi.sql.session import (
     Session,
     table_name,
     time_travel,
+    where_conjuncts,
 )
 
 __all__ = [
@@ -401,19 +402,6 @@ def _literal(node: exp.Expr) -> Any:
     return None
 
 
-def _conjuncts(where: exp.Expr | None) -> list[exp.Expr]:
-    found, stack = [], [] if where is None else [where.this]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, exp.And):
-            stack.extend((node.left, node.right))
-        elif isinstance(node, exp.Paren):
-            stack.append(node.this)
-        else:
-            found.append(node)
-    return found
-
-
 def _conditions(node: exp.Table, columns: Sequence[ColumnSpec]) -> list[_Condition]:
     """The conditions of the WHERE of the SELECT that ``node`` is a FROM item of which
     only its own rows can satisfy: ``column op literal`` and ``column IN (literals)``
@@ -438,7 +426,7 @@ def _conditions(node: exp.Table, columns: Sequence[ColumnSpec]) -> list[_Conditi
     def fits(column: ColumnSpec, value: Any) -> bool:
         return value is not None and column.type.kind in _LITERAL_KINDS.get(type(value), ())
 
-    for condition in _conjuncts(select.args.get("where")):
+    for condition in where_conjuncts(select.args.get("where")):
         if isinstance(condition, exp.In) and not condition.args.get("query"):
             column = column_of(condition.this)
             values = [_literal(v) for v in condition.expressions]

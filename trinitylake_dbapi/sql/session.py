@@ -27,6 +27,7 @@ from trinitylake_dbapi.sql.control import StatementControl
 
 __all__ = [
     "SYSTEM_SCHEMAS",
+    "where_conjuncts",
     "Session",
     "Result",
     "RowStream",
@@ -153,6 +154,20 @@ def to_millis(value: Any, what: str) -> int:
     if isinstance(value, dt.date):
         return to_millis(dt.datetime(value.year, value.month, value.day), what)
     raise ProgrammingError(f"{what} must be a timestamp, not {show_value(value)}")
+
+
+def where_conjuncts(where: exp.Expr | None) -> list[exp.Expr]:
+    """The conditions AND-ed at the top of a WHERE clause (through parentheses)."""
+    found, stack = [], [] if where is None else [where.this]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, exp.And):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, exp.Paren):
+            stack.append(node.this)
+        else:
+            found.append(node)
+    return found
 
 
 def table_name(session: Session, node: exp.Table) -> tuple[str, str]:

@@ -60,7 +60,7 @@ from trinitylake_dbapi.format.types import canonical_kind, type_to_sql
 from trinitylake_dbapi.sql.columns import DTYPE_NAMES
 from trinitylake_dbapi.sql.control import StatementControl
 from trinitylake_dbapi.sql.dialect import TrinityLake
-from trinitylake_dbapi.sql.session import SYSTEM_SCHEMAS
+from trinitylake_dbapi.sql.session import SYSTEM_SCHEMAS, where_conjuncts
 
 __all__ = ["SYSTEM_TABLES", "CATALOG_NAME", "QueryResult", "run_query", "millis_to_datetime"]
 
@@ -268,19 +268,7 @@ def _single_table(query: exp.Expr) -> bool:
 
 def _conjuncts(query: exp.Expr) -> list[exp.Expr]:
     """The conditions AND-ed at the top of a single-table SELECT's WHERE."""
-    where = query.args.get("where") if _single_table(query) else None
-    if where is None:
-        return []
-    found, stack = [], [where.this]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, exp.And):
-            stack.extend((node.left, node.right))
-        elif isinstance(node, exp.Paren):
-            stack.append(node.this)
-        else:
-            found.append(node)
-    return found
+    return where_conjuncts(query.args.get("where")) if _single_table(query) else []
 
 
 _COMPARISONS = {exp.EQ: "=", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
