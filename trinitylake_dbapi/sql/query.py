@@ -332,12 +332,13 @@ def _plan(
     catalog: CatalogTransaction,
     namespace: str,
     name: str,
-    conditions: Sequence["_Condition"] = (),
+    reference: exp.Table | None = None,
 ) -> _Scan:
-    """The files of a table's snapshot at ``catalog``'s version; ``conditions`` (Q7)
-    let PyIceberg skip files whose column statistics rule every row out."""
+    """The files of a table's snapshot at ``catalog``'s version; the conditions on the
+    table ``reference`` (Q7) let PyIceberg skip files whose statistics rule every row out."""
     states = session.table_states()
     info, metadata, location = states.state(catalog, namespace, name)
+    conditions = _conditions(reference, info.columns) if reference is not None else []
     if info.table_format.upper() != "ICEBERG":
         raise NotSupportedError(
             f"table {namespace}.{name} is a {info.table_format} table: only Iceberg tables hold rows here"
@@ -567,12 +568,7 @@ class _Statement:
     ) -> tuple[str, _Scan]:
         """A new view over a table's data (Q1, Q2), pruned by the conditions on
         ``reference`` (Q7); its name and the scan it reads."""
-        catalog = self.catalog_for(version)
-        conditions: list[_Condition] = []
-        if reference is not None:
-            info = catalog.describe_table(namespace, name)
-            conditions = _conditions(reference, info.columns)
-        scan = _plan(self.session, catalog, namespace, name, conditions)
+        scan = _plan(self.session, self.catalog_for(version), namespace, name, reference)
         return self.view_of_scan(scan), scan
 
     def view_of_scan(self, scan: _Scan, *, with_file: bool = False) -> str:
