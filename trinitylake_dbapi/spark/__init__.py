@@ -13,8 +13,9 @@ Needs the ``spark`` extra (``pip install 'trinitylake-dbapi[spark]'``).
   runs on the executors, see :mod:`.maintenance`.
 """
 
+from typing import Any
+
 from .datasource import TrinityLakeDataSource, register
-from .tabledata import SparkTransaction, transaction
 from .maintenance import SparkExpireResult, SparkExportResult, expire_versions, export_snapshot
 from .schema import (
     from_spark_field,
@@ -48,3 +49,12 @@ __all__ = [
     "SparkVerifyReport",
 
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """:func:`transaction` and :class:`SparkTransaction`, imported on first use (PEP 562)."""
+    if name in ("transaction", "SparkTransaction"):
+        from . import tabledata
+
+        return getattr(tabledata, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
