@@ -9,6 +9,7 @@ SIDE_LABELS = {
     "trinitylake-dbapi": "TrinityLake DB-API (SQL)",
     "trinitylake": "TrinityLake catalog API",
     "pyiceberg": "PyIceberg SqlCatalog",
+    "ducklake": "DuckLake (DuckDB file)",
 }
 
 #: Issue 8 targets: workload label prefix -> minimum speedup over the peer.
@@ -21,8 +22,14 @@ TARGETS = {
 }
 
 
-def _target(label: str) -> float | None:
-    for prefix, value in TARGETS.items():
+#: Issue 21 targets vs DuckLake: every catalog workload at 1,000 tables ("" prefixes all).
+DUCKLAKE_TARGETS = {"": 10.0}
+#: ... and the data workloads: at least as fast.
+DUCKLAKE_DATA_TARGETS = {"INSERT": 1.0, "aggregate over": 1.0}
+
+
+def _target(label: str, targets: dict[str, float] = TARGETS) -> float | None:
+    for prefix, value in targets.items():
         if label.startswith(prefix):
             return value
     return None
@@ -38,31 +45,31 @@ def _rate(seconds: float, ops: int) -> str:
     return f"{rate:,.0f}/s ({per_op_ms:.2f} ms)"
 
 
-def _speedup(entry: dict, side: str) -> float | None:
-    if side not in entry["sides"] or PEER not in entry["sides"]:
+def _speedup(entry: dict, side: str, peer: str = PEER) -> float | None:
+    if side not in entry["sides"] or peer not in entry["sides"]:
         return None
-    a, b = entry["sides"][side]["seconds"], entry["sides"][PEER]["seconds"]
+    a, b = entry["sides"][side]["seconds"], entry["sides"][peer]["seconds"]
     ratios = [y / x for x, y in zip(a, b) if x > 0]
     return median(ratios) if ratios else None
 
 
-def side_by_side(results: dict) -> str:
+def side_by_side(results: dict, peer: str = PEER, targets: dict[str, float] = TARGETS) -> str:
     """One row per workload: each side's median rate, and speedups vs the peer."""
     if not results:
         return ""
-    ours = [s for s in SIDE_LABELS if s != PEER and any(s in e["sides"] for e in results.values())]
-    header = ["workload", *(SIDE_LABELS[s] for s in ours), SIDE_LABELS[PEER],
+    ours = [s for s in SIDE_LABELS if s != peer and any(s in e["sides"] for e in results.values())]
+    header = ["workload", *(SIDE_LABELS[s] for s in ours), SIDE_LABELS[peer],
               *(f"speedup ({'SQL' if s.endswith('dbapi') else 'API'})" for s in ours), "target"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, entry in results.items():
         ops = entry["ops"]
         cells = [label]
-        for s in [*ours, PEER]:
+        for s in [*ours, peer]:
             side = entry["sides"].get(s)
             cells.append(_rate(side["median_seconds"], ops) if side else "-")
-        target = _target(label)
+        target = _target(label, targets)
         for s in ours:
-            value = _speedup(entry, s)
+            value = _speedup(entry, s, peer)
             if value is None:
                 cells.append("-")
             else:
@@ -150,6 +157,47 @@ def queries(summary: dict) -> str:
     return "\n".join(lines)
 
 
+def _mark(value: float, target: float | None, at_least: bool = True) -> str:
+    if target is None:
+        return ""
+    return " ✓" if (value >= target if at_least else value <= target) else " ✗"
+
+
+def ducklake(summary: dict) -> str:
+    """The DuckLake section: catalog side by side, data workloads, fsyncs per commit."""
+    if "skipped" in summary:
+        return f"DuckLake not measured: {summary['skipped']}."
+    parts = [f"Catalog workloads in a namespace of {summary['tables']:,} tables (ops/s, median; "
+             "speedup = DuckLake time / ours, per repetition, median):", "",
+             side_by_side(summary["catalog"], peer="ducklake", targets=DUCKLAKE_TARGETS), ""]  # fmt: skip
+    d = summary["data"]
+    header = ["workload", "TrinityLake DB-API", "DuckLake", "speedup", "target"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for op, s in d["operations"].items():
+        target = _target(op, DUCKLAKE_DATA_TARGETS)
+        lines.append(f"| {op} | {s['median_seconds']['trinitylake-dbapi'] * 1000:.1f} ms | "
+                     f"{s['median_seconds']['ducklake'] * 1000:.1f} ms | {s['speedup']:.2f}x{_mark(s['speedup'], target)} | "
+                     + (f">= {target:g}x |" if target else "|"))  # fmt: skip
+    travel = d["time_travel_vs_latest"]
+    parts += [f"Data workloads ({d['reps']} interleaved repetitions, medians):", "", "\n".join(lines), "",
+              "Time-travel read / latest read (per repetition, median): TrinityLake "
+              f"{travel['trinitylake-dbapi']:.2f}{_mark(travel['trinitylake-dbapi'], 1.2, at_least=False)} "
+              f"(target <= 1.2), DuckLake {travel['ducklake']:.2f}.", ""]  # fmt: skip
+    dur = summary["durability"]
+    if "skipped" in dur:
+        parts.append(f"Fsyncs per commit not counted: {dur['skipped']}.")
+    else:
+        header = ["side", "fsyncs per CREATE TABLE", f"per INSERT of {dur['rows']:,} rows", "per DROP TABLE",
+                  "O_SYNC/O_DSYNC opens per commit"]  # fmt: skip
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        for side, counts in dur["engines"].items():
+            opens = sum(c.get("sync_opens", 0) for c in counts.values())
+            lines.append(f"| {SIDE_LABELS.get(side, side)} | " + " | ".join(
+                f"{counts[k].get('syncs', 0):.2f}" for k in ("create", "insert", "drop")) + f" | {opens:.2f} |")
+        parts += [f"Fsyncs per commit (strace -f, {dur['commits']} commits of each kind):", "", "\n".join(lines)]
+    return "\n".join(parts)
+
+
 def scale(points: list[dict]) -> str:
     header = ["tables", "load (bulk)", "height", "nodes", "tree MB", "root KB", "files", "disk MB",
               "describe cold (new catalog)", "describe warm", "describe hot", "list namespace",
@@ -195,6 +243,10 @@ def render(results: dict) -> str:
         parts += [f"## SQL over table data (DB-API, {results['queries']['reps']} interleaved repetitions, "
                   "ratio = DB-API time / peer time, per repetition, median)", "",
                   queries(results["queries"]), ""]
+    if results.get("ducklake"):
+        versions = ", ".join(f"{k} {v}" for k, v in results["ducklake"].get("versions", {}).items())
+        parts += [f"## DuckLake, side by side through SQL ({versions or 'not run'})", "",
+                  ducklake(results["ducklake"]), ""]
     if results.get("scale"):
         parts += ["## Scale (TrinityLake, bulk load)", "", scale(results["scale"]), ""]
     return "\n".join(parts)
