@@ -7,6 +7,7 @@ from .timing import REQUEST_LATENCY_S, median
 PEER = "pyiceberg"
 SIDE_LABELS = {
     "trinitylake-dbapi": "TrinityLake DB-API (SQL)",
+    "trinitylake-dbapi-select": "TrinityLake DB-API, first SELECT over data",
     "trinitylake": "TrinityLake catalog API",
     "pyiceberg": "PyIceberg SqlCatalog",
     "ducklake": "DuckLake (DuckDB file)",
@@ -99,18 +100,30 @@ def storage_calls(results: dict) -> str:
     return "\n".join(lines)
 
 
+def _verdict(s: dict) -> str:
+    if "target_s" not in s:
+        return ""
+    return f"<= {s['target_s']:g} s: {'met' if s['met'] else 'MISSED'}"
+
+
 def cold_start(summary: dict) -> str:
-    header = ["side", "wall (spawn to exit)", "import", "open", "first describe", "heavy modules loaded"]
+    header = ["side", "wall (spawn to exit)", "CPU (user+sys)", "import", "open", "first statement",
+              "heavy modules loaded", "target"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, s in summary.items():
-        if name == "python":
+        if name in ("python", "load"):
             continue
         lines.append("| " + " | ".join([
-            SIDE_LABELS.get(name, name), f"{s['wall_s']:.3f} s", f"{s['import_s']:.3f} s",
+            SIDE_LABELS.get(name, name), f"{s['wall_s']:.3f} s", f"{s.get('cpu_s', 0):.3f} s", f"{s['import_s']:.3f} s",
             f"{s['open_s']:.3f} s", f"{s['describe_s'] * 1000:.1f} ms", ", ".join(s["heavy"]) or "none",
+            _verdict(s),
         ]) + " |")
     if "python" in summary:
-        lines.append(f"| bare `python -c pass` | {summary['python']['wall_s']:.3f} s | | | | |")
+        lines.append(f"| bare `python -c pass` | {summary['python']['wall_s']:.3f} s | | | | | | |")
+    if "load" in summary:
+        load = summary["load"]
+        lines += ["", f"Load average (1 min) while measuring: {load['min']:.1f}-{load['max']:.1f} "
+                      f"on {load['cores']} cores."]
     return "\n".join(lines)
 
 
@@ -198,6 +211,29 @@ def ducklake(summary: dict) -> str:
     return "\n".join(parts)
 
 
+def history(h: dict) -> str:
+    """Issue 21: history at many versions, each figure with its target."""
+    def verdict(key: str) -> str:
+        t = h["targets"].get(key)
+        return "" if t is None else f"<= {t['target_ms']:g} ms: {'met' if t['met'] else 'MISSED'}"
+
+    rows = [
+        ("open: connect + find the latest version", "open_ms", "open"),
+        ("SHOW VERSIONS LIMIT 10, new connection", "show_versions_ms", "show"),
+        ("SHOW VERSIONS LIMIT 10, same connection again", "show_versions_warm_ms", "show_warm"),
+        ("FOR SYSTEM_TIME AS OF ts (SHOW NAMESPACES), new connection", "version_at_sql_ms", "at_sql"),
+        ("version_at(ts) alone, new catalog", "version_at_api_ms", "at_api"),
+    ]
+    lines = ["| operation | median | storage reads | target |", "|---|---|---|---|"]
+    for label, key, kind in rows:
+        lines.append(f"| {label} | {h[key]:.2f} ms | {h['reads'][kind]:.0f} | {verdict(key)} |")
+    load = h["load"]
+    how = "reused from the cache" if h["reused"] else f"built in {h['build_s']:.0f} s"
+    lines += ["", f"{h['versions']:,} versions ({how}); medians of {h['trials']} trials; load average "
+                  f"(1 min) while measuring {load['min']:.1f}-{load['max']:.1f} on {load['cores']} cores."]
+    return "\n".join(lines)
+
+
 def scale(points: list[dict]) -> str:
     header = ["tables", "load (bulk)", "height", "nodes", "tree MB", "root KB", "files", "disk MB",
               "describe cold (new catalog)", "describe warm", "describe hot", "list namespace",
@@ -231,7 +267,8 @@ def render(results: dict) -> str:
         parts += ["## Create table at size", "", side_by_side(results["last_of_many"]), "",
                   storage_calls(results["last_of_many"]), ""]
     if results.get("cold_start"):
-        parts += ["## Cold start (new process, one describe)", "", cold_start(results["cold_start"]), ""]
+        parts += ["## Cold start (new process: one DESCRIBE, or the first SELECT over data)", "",
+                  cold_start(results["cold_start"]), ""]
     if results.get("concurrency"):
         parts += ["## Concurrent writers (distinct tables, one commit each)", "",
                   concurrency(results["concurrency"]), ""]
@@ -243,6 +280,8 @@ def render(results: dict) -> str:
         parts += [f"## SQL over table data (DB-API, {results['queries']['reps']} interleaved repetitions, "
                   "ratio = DB-API time / peer time, per repetition, median)", "",
                   queries(results["queries"]), ""]
+    if results.get("history"):
+        parts += [f"## History at {results['history']['versions']:,} versions", "", history(results["history"]), ""]
     if results.get("ducklake"):
         versions = ", ".join(f"{k} {v}" for k, v in results["ducklake"].get("versions", {}).items())
         parts += [f"## DuckLake, side by side through SQL ({versions or 'not run'})", "",

@@ -30,14 +30,15 @@ def test_quick_run_prints_tables_and_writes_json(tmp_path) -> None:  # type: ign
     out = tmp_path / "out"
     run = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--quiet", "--workdir", str(tmp_path / "work"),
-         "--out", str(out), "--only", "suite,cold_start,concurrency,data,queries,ducklake,scale",
+         "--out", str(out), "--only", "suite,cold_start,concurrency,data,queries,history,ducklake,scale",
          "--ducklake-venv", DUCKLAKE_VENV],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
     printed = run.stdout
     for heading in ("## Side by side", "## Storage calls", "## Cold start", "## Concurrent writers",
-                    "## Tables with data", "## SQL over table data", "## DuckLake", "## Scale"):
+                    "## Tables with data", "## SQL over table data", "## History at 300 versions", "## DuckLake",
+                    "## Scale"):
         assert heading in printed
     results = json.loads((out / "latest-quick.json").read_text())
     suite = results["suite"]
@@ -48,6 +49,13 @@ def test_quick_run_prints_tables_and_writes_json(tmp_path) -> None:  # type: ign
     assert calls["exclusive_creates"] == 1  # one root per commit
     assert all(s["failures"] == 0 for s in results["concurrency"].values())
     assert results["scale"][0]["tables"] == 300
+    cold = results["cold_start"]
+    assert cold["trinitylake-dbapi"]["target_s"] == 0.3 and cold["trinitylake-dbapi-select"]["target_s"] == 1.0
+    assert "pandas" not in cold["trinitylake-dbapi-select"]["heavy"]
+    assert "pyiceberg" not in cold["trinitylake-dbapi"]["heavy"] and "duckdb" not in cold["trinitylake-dbapi"]["heavy"]
+    history = results["history"]
+    assert history["versions"] == 300 and set(history["targets"]) == {"show_versions_ms", "version_at_sql_ms", "open_ms"}
+    assert 0 < history["reads"]["at_api"] <= 12  # bisection over 300 versions: ~log2(300) roots
     assert results["data"]["rows_in_table"] == 3 * 1_000  # warm-up and two appends, both sides
     assert all(s["median_seconds"]["trinitylake"] > 0 for s in results["data"]["operations"].values())
     assert all(t > 0 for w in ("aggregate", "insert") for t in results["queries"][w]["median_seconds"].values())
