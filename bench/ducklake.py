@@ -359,7 +359,8 @@ def ducklake(
     out["data"] = data(workdir, python, config["data"]["rows"], config["data"]["insert_rows"], data_reps, log)
     out["versions"] = out["data"].pop("versions")
     log("ducklake: fsyncs per commit (strace)")
-    engines = {"trinitylake-dbapi": (sys.executable, "trinitylake"), "ducklake": (python, "ducklake")}
+    engines = {"trinitylake-dbapi": (sys.executable, "trinitylake"), "ducklake": (python, "ducklake"),
+               "pyiceberg": (sys.executable, "pyiceberg")}  # fmt: skip
     out["durability"] = durability.fsyncs_per_commit(workdir, engines, config["fsync_commits"],
                                                      config["data"]["insert_rows"], log)  # fmt: skip
     return out

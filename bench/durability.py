@@ -68,30 +68,51 @@ def count_windows(trace: str) -> dict[str, dict[str, int]]:
     return windows
 
 
-def _count_engine(workdir: str, python: str, kind: str, commits: int, rows: int) -> dict[str, dict[str, float]]:
-    from .ducklake import DUCKDB_COLUMNS_SQL, Worker
+Step = tuple[str, tuple]
+
+
+def _plan(kind: str, rows: int) -> tuple[list[Step], dict[str, Callable[[int], Step]]]:
+    """The setup steps and, per kind of commit, the worker request of its i-th commit:
+    SQL for the SQL engines, PyIceberg's catalog calls for ``pyiceberg``."""
+    from .ducklake import DUCKDB_COLUMNS_SQL
     from .queries import INSERT_COLUMNS, rows_for_insert
     from .sides import CREATE_TABLE_COLUMNS_SQL
 
+    columns = [tuple(c.strip().split(" ", 1)) for c in INSERT_COLUMNS.split(", ")]
+
+    def insert(table: str) -> Callable[[int], Step]:
+        return lambda i: ("insert", (table, columns, rows_for_insert(rows, (i + 1) * rows)))
+
+    if kind == "pyiceberg":
+        setup = [("create_namespace", ("ns",)), ("create_table", ("ns.ins", columns))]
+        return setup, {"create": lambda i: ("create_table", (f"ns.t{i:04d}", None)), "insert": insert("ns.ins"),
+                       "drop": lambda i: ("drop_table", (f"ns.t{i:04d}",))}  # fmt: skip
     schema, naming = _SQL[kind]
     table_columns = CREATE_TABLE_COLUMNS_SQL if kind == "trinitylake" else DUCKDB_COLUMNS_SQL
-    columns = [tuple(c.strip().split(" ", 1)) for c in INSERT_COLUMNS.split(", ")]
+    table = naming.format(t="ins")
+    setup = [("execute", (schema,)), ("execute", (f"CREATE TABLE {table} ({INSERT_COLUMNS})",))]
+    return setup, {
+        "create": lambda i: ("execute", (f"CREATE TABLE {naming.format(t=f't{i:04d}')} ({table_columns})",)),
+        "insert": insert(table),
+        "drop": lambda i: ("execute", (f"DROP TABLE {naming.format(t=f't{i:04d}')}",)),
+    }
+
+
+def _count_engine(workdir: str, python: str, kind: str, commits: int, rows: int) -> dict[str, dict[str, float]]:
+    from .ducklake import Worker
+
+    setup, windows_plan = _plan(kind, rows)
     with tempfile.NamedTemporaryFile("r", suffix=".strace") as log:
         wrap = ("strace", "-f", "-qq", "-o", log.name, "-e", "trace=" + ",".join((*SYNC_CALLS, "openat")))
         worker = Worker(python, kind, os.path.join(workdir, "fsyncs", kind), wrap=wrap)
         try:
-            worker.call("execute", schema)
-            worker.call("execute", f"CREATE TABLE {naming.format(t='ins')} ({INSERT_COLUMNS})")
-            worker.call("insert", naming.format(t="ins"), columns, rows_for_insert(rows, 0))  # warm
-            worker.call("mark", "create")
-            for i in range(commits):
-                worker.call("execute", f"CREATE TABLE {naming.format(t=f't{i:04d}')} ({table_columns})")
-            worker.call("mark", "insert")
-            for i in range(commits):
-                worker.call("insert", naming.format(t="ins"), columns, rows_for_insert(rows, (i + 1) * rows))
-            worker.call("mark", "drop")
-            for i in range(commits):
-                worker.call("execute", f"DROP TABLE {naming.format(t=f't{i:04d}')}")
+            for operation, args in [*setup, windows_plan["insert"](-1)]:  # the insert warms imports
+                worker.call(operation, *args)
+            for label, step in windows_plan.items():
+                worker.call("mark", label)
+                for i in range(commits):
+                    operation, args = step(i)
+                    worker.call(operation, *args)
             worker.call("mark", "end")
         finally:
             worker.close()

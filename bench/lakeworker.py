@@ -14,7 +14,8 @@ another venv's Python, as a script, without the ``bench`` package); an engine of
 rows)`` (Python rows in, one commit) and ``mark(label)`` (an ``openat`` of a path that
 does not exist, which bench/durability.py finds in a system call trace to cut it into
 windows). ``TrinityLakeEngine`` offers the same for this project's DB-API, so the
-durability count runs both sides the same way.
+durability count runs every side the same way; ``PyIcebergEngine`` (no SQL) offers
+PyIceberg's catalog calls and ``insert`` for that count.
 """
 
 from __future__ import annotations
@@ -67,6 +68,14 @@ def _arrow_type(sql_type: str) -> Any:
     raise ValueError(f"no Arrow type for column type {sql_type!r}")
 
 
+def arrow_table(columns: list[tuple[str, str]], rows: list[tuple]) -> Any:
+    """An Arrow table of ``rows`` with the columns' types (``(name, SQL type)`` pairs)."""
+    import pyarrow as pa
+
+    values = list(zip(*rows))
+    return pa.table({name: pa.array(values[i], _arrow_type(kind)) for i, (name, kind) in enumerate(columns)})
+
+
 class DuckLakeEngine:
     """DuckLake 1.0 in duckdb 1.5.5, offline: the extension loaded from its wheel, the
     catalog ``lake`` attached with its metadata in a DuckDB file and its data files
@@ -103,11 +112,7 @@ class DuckLakeEngine:
     def insert(self, table: str, columns: list[tuple[str, str]], rows: list[tuple]) -> None:
         """Rows to an Arrow table (the fastest way into DuckDB from Python rows), then one
         ``INSERT ... SELECT``: one DuckLake snapshot."""
-        import pyarrow as pa
-
-        values = list(zip(*rows))
-        batch = pa.table({name: pa.array(values[i], _arrow_type(kind)) for i, (name, kind) in enumerate(columns)})
-        self.conn.register("bench_batch", batch)
+        self.conn.register("bench_batch", arrow_table(columns, rows))
         try:
             self.conn.execute(f"INSERT INTO {table} SELECT * FROM bench_batch")
         finally:
@@ -144,6 +149,44 @@ class TrinityLakeEngine:
         self.conn.close()
 
 
+class PyIcebergEngine:
+    """PyIceberg's ``SqlCatalog`` (SQLite, local warehouse, PyIceberg's own FileIO) as
+    shipped, for the durability count of bench/durability.py: no SQL, catalog calls."""
+
+    def __init__(self, directory: str) -> None:
+        from pyiceberg.catalog.sql import SqlCatalog
+
+        from bench.sides import iceberg_properties
+
+        os.makedirs(os.path.join(directory, "warehouse"), exist_ok=True)
+        self.catalog = SqlCatalog("bench", **iceberg_properties(directory))
+
+    def create_namespace(self, ns: str) -> None:
+        self.catalog.create_namespace(ns)
+
+    def create_table(self, name: str, columns: list[tuple[str, str]] | None) -> None:
+        """The benchmark's 10-column schema, or an Arrow schema of ``columns``."""
+        import pyarrow as pa
+
+        from bench.sides import iceberg_schema
+
+        schema = iceberg_schema() if columns is None else pa.schema([(n, _arrow_type(k)) for n, k in columns])
+        self.catalog.create_table(name, schema)
+
+    def insert(self, table: str, columns: list[tuple[str, str]], rows: list[tuple]) -> None:
+        """One ``append`` of an Arrow table built from the rows: one snapshot."""
+        self.catalog.load_table(table).append(arrow_table(columns, rows))
+
+    def drop_table(self, name: str) -> None:
+        self.catalog.drop_table(name)
+
+    def mark(self, label: str) -> None:
+        mark(label)
+
+    def close(self) -> None:
+        self.catalog.engine.dispose()
+
+
 def serve(engine: Any, requests: BinaryIO, answers: BinaryIO) -> None:
     """Answer requests until end of input or ``("close", ())``; errors are answered, not raised."""
     while True:
@@ -168,7 +211,7 @@ def serve(engine: Any, requests: BinaryIO, answers: BinaryIO) -> None:
         answers.flush()
 
 
-ENGINES = {"ducklake": DuckLakeEngine, "trinitylake": TrinityLakeEngine}
+ENGINES = {"ducklake": DuckLakeEngine, "trinitylake": TrinityLakeEngine, "pyiceberg": PyIcebergEngine}
 
 
 def main(argv: list[str]) -> int:
