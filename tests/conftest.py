@@ -88,6 +88,27 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return Scheduling(config, log)
 
 
+@pytest.fixture(autouse=True)
+def memory_filesystem_left_as_found() -> Iterator[None]:
+    """Remove the memory:// files a test leaves behind.
+
+    fsspec's memory filesystem is one dict per process, and listing or probing a
+    directory in it scans every key: files left by earlier tests made a later tree test
+    70 times slower (6 s alone, 450 s after 300,000 leftover files). Files that existed
+    before the test (module- and session-scoped fixtures build theirs first) stay."""
+    memory = sys.modules.get("fsspec.implementations.memory")
+    before = set(memory.MemoryFileSystem.store) if memory else set()
+    dirs_before = set(memory.MemoryFileSystem.pseudo_dirs) if memory else set()
+    yield
+    memory = sys.modules.get("fsspec.implementations.memory")
+    if memory is None:
+        return
+    store, dirs = memory.MemoryFileSystem.store, memory.MemoryFileSystem.pseudo_dirs
+    for key in [k for k in store if k not in before]:
+        store.pop(key, None)
+    dirs[:] = [d for d in dirs if d in dirs_before or d == ""]
+
+
 @pytest.fixture(scope="session")
 def s3_server() -> Iterator[S3Server]:
     with running_s3_server() as server:
