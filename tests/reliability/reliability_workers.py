@@ -312,17 +312,30 @@ def read_log(path: str) -> list[tuple[int, Op]]:
     return out
 
 
-def paced_creator(location: str, worker: int, deadline: float, seed: int) -> dict:
-    """Create tables ``w<worker>_<i>`` one commit each until ``deadline``, pausing
-    now and then for about FRESH_LATEST_S (so that this process's last observation of
-    the latest version is sometimes just fresh, sometimes just stale, when it begins
-    again). Returns the acknowledged (version, table) pairs and the refused count."""
+def _wait_for(path: str, timeout: float = 300.0) -> None:
+    """Block until ``path`` exists (another process's signal)."""
+    give_up = time.time() + timeout
+    while not os.path.exists(path):
+        if time.time() > give_up:
+            raise TimeoutError(f"no {path} after {timeout} s")
+        time.sleep(0.01)
+
+
+def paced_creator(location: str, worker: int, commits: int, seed: int, signals: str) -> dict:
+    """Once the expirer runs (``signals``/expiring exists), create tables
+    ``w<worker>_<i>`` one commit each until ``commits`` are acknowledged, pausing now
+    and then for about FRESH_LATEST_S (so that this process's last observation of the
+    latest version is sometimes just fresh, sometimes just stale, when it begins
+    again); then leave ``signals``/done-<worker>. Returns the acknowledged (version,
+    table) pairs and the refused count. Counted, not timed: a loaded host makes the
+    race slower, never smaller."""
     rng = random.Random(seed)
     catalog = LakehouseCatalog(location)
     acknowledged: list[tuple[int, str]] = []
     refused: dict[str, int] = {}
     seq = 0
-    while time.time() < deadline:
+    _wait_for(os.path.join(signals, "expiring"))
+    while len(acknowledged) < commits:
         seq += 1
         table = f"w{worker}_{seq}"
         try:
@@ -333,14 +346,18 @@ def paced_creator(location: str, worker: int, deadline: float, seed: int) -> dic
             refused[type(e).__name__] = refused.get(type(e).__name__, 0) + 1
         if rng.random() < 0.5:
             time.sleep(rng.uniform(0.1, 0.3))
+    open(os.path.join(signals, f"done-{worker}"), "w").close()
     return {"acknowledged": acknowledged, "refused": refused}
 
 
-def expirer(location: str, deadline: float) -> list[int]:
-    """Expire every version but the newest, again and again, until ``deadline``;
-    returns the expired versions."""
+def expirer(location: str, writers: int, signals: str) -> list[int]:
+    """Signal ``signals``/expiring, then expire every version but the newest, again
+    and again, until the ``writers`` paced creators are done; returns the expired
+    versions."""
     catalog = LakehouseCatalog(location)
     expired: list[int] = []
-    while time.time() < deadline:
+    open(os.path.join(signals, "expiring"), "w").close()
+    done = [os.path.join(signals, f"done-{w}") for w in range(writers)]
+    while not all(os.path.exists(d) for d in done):
         expired += maintenance.expire_versions(catalog, retain_last=1, older_than_millis=int(time.time() * 1000) + 10**6).versions
     return expired

@@ -13,7 +13,6 @@ that remains is one contiguous chain, and ``verify`` finds no error.
 from __future__ import annotations
 
 import multiprocessing
-import time
 from typing import Any
 
 from reliability_workers import expirer, paced_creator
@@ -27,13 +26,14 @@ def test_no_commit_is_lost_while_expiration_runs(tmp_path: Any) -> None:
     txn = catalog.begin()
     txn.create_namespace("ns")
     txn.commit()
+    signals = tmp_path / "signals"
+    signals.mkdir()
     context = multiprocessing.get_context("spawn")
     with context.Pool(4) as pool:
-        deadline = time.time() + 6  # after the pool has started its processes
-        writers = [pool.apply_async(paced_creator, (location, w, deadline, w)) for w in range(3)]
-        expiring = pool.apply_async(expirer, (location, deadline))
-        results = [w.get(timeout=120) for w in writers]
-        expired = expiring.get(timeout=120)
+        expiring = pool.apply_async(expirer, (location, 3, str(signals)))
+        writers = [pool.apply_async(paced_creator, (location, w, 12, w, str(signals))) for w in range(3)]
+        results = [w.get(timeout=600) for w in writers]
+        expired = expiring.get(timeout=600)
 
     acknowledged = [pair for r in results for pair in r["acknowledged"]]
     versions = [v for v, _ in acknowledged]
