@@ -49,6 +49,11 @@ GROUPS = {
     "tests/docs/test_docs.py::test_code_blocks_run_and_show_their_output": "docs",
 }
 
+#: Exceptions to GROUPS: tests under a grouped prefix that share nothing with the group
+#: (tests/spark/test_install.py starts its own Spark in a subprocess, so it runs beside
+#: the group's JVM rather than after it).
+UNGROUPED = ("tests/spark/test_install.py",)
+
 #: Modules whose tests share a module-scoped fixture that takes seconds to build: kept
 #: on one worker so it is built once. (Leaving one out costs time, never correctness.)
 WHOLE_MODULES = (
@@ -64,7 +69,7 @@ WHOLE_MODULES = (
 def xdist_scope(nodeid: str) -> str:
     """The unit of work a test belongs to: one worker runs a unit's tests in order."""
     for prefix, group in GROUPS.items():
-        if nodeid.startswith(prefix):
+        if nodeid.startswith(prefix) and not nodeid.startswith(UNGROUPED):
             return group
     module, _, rest = nodeid.partition("::")
     if module in WHOLE_MODULES:

@@ -22,7 +22,7 @@ def test_spark_on_s3(spark, s3_root, s3_storage_options, tmp_path) -> None:  # t
     txn = lake.begin()
     txn.create_namespace("n")
     txn.commit()
-    for i in range(24):
+    for i in range(12):
         txn = lake.begin()
         txn.create_table("n", f"t{i}", cols("a bigint"))
         if i % 4 == 3:
@@ -37,18 +37,18 @@ def test_spark_on_s3(spark, s3_root, s3_storage_options, tmp_path) -> None:  # t
     assert report.ok, report.text()
     assert report.versions == list(range(lake.latest_version() + 1))
 
-    cutoff = lake.lakehouse.snapshot(15).created_at_millis
+    cutoff = lake.lakehouse.snapshot(8).created_at_millis
     plan = plan_expiration(lake.lakehouse, None, cutoff, int(time.time() * 1000))
     dry = expire_versions(spark, s3_root, older_than=cutoff, dry_run=True, storage_options=s3_storage_options)
     assert dry.versions == plan.versions and dry.file_list() == plan.files and plan.files
 
     target = str(tmp_path / "copy")
-    result = export_snapshot(spark, s3_root, target, version=18, storage_options=s3_storage_options)
+    result = export_snapshot(spark, s3_root, target, version=10, storage_options=s3_storage_options)
     source = Storage(s3_root, s3_storage_options)
     assert all_files(target) - {"_latest_hint.txt"} == {
         p for p in source.list("") if p in set(row["path"] for row in result.files.collect())
     }
-    assert LakehouseCatalog(target).begin().list_tables() == lake.begin(version=18).list_tables()
+    assert LakehouseCatalog(target).begin().list_tables() == lake.begin(version=10).list_tables()
 
     done = expire_versions(spark, s3_root, older_than=cutoff, storage_options=s3_storage_options)
     assert done.file_list() == plan.files
