@@ -1,8 +1,10 @@
 """``python -m bench [--quick | --full]``: run the benchmarks, print Markdown, write JSON.
 
 Modes:
-  --quick   tiny sizes, one repetition: keeps the harness working (seconds).
-  default   the issue 8 workloads at 2,000 tables, cold start, concurrency, scale to 10,000.
+  --quick   tiny sizes, one repetition: keeps the harness working (seconds; the Spark
+            section adds a session start, 10 s to a minute on a busy host).
+  default   the issue 8 workloads at 2,000 tables, cold start, concurrency, scale to 10,000,
+            table data (PyIceberg API, SQL, Spark: 1,000,000 rows; Spark only with pyspark).
   --full    also "create table, last 1,000 of 20,000" and the 100,000 / 1,000,000 scale points.
 
 Each run works in a fresh directory under --workdir and removes it at the end (after
@@ -36,6 +38,7 @@ MODES = {
                   "cold_describes": 3, "commits": 5},
         "data": {"rows": 1_000, "reps": 2},
         "queries": {"rows": 20_000, "insert_rows": 1_000, "reps": 2},
+        "spark": {"rows": 2_000, "reps": 1},
     },
     "default": {
         "reps": 3,
@@ -47,6 +50,7 @@ MODES = {
                   "describes": 2_000, "cold_describes": 20, "commits": 100},
         "data": {"rows": 10_000, "reps": 15},
         "queries": {"rows": 1_000_000, "insert_rows": 10_000, "reps": 15},
+        "spark": {"rows": 1_000_000, "reps": 5},
     },
     "full": {
         "reps": 3,
@@ -58,10 +62,11 @@ MODES = {
                   "describes": 2_000, "cold_describes": 20, "commits": 100},
         "data": {"rows": 10_000, "reps": 31},
         "queries": {"rows": 1_000_000, "insert_rows": 10_000, "reps": 31},
+        "spark": {"rows": 1_000_000, "reps": 9},
     },
 }
 
-SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "scale")
+SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "spark", "scale")
 
 
 def host_summary() -> str:
@@ -166,6 +171,12 @@ def main(argv: list[str] | None = None) -> int:
             c = config["queries"]
             log(f"queries: {c}")
             results["queries"] = queries(workdir, c["rows"], c["insert_rows"], args.reps or c["reps"], log)
+        if "spark" in sections:
+            from .spark import spark
+
+            c = config["spark"]
+            log(f"spark: {c}")
+            results["spark"] = spark(workdir, c["rows"], args.reps or c["reps"], log)
         if "scale" in sections:
             from .scale import scale
 

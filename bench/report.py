@@ -150,6 +150,44 @@ def queries(summary: dict) -> str:
     return "\n".join(lines)
 
 
+SPARK_PEERS = {
+    "pyarrow": "pyarrow `write_table` / `read_table`, no Spark",
+    "spark-parquet": "Spark `df.write.parquet` / `read.parquet`",
+    "python-datasource": "Python data source, pyarrow Parquet only",
+}
+
+
+def spark(summary: dict) -> str:
+    """Write and read through Spark: ours, each peer, and ours / peer per repetition."""
+    if "skipped" in summary:
+        return f"Skipped: {summary['skipped']}."
+    rows = f"{summary['rows']:,} rows"
+    header = ["operation", "TrinityLake (Spark data source)", "peer", "peer time", "TrinityLake / peer"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    seconds = summary["median_seconds"]
+    for op, title in (("write", f"write {rows}, one commit"), ("read", f"read {rows}, aggregate over every column")):
+        for peer, label in SPARK_PEERS.items():
+            lines.append(f"| {title} | {seconds['trinitylake'][op]:.2f} s | {label} | "
+                         f"{seconds[peer][op]:.2f} s | {summary['ratio'][peer][op]:.2f}x |")
+    files = summary["data_files"]
+    cold = summary["cold_seconds"]
+    start = summary["session_start_s"]
+    notes = [
+        "",
+        (f"Session start {start:.1f} s; " if start is not None else "")
+        + f"first write of the session {cold['write']:.1f} s and first read {cold['read']:.1f} s "
+        "(Python workers start and import), then one warm-up write and read per side "
+        f"(ours: {summary['warm_up_seconds']['trinitylake']['write']:.1f} s / "
+        f"{summary['warm_up_seconds']['trinitylake']['read']:.1f} s). {summary['partitions']} partitions; "
+        f"JVM options `{summary['jvm_options']}`; codec {summary['codec']}.",
+        "",
+        "Data files of one write: " + ", ".join(
+            f"{side} {f['files']} file{'s' if f['files'] != 1 else ''}, {f['bytes'] / 2**20:.1f} MiB"
+            for side, f in files.items()) + ".",
+    ]  # fmt: skip
+    return "\n".join(lines + notes)
+
+
 def scale(points: list[dict]) -> str:
     header = ["tables", "load (bulk)", "height", "nodes", "tree MB", "root KB", "files", "disk MB",
               "describe cold (new catalog)", "describe warm", "describe hot", "list namespace",
@@ -195,6 +233,11 @@ def render(results: dict) -> str:
         parts += [f"## SQL over table data (DB-API, {results['queries']['reps']} interleaved repetitions, "
                   "ratio = DB-API time / peer time, per repetition, median)", "",
                   queries(results["queries"]), ""]
+    if results.get("spark"):
+        reps = results["spark"].get("reps")
+        parts += [f"## Table data through Spark ({reps} interleaved repetitions, "
+                  "ratio = TrinityLake time / peer time, per repetition, median)", "",
+                  spark(results["spark"]), ""]
     if results.get("scale"):
         parts += ["## Scale (TrinityLake, bulk load)", "", scale(results["scale"]), ""]
     return "\n".join(parts)
