@@ -172,14 +172,15 @@ def spark(summary: dict) -> str:
     files = summary["data_files"]
     cold = summary["cold_seconds"]
     start = summary["session_start_s"]
+    warm = summary["warm_up_seconds"].get("trinitylake")
     notes = [
         "",
         (f"Session start {start:.1f} s; " if start is not None else "")
         + f"first write of the session {cold['write']:.1f} s and first read {cold['read']:.1f} s "
-        "(Python workers start and import), then one warm-up write and read per side "
-        f"(ours: {summary['warm_up_seconds']['trinitylake']['write']:.1f} s / "
-        f"{summary['warm_up_seconds']['trinitylake']['read']:.1f} s). {summary['partitions']} partitions; "
-        f"JVM options `{summary['jvm_options']}`; codec {summary['codec']}.",
+        "(Python workers start and import), then "
+        + (f"one warm-up write and read per side (ours: {warm['write']:.1f} s / {warm['read']:.1f} s). "
+           if warm else "no warm-up round. ")
+        + f"{summary['partitions']} partitions; JVM options `{summary['jvm_options']}`; codec {summary['codec']}.",
         "",
         "Data files of one write: " + ", ".join(
             f"{side} {f['files']} file{'s' if f['files'] != 1 else ''}, {f['bytes'] / 2**20:.1f} MiB"

@@ -64,6 +64,19 @@ TABLE = "bench.rows"
 JVM_OPTIONS = "-XX:+UseSerialGC"
 
 
+#: The session's settings (NOTES.md, PySpark): no UI, two partitions for shuffles, UTC.
+SESSION_CONFIG = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.memory": "2g",
+    "spark.driver.extraJavaOptions": JVM_OPTIONS,
+    "spark.executor.extraJavaOptions": JVM_OPTIONS,
+}
+
+
 def why_not_available() -> str | None:
     """None when the Spark sides can run here, else why not (the section is skipped)."""
     try:
@@ -86,19 +99,10 @@ def start_session() -> Any:
     os.environ["PYTHONPATH"] = os.pathsep.join([root, *path])
     from pyspark.sql import SparkSession
 
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("trinitylake-bench")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "2")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.memory", "2g")
-        .config("spark.driver.extraJavaOptions", JVM_OPTIONS)
-        .config("spark.executor.extraJavaOptions", JVM_OPTIONS)
-        .getOrCreate()
-    )
+    builder = SparkSession.builder.master("local[2]").appName("trinitylake-bench")
+    for key, value in SESSION_CONFIG.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
 
@@ -196,12 +200,15 @@ class Sides:
         return out
 
 
-def spark(workdir: str, rows: int, reps: int, log: Callable[[str], None], session: Any = None) -> dict:
+def spark(
+    workdir: str, rows: int, reps: int, log: Callable[[str], None], session: Any = None, warm_up: bool = True
+) -> dict:
     """Cold first write and read, then median seconds per side over ``reps`` interleaved
     repetitions, and the ratio ours / peer per repetition (median).
 
     ``session``: an existing SparkSession to use (and leave running), e.g. a test's;
-    by default one is started here and stopped at the end."""
+    by default one is started here and stopped at the end. ``warm_up`` False skips the
+    warm-up round (for a run that only checks the harness: its timings mean little)."""
     why = why_not_available()
     if why is not None:
         log(f"spark: skipped: {why}")
@@ -232,15 +239,15 @@ def spark(workdir: str, rows: int, reps: int, log: Callable[[str], None], sessio
                 assert _same(result, expected), (result, expected)
         out["cold_seconds"] = cold
         log(f"spark: first write {cold['write']:.1f} s, first read {cold['read']:.1f} s")
-        warm_up: dict[str, dict[str, float]] = {}
-        for side in SIDES:  # imports, JIT, the workers of every side
+        warm: dict[str, dict[str, float]] = {}
+        for side in SIDES if warm_up else ():  # imports, JIT, the workers of every side
             t0 = time.perf_counter()
             sides.write(side)
             t1 = time.perf_counter()
             result = sides.read(side)
-            warm_up[side] = {"write": t1 - t0, "read": time.perf_counter() - t1}
+            warm[side] = {"write": t1 - t0, "read": time.perf_counter() - t1}
             assert _same(result, expected), (side, result, expected)
-        out["warm_up_seconds"] = warm_up
+        out["warm_up_seconds"] = warm
         timings: dict[str, dict[str, list[float]]] = {s: {"write": [], "read": []} for s in SIDES}
         for rep in range(reps):
             for side in SIDES if rep % 2 == 0 else SIDES[::-1]:

@@ -2,7 +2,8 @@
 SparkSession: a tiny size, one repetition, so the harness keeps working.
 
 tests/bench's smoke run leaves this section out: it would start a SparkSession of its
-own (10 s to a minute here). Run on the shared session it costs a few seconds. It
+own (10 s to a minute here). Run on the shared session, with no warm-up round, it costs 10-15 s (a dozen small
+Spark jobs). It
 measures nothing worth reading; it checks that every side writes and reads the same
 rows, that our side commits one lakehouse version per write, and that the report renders.
 """
@@ -26,12 +27,13 @@ def test_spark_section_on_the_shared_session(spark: Any, tmp_path: Any) -> None:
     lines: list[str] = []
     # the section asserts internally that every side's aggregate equals pyarrow's over
     # the same rows and that each of our writes adds exactly one lakehouse version
-    out = spark_section(str(tmp_path), 3_000, 1, lines.append, session=spark)
+    out = spark_section(str(tmp_path), 3_000, 1, lines.append, session=spark, warm_up=False)
     assert out["rows"] == 3_000 and out["partitions"] == 2
     assert out["session_start_s"] is None  # the session was given, not started
     assert set(out["median_seconds"]) == set(SIDES)
     assert all(t > 0 for side in SIDES for t in out["median_seconds"][side].values())
     assert set(out["ratio"]) == set(PEERS)
+    assert out["warm_up_seconds"] == {}
     files = out["data_files"]
     assert files["trinitylake"]["files"] == 2  # one data file per task
     assert files["python-datasource"]["files"] == 2 and files["pyarrow"]["files"] == 1
@@ -40,4 +42,5 @@ def test_spark_section_on_the_shared_session(spark: Any, tmp_path: Any) -> None:
     rendered = report.spark(out)
     assert rendered.count("| write 3,000 rows") == len(PEERS)
     assert rendered.count("| read 3,000 rows") == len(PEERS)
+    assert "no warm-up round" in rendered
     assert spark.range(3).count() == 3  # a given session is left running
