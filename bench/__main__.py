@@ -4,8 +4,12 @@ Modes:
   --quick   tiny sizes, one repetition: keeps the harness working (seconds; the Spark
             section adds a session start, 10 s to a minute on a busy host).
   default   the issue 8 workloads at 2,000 tables, cold start, concurrency, scale to 10,000,
-            table data (PyIceberg API, SQL, Spark: 1,000,000 rows; Spark only with pyspark).
+            history at 50,000 versions (built once, then reused from --history-cache),
+            table data through Spark (1,000,000 rows; only with pyspark).
   --full    also "create table, last 1,000 of 20,000" and the 100,000 / 1,000,000 scale points.
+
+The "ducklake" section runs DuckLake (duckdb 1.5.5) in a venv of its own, built on first
+use (``--ducklake-venv``); a --quick run uses it only if it is already built.
 
 Each run works in a fresh directory under --workdir and removes it at the end (after
 every measurement: deleting many files slows file creation on this disk for minutes).
@@ -26,6 +30,11 @@ import uuid
 from . import report
 from .suite import SuiteSizes
 
+#: DuckLake's catalog workloads (bench/ducklake.py): at 1,000 tables in one namespace
+#: (issue 21's size); small counts, as DuckLake takes 0.3-0.7 s per commit at that size.
+DUCKLAKE_SUITE = {"tables": 1000, "creates": 100, "namespaces": 10, "describes": 200, "columns": 20,
+                  "list_repeats": 5, "exists": 200, "drops": 100, "chunks": 10}
+
 MODES = {
     "quick": {
         "reps": 1,
@@ -38,6 +47,10 @@ MODES = {
                   "cold_describes": 3, "commits": 5},
         "data": {"rows": 1_000, "reps": 2},
         "queries": {"rows": 20_000, "insert_rows": 1_000, "reps": 2},
+        "ducklake": {"suite": {"tables": 8, "creates": 4, "namespaces": 2, "describes": 6, "columns": 2,
+                               "list_repeats": 2, "exists": 6, "drops": 3, "chunks": 2},
+                     "data": {"rows": 20_000, "insert_rows": 1_000, "reps": 2}, "fsync_commits": 1},
+        "history": {"versions": 300, "trials": 5},
         "spark": {"rows": 2_000, "reps": 1},
     },
     "default": {
@@ -50,6 +63,9 @@ MODES = {
                   "describes": 2_000, "cold_describes": 20, "commits": 100},
         "data": {"rows": 10_000, "reps": 15},
         "queries": {"rows": 1_000_000, "insert_rows": 10_000, "reps": 15},
+        "ducklake": {"suite": DUCKLAKE_SUITE, "data": {"rows": 1_000_000, "insert_rows": 10_000, "reps": 15},
+                     "fsync_commits": 20},
+        "history": {"versions": 50_000, "trials": 25},
         "spark": {"rows": 1_000_000, "reps": 5},
     },
     "full": {
@@ -62,11 +78,15 @@ MODES = {
                   "describes": 2_000, "cold_describes": 20, "commits": 100},
         "data": {"rows": 10_000, "reps": 31},
         "queries": {"rows": 1_000_000, "insert_rows": 10_000, "reps": 31},
+        "ducklake": {"suite": DUCKLAKE_SUITE, "data": {"rows": 1_000_000, "insert_rows": 10_000, "reps": 31},
+                     "fsync_commits": 20},
+        "history": {"versions": 50_000, "trials": 51},
         "spark": {"rows": 1_000_000, "reps": 9},
     },
 }
 
-SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "spark", "scale")
+SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "ducklake",
+            "spark", "scale")
 
 
 def host_summary() -> str:
@@ -102,7 +122,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", default=".bench-out/work", help="where lakehouses are created")
     parser.add_argument("--out", default=".bench-out", help="where the JSON and Markdown go")
     parser.add_argument("--keep", action="store_true", help="keep the lakehouses after the run")
+    parser.add_argument("--history-cache", default=None,
+                        help="where the history section keeps its built lakehouse (default: <out>/history-cache; "
+                             "'none' builds it in the run's directory)")
     parser.add_argument("--no-dbapi", action="store_true", help="skip the DB-API side")
+    parser.add_argument("--ducklake-venv", default=".bench-venv-ducklake",
+                        help="the venv of the DuckLake peer (built on first use, not by --quick)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = parser.parse_args(argv)
 
@@ -171,6 +196,22 @@ def main(argv: list[str] | None = None) -> int:
             c = config["queries"]
             log(f"queries: {c}")
             results["queries"] = queries(workdir, c["rows"], c["insert_rows"], args.reps or c["reps"], log)
+        if "history" in sections:
+            from .history import history
+
+            c = config["history"]
+            cache = args.history_cache or os.path.join(args.out, "history-cache")
+            results["history"] = history(workdir, c["versions"], args.reps or c["trials"], log,
+                                         cache=None if cache == "none" else cache)
+        if "ducklake" in sections:
+            if with_dbapi:
+                from .ducklake import ducklake
+
+                c = config["ducklake"]
+                results["ducklake"] = ducklake(workdir, c, args.reps or config["reps"], args.reps or c["data"]["reps"],
+                                               args.ducklake_venv, mode != "quick", log)  # fmt: skip
+            else:
+                results["ducklake"] = {"skipped": "the DB-API side does not run (DuckLake is compared through SQL)"}
         if "spark" in sections:
             from .spark import spark
 
@@ -203,8 +244,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _cold_start(workdir: str, config: dict, with_dbapi: bool, log) -> dict:  # type: ignore[no-untyped-def]
-    """A small lakehouse per side (a namespace, 100 tables), then new processes."""
-    from .coldstart import cold_start
+    """A small lakehouse per side (a namespace, 100 tables; on our side also a table
+    of rows for the first SELECT), then new processes."""
+    from .coldstart import add_data_table, cold_start
     from .sides import IcebergSide, TrinityLakeCatalogSide
 
     base = os.path.join(workdir, "cold")
@@ -218,9 +260,11 @@ def _cold_start(workdir: str, config: dict, with_dbapi: bool, log) -> dict:  # t
             side.create_table("ns", f"t{i:03d}")
         side.close()
         targets[name] = (location, "ns", "t042")
-    if with_dbapi:
-        targets = {"trinitylake-dbapi": targets["trinitylake"], **targets}
-    return cold_start(targets, config["cold_reps"], log)
+    if not with_dbapi:
+        return cold_start(targets, config["cold_reps"], log)
+    add_data_table(targets["trinitylake"][0], "ns", "data")
+    targets = {"trinitylake-dbapi": targets["trinitylake"], **targets}
+    return cold_start(targets, config["cold_reps"], log, data_table="data")
 
 
 if __name__ == "__main__":

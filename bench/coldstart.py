@@ -1,12 +1,24 @@
-"""Cold start: a new Python process that imports the library, opens the catalog and
-describes one table. The wall time is measured by the parent, from spawn to exit, so it
-includes the interpreter's own start; the child reports its phases and which heavy
-modules it imported."""
+"""Cold start (issue 21): a new Python process that imports the library, opens the
+lakehouse and runs one statement: a DESCRIBE TABLE (the catalog-only path), or the first
+SELECT over a table's data (PyIceberg's table model and DuckDB come in). The wall time is
+measured by the parent, from spawn to exit, so it includes the interpreter's own start;
+the child reports its phases and which heavy modules it imported.
+
+The children run as an installed package does: with the modules' bytecode cached
+(``PYTHONDONTWRITEBYTECODE`` removed from their environment, and one unmeasured run of
+each child first writes the ``.pyc`` files of an editable checkout). Compiling this
+project's sources in every process, as a checkout with bytecode writing disabled does,
+costs about 0.4 s on a loaded host and is no user's cold start.
+
+Targets: DESCRIBE <= 0.3 s, first SELECT <= 1 s (``TARGETS_S``); the report prints each
+with its measured median, pass or miss, and the host's load average while measuring.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -16,8 +28,8 @@ from .timing import median
 
 _REPORT = """
 import json, sys
-heavy = [m for m in ("sqlalchemy", "pyspark", "pandas", "sqlglot", "pyiceberg", "pyarrow")
-         if m in sys.modules]
+heavy = [m for m in ("sqlalchemy", "pyspark", "pandas", "sqlglot", "pyiceberg", "pyarrow", "duckdb",
+                    "fsspec", "pyarrow.dataset") if m in sys.modules]
 print(json.dumps({"import_s": t1 - t0, "open_s": t2 - t1, "describe_s": t3 - t2,
                   "modules": len(sys.modules), "heavy": heavy}))
 """
@@ -33,18 +45,22 @@ info = catalog.begin().describe_table(NS, TABLE)
 assert len(info.columns) == 10
 t3 = time.perf_counter()
 """,
-    "trinitylake-dbapi": """
+    # The DB-API children differ only in their statement and the rows it must return.
+    **{side: """
 import time; t0 = time.perf_counter()
 import trinitylake_dbapi
 t1 = time.perf_counter()
 conn = trinitylake_dbapi.connect(URI)
 cur = conn.cursor()
 t2 = time.perf_counter()
-cur.execute(f"DESCRIBE TABLE {NS}.{TABLE}")
+cur.execute(f"STATEMENT")
 rows = cur.fetchall()
-assert len(rows) >= 10, rows
+assert CHECK, rows
 t3 = time.perf_counter()
-""",
+""".replace("STATEMENT", statement).replace("CHECK", check) for side, statement, check in [
+        ("trinitylake-dbapi", "DESCRIBE TABLE {NS}.{TABLE}", "len(rows) >= 10"),
+        ("trinitylake-dbapi-select", "SELECT k, count(*), sum(v) FROM {NS}.{DATA} GROUP BY k", "len(rows) == 100"),
+    ]},
     "pyiceberg": """
 import time; t0 = time.perf_counter()
 from pyiceberg.catalog.sql import SqlCatalog
@@ -58,52 +74,105 @@ t3 = time.perf_counter()
 }
 
 
+#: Issue 21: the wall time of a new process, per child, at most.
+TARGETS_S = {"trinitylake-dbapi": 0.3, "trinitylake-dbapi-select": 1.0}
+#: Rows of the table the SELECT child aggregates (k = id % 100, v a double).
+DATA_ROWS = 100_000
+
+
+def _child_env() -> dict[str, str]:
+    """The environment of a child: this one's, with bytecode caching on (module doc)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])
+    return env
+
+
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_child(side: str, setup: str) -> dict:
+    """Run one child; its report plus ``wall_s`` (spawn to exit) and ``cpu_s`` (the
+    CPU time it used, interpreter start included: on a host with more runnable
+    processes than cores, the wall time is mostly waiting for a core)."""
     code = setup + CHILD[side] + _REPORT
+    cpu_before = _children_cpu_s()
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "0"})
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_child_env())
     wall = time.perf_counter() - start
+    cpu = _children_cpu_s() - cpu_before
     if done.returncode != 0:
         raise RuntimeError(f"cold start child for {side} failed:\n{done.stderr[-3000:]}")
     report = json.loads(done.stdout.strip().splitlines()[-1])
     report["wall_s"] = wall
+    report["cpu_s"] = cpu
     return report
 
 
-def cold_start(targets: dict[str, tuple[str, str, str]], reps: int, log: Callable[[str], None]) -> dict:
-    """``targets``: side -> (location, namespace, table). Alternating order per rep."""
+def add_data_table(location: str, ns: str, table: str) -> None:
+    """A table of ``DATA_ROWS`` rows in one data file for the SELECT child."""
+    import trinitylake_dbapi
+
+    with trinitylake_dbapi.connect(location, autocommit=True) as conn:
+        conn.cursor().execute(f"CREATE TABLE {ns}.{table} AS SELECT range AS id, range % 100 AS k, "
+                              f"(range % 997) * 1.5 AS v FROM range({DATA_ROWS})")
+
+
+def cold_start(targets: dict[str, tuple[str, str, str]], reps: int, log: Callable[[str], None],
+               data_table: str | None = None) -> dict:
+    """``targets``: side -> (location, namespace, table). Alternating order per rep.
+    ``data_table``: a table of the TrinityLake lakehouse holding rows (see
+    :func:`add_data_table`); with it, and the DB-API side, the first SELECT is measured
+    too."""
     from .sides import iceberg_properties, lake_uri
+
+    if data_table is not None and "trinitylake-dbapi" in targets:
+        targets = {**targets, "trinitylake-dbapi-select": targets["trinitylake-dbapi"]}
+
+    def setup(name: str) -> str:
+        location, ns, table = targets[name]
+        if name == "pyiceberg":
+            text = f"PROPS = {iceberg_properties(location)!r}\n"
+        else:
+            text = f"URI = {lake_uri(location)!r}\n"
+        return text + f"NS = {ns!r}; TABLE = {table!r}; DATA = {data_table!r}\n"
 
     out: dict[str, list[dict]] = {name: [] for name in targets}
     names = list(targets)
+    for name in names:  # unmeasured: writes the bytecode an installed package ships
+        run_child(name, setup(name))
+    loads = []
     for rep in range(reps):
+        loads.append(os.getloadavg()[0])
         for name in names if rep % 2 == 0 else names[::-1]:
-            location, ns, table = targets[name]
-            if name == "pyiceberg":
-                setup = f"PROPS = {iceberg_properties(location)!r}\n"
-            else:
-                setup = f"URI = {lake_uri(location)!r}\n"
-            setup += f"NS = {ns!r}; TABLE = {table!r}\n"
-            out[name].append(run_child(name, setup))
+            out[name].append(run_child(name, setup(name)))
         log(f"  cold start rep {rep + 1}/{reps}: " + ", ".join(
             f"{n} {out[n][-1]['wall_s']:.3f} s" for n in names))
+    loads.append(os.getloadavg()[0])
     summary = {}
     for name, runs in out.items():
         summary[name] = {
             "runs": runs,
             "wall_s": median(r["wall_s"] for r in runs),
+            "cpu_s": median(r["cpu_s"] for r in runs),
             "import_s": median(r["import_s"] for r in runs),
             "open_s": median(r["open_s"] for r in runs),
             "describe_s": median(r["describe_s"] for r in runs),
             "heavy": runs[-1]["heavy"],
         }
+    for name, target in TARGETS_S.items():
+        if name in summary:
+            summary[name]["target_s"] = target
+            summary[name]["met"] = summary[name]["wall_s"] <= target
     python_alone = median(_bare_python() for _ in range(max(1, reps)))
     summary["python"] = {"wall_s": python_alone}
+    summary["load"] = {"min": min(loads), "max": max(loads), "cores": os.cpu_count()}
     return summary
 
 
 def _bare_python() -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    subprocess.run([sys.executable, "-c", "pass"], check=True, env=_child_env())
     return time.perf_counter() - start

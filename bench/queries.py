@@ -20,7 +20,7 @@ medians reported, and ratios taken per repetition:
   rows (the conversion is timed with it), with PyIceberg's FileIO (no fsync) and with
   this project's FileIO and the same fsyncs ("pyiceberg-fsync", as in bench/data.py).
 
-DuckLake (duckdb 1.5.5 with its extension, in a venv of its own) is not measured here.
+DuckLake (duckdb 1.5.5 with its extension, in a venv of its own) is measured in bench/ducklake.py.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ AGGREGATE = "SELECT k, count(*), sum(v), min(id) FROM {table} GROUP BY k"
 INSERT_COLUMNS = "id BIGINT, name STRING, amount DOUBLE, day DATE, price DECIMAL(10,2)"
 
 
-def _rows(count: int, offset: int) -> list[tuple]:
+def rows_for_insert(count: int, offset: int) -> list[tuple]:
+    """``count`` rows of INSERT_COLUMNS, ids from ``offset`` (the same rows on every side)."""
     day = datetime.date(2026, 1, 1)
     return [
         (i, f"name-{i}", i * 0.25, day + datetime.timedelta(days=i % 365), decimal.Decimal(i % 100_000) / 100)
@@ -130,7 +131,7 @@ def insert(workdir: str, rows: int, reps: int, log: Callable[[str], None]) -> di
     for name in ("pyiceberg", "pyiceberg-fsync"):
         catalog = SIDES[name](os.path.join(workdir, "queries", name))()
         catalog.create_namespace("ns")
-        tables[name] = catalog.create_table("ns.t", _arrow(_rows(1, 0)).schema)
+        tables[name] = catalog.create_table("ns.t", _arrow(rows_for_insert(1, 0)).schema)
 
     def dbapi(batch: list[tuple]) -> None:
         cur.executemany(sql, batch)
@@ -144,10 +145,10 @@ def insert(workdir: str, rows: int, reps: int, log: Callable[[str], None]) -> di
         "pyiceberg-fsync": pyiceberg("pyiceberg-fsync"),
     }
     for run in sides.values():  # warm
-        run(_rows(rows, 0))
+        run(rows_for_insert(rows, 0))
     timings: dict[str, list[float]] = {name: [] for name in sides}
     for rep in range(reps):
-        batch = _rows(rows, (rep + 1) * rows)
+        batch = rows_for_insert(rows, (rep + 1) * rows)
         order = list(sides) if rep % 2 == 0 else list(reversed(sides))
         for name in order:
             started = time.perf_counter()

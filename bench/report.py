@@ -7,8 +7,10 @@ from .timing import REQUEST_LATENCY_S, median
 PEER = "pyiceberg"
 SIDE_LABELS = {
     "trinitylake-dbapi": "TrinityLake DB-API (SQL)",
+    "trinitylake-dbapi-select": "TrinityLake DB-API, first SELECT over data",
     "trinitylake": "TrinityLake catalog API",
     "pyiceberg": "PyIceberg SqlCatalog",
+    "ducklake": "DuckLake (DuckDB file)",
 }
 
 #: Issue 8 targets: workload label prefix -> minimum speedup over the peer.
@@ -21,8 +23,14 @@ TARGETS = {
 }
 
 
-def _target(label: str) -> float | None:
-    for prefix, value in TARGETS.items():
+#: Issue 21 targets vs DuckLake: every catalog workload at 1,000 tables ("" prefixes all).
+DUCKLAKE_TARGETS = {"": 10.0}
+#: ... and the data workloads: at least as fast.
+DUCKLAKE_DATA_TARGETS = {"INSERT": 1.0, "aggregate over": 1.0}
+
+
+def _target(label: str, targets: dict[str, float] = TARGETS) -> float | None:
+    for prefix, value in targets.items():
         if label.startswith(prefix):
             return value
     return None
@@ -38,31 +46,31 @@ def _rate(seconds: float, ops: int) -> str:
     return f"{rate:,.0f}/s ({per_op_ms:.2f} ms)"
 
 
-def _speedup(entry: dict, side: str) -> float | None:
-    if side not in entry["sides"] or PEER not in entry["sides"]:
+def _speedup(entry: dict, side: str, peer: str = PEER) -> float | None:
+    if side not in entry["sides"] or peer not in entry["sides"]:
         return None
-    a, b = entry["sides"][side]["seconds"], entry["sides"][PEER]["seconds"]
+    a, b = entry["sides"][side]["seconds"], entry["sides"][peer]["seconds"]
     ratios = [y / x for x, y in zip(a, b) if x > 0]
     return median(ratios) if ratios else None
 
 
-def side_by_side(results: dict) -> str:
+def side_by_side(results: dict, peer: str = PEER, targets: dict[str, float] = TARGETS) -> str:
     """One row per workload: each side's median rate, and speedups vs the peer."""
     if not results:
         return ""
-    ours = [s for s in SIDE_LABELS if s != PEER and any(s in e["sides"] for e in results.values())]
-    header = ["workload", *(SIDE_LABELS[s] for s in ours), SIDE_LABELS[PEER],
+    ours = [s for s in SIDE_LABELS if s != peer and any(s in e["sides"] for e in results.values())]
+    header = ["workload", *(SIDE_LABELS[s] for s in ours), SIDE_LABELS[peer],
               *(f"speedup ({'SQL' if s.endswith('dbapi') else 'API'})" for s in ours), "target"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, entry in results.items():
         ops = entry["ops"]
         cells = [label]
-        for s in [*ours, PEER]:
+        for s in [*ours, peer]:
             side = entry["sides"].get(s)
             cells.append(_rate(side["median_seconds"], ops) if side else "-")
-        target = _target(label)
+        target = _target(label, targets)
         for s in ours:
-            value = _speedup(entry, s)
+            value = _speedup(entry, s, peer)
             if value is None:
                 cells.append("-")
             else:
@@ -92,18 +100,30 @@ def storage_calls(results: dict) -> str:
     return "\n".join(lines)
 
 
+def _verdict(s: dict) -> str:
+    if "target_s" not in s:
+        return ""
+    return f"<= {s['target_s']:g} s: {'met' if s['met'] else 'MISSED'}"
+
+
 def cold_start(summary: dict) -> str:
-    header = ["side", "wall (spawn to exit)", "import", "open", "first describe", "heavy modules loaded"]
+    header = ["side", "wall (spawn to exit)", "CPU (user+sys)", "import", "open", "first statement",
+              "heavy modules loaded", "target"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, s in summary.items():
-        if name == "python":
+        if name in ("python", "load"):
             continue
         lines.append("| " + " | ".join([
-            SIDE_LABELS.get(name, name), f"{s['wall_s']:.3f} s", f"{s['import_s']:.3f} s",
+            SIDE_LABELS.get(name, name), f"{s['wall_s']:.3f} s", f"{s.get('cpu_s', 0):.3f} s", f"{s['import_s']:.3f} s",
             f"{s['open_s']:.3f} s", f"{s['describe_s'] * 1000:.1f} ms", ", ".join(s["heavy"]) or "none",
+            _verdict(s),
         ]) + " |")
     if "python" in summary:
-        lines.append(f"| bare `python -c pass` | {summary['python']['wall_s']:.3f} s | | | | |")
+        lines.append(f"| bare `python -c pass` | {summary['python']['wall_s']:.3f} s | | | | | | |")
+    if "load" in summary:
+        load = summary["load"]
+        lines += ["", f"Load average (1 min) while measuring: {load['min']:.1f}-{load['max']:.1f} "
+                      f"on {load['cores']} cores."]
     return "\n".join(lines)
 
 
@@ -189,6 +209,70 @@ def spark(summary: dict) -> str:
     return "\n".join(lines + notes)
 
 
+def _mark(value: float, target: float | None, at_least: bool = True) -> str:
+    if target is None:
+        return ""
+    return " ✓" if (value >= target if at_least else value <= target) else " ✗"
+
+
+def ducklake(summary: dict) -> str:
+    """The DuckLake section: catalog side by side, data workloads, fsyncs per commit."""
+    if "skipped" in summary:
+        return f"DuckLake not measured: {summary['skipped']}."
+    parts = [f"Catalog workloads in a namespace of {summary['tables']:,} tables (ops/s, median; "
+             "speedup = DuckLake time / ours, per repetition, median):", "",
+             side_by_side(summary["catalog"], peer="ducklake", targets=DUCKLAKE_TARGETS), ""]  # fmt: skip
+    d = summary["data"]
+    header = ["workload", "TrinityLake DB-API", "DuckLake", "speedup", "target"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for op, s in d["operations"].items():
+        target = _target(op, DUCKLAKE_DATA_TARGETS)
+        lines.append(f"| {op} | {s['median_seconds']['trinitylake-dbapi'] * 1000:.1f} ms | "
+                     f"{s['median_seconds']['ducklake'] * 1000:.1f} ms | {s['speedup']:.2f}x{_mark(s['speedup'], target)} | "
+                     + (f">= {target:g}x |" if target else "|"))  # fmt: skip
+    travel = d["time_travel_vs_latest"]
+    parts += [f"Data workloads ({d['reps']} interleaved repetitions, medians):", "", "\n".join(lines), "",
+              "Time-travel read / latest read (per repetition, median): TrinityLake "
+              f"{travel['trinitylake-dbapi']:.2f}{_mark(travel['trinitylake-dbapi'], 1.2, at_least=False)} "
+              f"(target <= 1.2), DuckLake {travel['ducklake']:.2f}.", ""]  # fmt: skip
+    dur = summary["durability"]
+    if "skipped" in dur:
+        parts.append(f"Fsyncs per commit not counted: {dur['skipped']}.")
+    else:
+        header = ["side", "fsyncs per CREATE TABLE", f"per INSERT of {dur['rows']:,} rows", "per DROP TABLE",
+                  "O_SYNC/O_DSYNC opens per commit"]  # fmt: skip
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        for side, counts in dur["engines"].items():
+            opens = sum(c.get("sync_opens", 0) for c in counts.values())
+            lines.append(f"| {SIDE_LABELS.get(side, side)} | " + " | ".join(
+                f"{counts[k].get('syncs', 0):.2f}" for k in ("create", "insert", "drop")) + f" | {opens:.2f} |")
+        parts += [f"Fsyncs per commit (strace -f, {dur['commits']} commits of each kind):", "", "\n".join(lines)]
+    return "\n".join(parts)
+
+
+def history(h: dict) -> str:
+    """Issue 21: history at many versions, each figure with its target."""
+    def verdict(key: str) -> str:
+        t = h["targets"].get(key)
+        return "" if t is None else f"<= {t['target_ms']:g} ms: {'met' if t['met'] else 'MISSED'}"
+
+    rows = [
+        ("open: connect + find the latest version", "open_ms", "open"),
+        ("SHOW VERSIONS LIMIT 10, new connection", "show_versions_ms", "show"),
+        ("SHOW VERSIONS LIMIT 10, same connection again", "show_versions_warm_ms", "show_warm"),
+        ("FOR SYSTEM_TIME AS OF ts (SHOW NAMESPACES), new connection", "version_at_sql_ms", "at_sql"),
+        ("version_at(ts) alone, new catalog", "version_at_api_ms", "at_api"),
+    ]
+    lines = ["| operation | median | storage reads | target |", "|---|---|---|---|"]
+    for label, key, kind in rows:
+        lines.append(f"| {label} | {h[key]:.2f} ms | {h['reads'][kind]:.0f} | {verdict(key)} |")
+    load = h["load"]
+    how = "reused from the cache" if h["reused"] else f"built in {h['build_s']:.0f} s"
+    lines += ["", f"{h['versions']:,} versions ({how}); medians of {h['trials']} trials; load average "
+                  f"(1 min) while measuring {load['min']:.1f}-{load['max']:.1f} on {load['cores']} cores."]
+    return "\n".join(lines)
+
+
 def scale(points: list[dict]) -> str:
     header = ["tables", "load (bulk)", "height", "nodes", "tree MB", "root KB", "files", "disk MB",
               "describe cold (new catalog)", "describe warm", "describe hot", "list namespace",
@@ -222,7 +306,8 @@ def render(results: dict) -> str:
         parts += ["## Create table at size", "", side_by_side(results["last_of_many"]), "",
                   storage_calls(results["last_of_many"]), ""]
     if results.get("cold_start"):
-        parts += ["## Cold start (new process, one describe)", "", cold_start(results["cold_start"]), ""]
+        parts += ["## Cold start (new process: one DESCRIBE, or the first SELECT over data)", "",
+                  cold_start(results["cold_start"]), ""]
     if results.get("concurrency"):
         parts += ["## Concurrent writers (distinct tables, one commit each)", "",
                   concurrency(results["concurrency"]), ""]
@@ -234,6 +319,12 @@ def render(results: dict) -> str:
         parts += [f"## SQL over table data (DB-API, {results['queries']['reps']} interleaved repetitions, "
                   "ratio = DB-API time / peer time, per repetition, median)", "",
                   queries(results["queries"]), ""]
+    if results.get("history"):
+        parts += [f"## History at {results['history']['versions']:,} versions", "", history(results["history"]), ""]
+    if results.get("ducklake"):
+        versions = ", ".join(f"{k} {v}" for k, v in results["ducklake"].get("versions", {}).items())
+        parts += [f"## DuckLake, side by side through SQL ({versions or 'not run'})", "",
+                  ducklake(results["ducklake"]), ""]
     if results.get("spark"):
         reps = results["spark"].get("reps")
         parts += [f"## Table data through Spark ({reps} interleaved repetitions, "

@@ -43,16 +43,23 @@ class Side:
     name = "?"
     #: True if ``counters()`` reports storage calls.
     has_counters = False
+    #: True if the side measures its own operations (a worker process: the pipe's round
+    #: trip is not the system's time); ``take_seconds()`` then returns and resets the sum.
+    self_timed = False
 
     def create_namespace(self, ns: str) -> None: ...
     def create_table(self, ns: str, table: str) -> None: ...
     def describe(self, ns: str, table: str) -> Any: ...
+    def columns(self, ns: str, table: str) -> Any: ...
     def list_tables(self, ns: str) -> list: ...
     def table_exists(self, ns: str, table: str) -> bool: ...
     def drop_table(self, ns: str, table: str) -> None: ...
 
     def counters(self) -> Any:
         return None
+
+    def take_seconds(self) -> float:
+        raise NotImplementedError(f"{self.name} does not time itself")
 
     def close(self) -> None:
         pass
@@ -150,6 +157,10 @@ class TrinityLakeDbapiSide(Side):
 
     def describe(self, ns: str, table: str) -> Any:
         return self._run(f"DESCRIBE TABLE {ns}.{table}")
+
+    def columns(self, ns: str, table: str) -> Any:
+        return self._run("SELECT column_name, data_type FROM information_schema.columns WHERE "
+                         f"table_schema = '{ns}' AND table_name = '{table}'")  # fmt: skip
 
     def list_tables(self, ns: str) -> list:
         return self._run(f"SHOW TABLES IN {ns}")

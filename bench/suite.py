@@ -90,13 +90,24 @@ def check_results(all_sides: dict[str, sidemod.Side], sizes: SuiteSizes) -> None
             raise AssertionError(f"{name}: {len(listed)} tables in {ns_name(0)}")
 
 
-def run_suite(workdir: str, sizes: SuiteSizes, reps: int, with_dbapi: bool, log: Callable[[str], None]) -> dict:
-    """{workload: {"ops": n, "sides": {name: {"seconds": [...], "calls": per-op}}}}."""
+def run_suite(
+    workdir: str,
+    sizes: SuiteSizes,
+    reps: int,
+    with_dbapi: bool,
+    log: Callable[[str], None],
+    make: Callable[[str, int, bool], dict[str, sidemod.Side]] = make_sides,
+    plan: Callable[[SuiteSizes, int], list[Workload]] = workloads,
+) -> dict:
+    """{workload: {"ops": n, "sides": {name: {"seconds": [...], "calls": per-op}}}}.
+
+    ``make(workdir, rep, with_dbapi)`` gives each repetition its sides (PyIceberg's and
+    ours by default) and ``plan(sizes, seed)`` the workloads (the suite's by default)."""
     results: dict[str, dict] = {}
     for rep in range(reps):
-        current = make_sides(workdir, rep, with_dbapi)
+        current = make(workdir, rep, with_dbapi)
         try:
-            for label, items, op in workloads(sizes, seed=rep):
+            for label, items, op in plan(sizes, rep):
                 measured = interleave(current, items, op, chunks=sizes.chunks, rep=rep)
                 entry = results.setdefault(label, {"ops": len(items), "sides": {}})
                 for name, m in measured.items():

@@ -38,8 +38,8 @@ def interleave(
 ) -> dict[str, dict[str, Any]]:
     """Run ``op(side, item)`` for every item on every side, alternating sides per chunk.
 
-    Returns per side: ``seconds`` (sum over its chunks) and ``calls`` (storage counter
-    deltas summed, for sides that count).
+    Returns per side: ``seconds`` (sum over its chunks; a ``self_timed`` side's own
+    measurements) and ``calls`` (storage counter deltas summed, for sides that count).
     """
     names = list(sides)
     out: dict[str, dict[str, Any]] = {n: {"seconds": 0.0, "calls": None} for n in names}
@@ -51,7 +51,8 @@ def interleave(
             start = time.perf_counter()
             for item in chunk:
                 op(side, item)
-            out[name]["seconds"] += time.perf_counter() - start
+            elapsed = time.perf_counter() - start
+            out[name]["seconds"] += side.take_seconds() if side.self_timed else elapsed
             if before is not None:
                 delta = side.counters() - before
                 out[name]["calls"] = _add(out[name]["calls"], delta)

@@ -28,7 +28,6 @@ from trinitylake_dbapi import errors
 from trinitylake_dbapi.translation import raise_translated, translate_errors
 from trinitylake_dbapi.sql.binding import bind
 from trinitylake_dbapi.sql.dialect import parse_marked
-from trinitylake_dbapi.sql.query import bulk_insert_template, multi_row_template
 from trinitylake_dbapi.sql.session import Result
 
 if TYPE_CHECKING:  # a cursor holds its connection; the connection module imports this one
@@ -129,6 +128,8 @@ class Cursor:
         statement, markers = _parse_checked(operation)
         assert self._connection is not None
         if markers and isinstance(parameters, Sequence) and not isinstance(parameters, (str, bytes)):
+            from trinitylake_dbapi.sql.query import multi_row_template  # the data path: not for DDL
+
             multi = multi_row_template(statement)
             if multi is not None and len(parameters) == multi[1] * len(statement.expression.expressions):
                 template, width = multi
@@ -151,6 +152,8 @@ class Cursor:
         self._reset()
         statement, markers = _parse_checked(operation)
         assert self._connection is not None
+        from trinitylake_dbapi.sql.query import bulk_insert_template  # the data path: not for DDL
+
         if markers and bulk_insert_template(statement) is not None:
             rows = list(seq_of_parameters)
             if rows:

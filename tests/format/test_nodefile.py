@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 
 from node_strategies import node_files
 from trinitylake_dbapi.errors import CorruptFileError
-from trinitylake_dbapi.format.nodefile import Message, NodeFile, decode_node_file, encode_node_file
+from trinitylake_dbapi.format.nodefile import (
+    Message,
+    NodeFile,
+    decode_node_file,
+    decode_system_rows,
+    encode_node_file,
+)
 
 PATH = "0000/1111/0000/11110000-node-x.arrow"
 
@@ -22,6 +28,17 @@ def test_round_trip(node: NodeFile) -> None:
     assert decoded.children == node.children and decoded.buffer == node.buffer
     assert dict(decoded.system) == {**node.system, "n_keys": str(len(node.keys))}
     assert decode_node_file(encode_node_file(node), PATH).order == node.order
+
+
+@given(node_files(), st.dictionaries(st.text(min_size=1, max_size=30), st.text(max_size=60), max_size=40))
+def test_system_rows_alone_are_those_of_the_whole_file(node: NodeFile, extra: dict) -> None:
+    """decode_system_rows reads the top rows a few at a time; however many system rows a
+    file has, it finds the same ones as the whole decode."""
+    system = {**extra, **node.system}
+    system.pop("n_keys", None)
+    node = NodeFile(node.order, system, node.keys, node.values, node.children, node.buffer)
+    data = encode_node_file(node)
+    assert decode_system_rows(data, PATH) == dict(decode_node_file(data, PATH).system)
 
 
 def _ipc(table: pa.Table) -> bytes:
@@ -104,6 +121,23 @@ def test_layout_violations_are_corrupt(columns: dict, reason: str) -> None:
     with pytest.raises(CorruptFileError, match=reason) as info:
         decode_node_file(_ipc(pa.table(columns)), PATH)
     assert PATH in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "columns, reason",
+    [
+        ({"key": ["a"], "value": ["b"]}, "missing column 'pnode'"),
+        ({"key": ["n_keys"], "value": ["0"], "pnode": [None]}, "no node key table"),
+        ({"key": ["n_keys", "x"], "value": ["0", None], "pnode": [None, None], "txn": [None, None]},
+         "system row with a null key or value"),
+    ],
+)
+def test_system_rows_of_a_broken_file_are_reported_as_the_whole_decode_does(columns: dict, reason: str) -> None:
+    with pytest.raises(CorruptFileError, match=reason) as info:
+        decode_system_rows(_ipc(pa.table(columns)), PATH)
+    assert PATH in str(info.value)
+    with pytest.raises(CorruptFileError):
+        decode_system_rows(b"PAR1 definitely not arrow", PATH)
 
 
 def test_wrong_order_is_corrupt() -> None:

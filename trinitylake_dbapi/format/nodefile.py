@@ -194,6 +194,44 @@ def decode_node_file(data: bytes, path: str, order: int | None = None) -> NodeFi
     return node
 
 
+def decode_system_rows(data: bytes, path: str) -> dict[str, str]:
+    """The system rows (L1) of a node file, without converting its key table or write
+    buffer: what a reader needs of a root it only asks about (its time, its predecessor),
+    such as each root a search for a timestamp's version looks at. Only the top rows are
+    validated and converted, a few more at a time until the first row whose key and
+    value are both null. A file this cannot read so simply (another schema, several
+    record batches, no such row in the first batch) is decoded whole, which reports
+    whatever is wrong with it exactly as :func:`decode_node_file` does."""
+    try:
+        reader = ipc.open_file(pa.py_buffer(data))
+        simple = reader.num_record_batches == 1 and reader.schema.equals(SCHEMA)
+        batch = reader.get_batch(0) if simple else None
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise CorruptFileError(path, f"not an Arrow IPC file ({exc})") from None
+    take = 8
+    while batch is not None:
+        head = batch.slice(0, take)
+        try:
+            head.validate(full=True)  # as _read_columns does, for the rows read here
+        except (pa.ArrowException, ValueError) as exc:
+            raise CorruptFileError(path, f"invalid Arrow data ({exc})") from None
+        keys, values = head.column(0).to_pylist(), head.column(1).to_pylist()
+        pnodes, txns = head.column(2).to_pylist(), head.column(3).to_pylist()
+        system: dict[str, str] = {}
+        for key, value, pnode, txn in zip(keys, values, pnodes, txns):
+            if key is None and value is None:
+                return system
+            if key is None or value is None or pnode is not None or txn is not None or key in system:
+                break  # not a well-formed system row: the whole decode says why
+            system[key] = value
+        else:
+            if take < batch.num_rows:
+                take *= 4
+                continue
+        break
+    return decode_node_file(data, path).system
+
+
 def _decode_bulk(
     keys: list, values: list, pnodes: list, txns: list | None, order: int | None
 ) -> NodeFile | None:

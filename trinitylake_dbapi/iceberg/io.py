@@ -10,7 +10,8 @@ Rules:
      an object store a completed PUT is durable, so there is nothing to do.
   F2 The Iceberg files and the lakehouse's own files are reached with the same settings:
      the object-store options the lakehouse storage was opened with are translated once,
-     by the table below, into PyIceberg's FileIO properties and back.
+     by :mod:`.locations` (which names this FileIO as ``DURABLE_FILE_IO``), into
+     PyIceberg's FileIO properties and back.
 """
 
 from __future__ import annotations
@@ -18,66 +19,23 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Mapping
-from urllib.parse import urlparse
+from typing import Any
 
-from pyiceberg.io import PY_IO_IMPL
 from pyiceberg.io.pyarrow import PyArrowFile, PyArrowFileIO
 from pyiceberg.typedef import EMPTY_DICT, Properties
 
+from .locations import DURABLE_FILE_IO, file_io_properties, local_path, storage_options_from_properties
+
 __all__ = [
+    "DURABLE_FILE_IO",
     "DurableFileIO",
     "file_io_properties",
     "storage_options_from_properties",
     "local_path",
 ]
 
-#: PyIceberg FileIO property <-> path into s3fs's (fsspec) options (rule F2).
-_S3_OPTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("s3.endpoint", ("client_kwargs", "endpoint_url")),
-    ("s3.region", ("client_kwargs", "region_name")),
-    ("s3.access-key-id", ("key",)),
-    ("s3.secret-access-key", ("secret",)),
-    ("s3.session-token", ("token",)),
-)
-
-
 #: Schemes PyArrow's own file systems serve (PyIceberg's choice for them is kept).
 _PYARROW_SCHEMES = frozenset({"", "file", "s3", "s3a", "s3n", "oss", "hdfs", "viewfs", "gs", "gcs", "abfs", "abfss"})
-
-
-def file_io_properties(storage_options: Mapping[str, Any] | None) -> dict[str, str]:
-    """PyIceberg properties reaching the storage that ``storage_options`` (s3fs's
-    options, as given to :func:`trinitylake_dbapi.connect`) reach, with this FileIO."""
-    properties = {PY_IO_IMPL: f"{DurableFileIO.__module__}.{DurableFileIO.__qualname__}"}
-    for prop, path in _S3_OPTIONS:
-        value: Any = storage_options or {}
-        for part in path:
-            value = value.get(part) if isinstance(value, Mapping) else None
-        if value is not None:
-            properties[prop] = str(value)
-    return properties
-
-
-def storage_options_from_properties(properties: Mapping[str, str]) -> dict[str, Any]:
-    """The s3fs options of PyIceberg's FileIO ``properties`` (the inverse of
-    :func:`file_io_properties`); empty when none are given."""
-    options: dict[str, Any] = {}
-    for prop, path in _S3_OPTIONS:
-        if prop in properties:
-            target = options
-            for part in path[:-1]:
-                target = target.setdefault(part, {})
-            target[path[-1]] = properties[prop]
-    return options
-
-
-def local_path(location: str) -> str | None:
-    """The file system path of a local location (``/x`` or ``file:///x``), else None."""
-    parsed = urlparse(location)
-    if parsed.scheme in ("", "file"):
-        return parsed.path if parsed.scheme else location
-    return None
 
 
 def _fsync(path: str) -> None:

@@ -28,7 +28,6 @@ from trinitylake_dbapi.errors import (
     ReadOnlyError,
 )
 from trinitylake_dbapi.format.types import ColumnSpec, type_to_sql
-from trinitylake_dbapi.maintenance import expire_versions
 from trinitylake_dbapi.sql import statements as st
 from trinitylake_dbapi.sql.binding import constant
 from trinitylake_dbapi.sql.columns import column_specs, create_table_sql
@@ -513,6 +512,8 @@ def _expire_versions(s: st.ExpireVersions, session: Session) -> Result:
         raise ProgrammingError(f"RETAIN LAST must be at least 1, not {retain}")
     older = s.args.get("older_than")
     older_millis = None if older is None else to_millis(constant(older, "OLDER THAN"), "OLDER THAN")
+    from trinitylake_dbapi.maintenance import expire_versions  # also reclaims Iceberg files
+
     session.before_lakehouse_operation(s.title)
     result = expire_versions(
         session.lakehouse, retain_last=retain, older_than_millis=older_millis, dry_run=bool(s.args.get("dry_run"))

@@ -322,7 +322,7 @@ class _Scan:
 def _duck_path(location: str) -> str:
     """A file location as DuckDB opens it: a local path, or a URI of the registered
     filesystem."""
-    from trinitylake_dbapi.iceberg.io import local_path
+    from trinitylake_dbapi.iceberg.locations import local_path
 
     return local_path(location) or location
 
@@ -352,7 +352,7 @@ def _plan(
         from pyiceberg.table import DataScan
 
         scan = DataScan(
-            table_metadata=metadata, io=states.file_io(), snapshot_id=snapshot.snapshot_id,
+            table_metadata=metadata, io=states.reader_io(catalog), snapshot_id=snapshot.snapshot_id,
             row_filter=_row_filter(conditions, info.columns),
         )  # fmt: skip
         data: list[str] = []
