@@ -1,9 +1,11 @@
 """``python -m bench [--quick | --full]``: run the benchmarks, print Markdown, write JSON.
 
 Modes:
-  --quick   tiny sizes, one repetition: keeps the harness working (seconds).
+  --quick   tiny sizes, one repetition: keeps the harness working (seconds; the Spark
+            section adds a session start, 10 s to a minute on a busy host).
   default   the issue 8 workloads at 2,000 tables, cold start, concurrency, scale to 10,000,
-            history at 50,000 versions (built once, then reused from --history-cache).
+            history at 50,000 versions (built once, then reused from --history-cache),
+            table data through Spark (1,000,000 rows; only with pyspark).
   --full    also "create table, last 1,000 of 20,000" and the 100,000 / 1,000,000 scale points.
 
 The "ducklake" section runs DuckLake (duckdb 1.5.5) in a venv of its own, built on first
@@ -49,6 +51,7 @@ MODES = {
                                "list_repeats": 2, "exists": 6, "drops": 3, "chunks": 2},
                      "data": {"rows": 20_000, "insert_rows": 1_000, "reps": 2}, "fsync_commits": 1},
         "history": {"versions": 300, "trials": 5},
+        "spark": {"rows": 2_000, "reps": 1},
     },
     "default": {
         "reps": 3,
@@ -63,6 +66,7 @@ MODES = {
         "ducklake": {"suite": DUCKLAKE_SUITE, "data": {"rows": 1_000_000, "insert_rows": 10_000, "reps": 15},
                      "fsync_commits": 20},
         "history": {"versions": 50_000, "trials": 25},
+        "spark": {"rows": 1_000_000, "reps": 5},
     },
     "full": {
         "reps": 3,
@@ -77,11 +81,12 @@ MODES = {
         "ducklake": {"suite": DUCKLAKE_SUITE, "data": {"rows": 1_000_000, "insert_rows": 10_000, "reps": 31},
                      "fsync_commits": 20},
         "history": {"versions": 50_000, "trials": 51},
+        "spark": {"rows": 1_000_000, "reps": 9},
     },
 }
 
 SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "ducklake",
-            "scale")
+            "spark", "scale")
 
 
 def host_summary() -> str:
@@ -207,6 +212,12 @@ def main(argv: list[str] | None = None) -> int:
                                                args.ducklake_venv, mode != "quick", log)  # fmt: skip
             else:
                 results["ducklake"] = {"skipped": "the DB-API side does not run (DuckLake is compared through SQL)"}
+        if "spark" in sections:
+            from .spark import spark
+
+            c = config["spark"]
+            log(f"spark: {c}")
+            results["spark"] = spark(workdir, c["rows"], args.reps or c["reps"], log)
         if "scale" in sections:
             from .scale import scale
 

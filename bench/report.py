@@ -170,6 +170,45 @@ def queries(summary: dict) -> str:
     return "\n".join(lines)
 
 
+SPARK_PEERS = {
+    "pyarrow": "pyarrow `write_table` / `read_table`, no Spark",
+    "spark-parquet": "Spark `df.write.parquet` / `read.parquet`",
+    "python-datasource": "Python data source, pyarrow Parquet only",
+}
+
+
+def spark(summary: dict) -> str:
+    """Write and read through Spark: ours, each peer, and ours / peer per repetition."""
+    if "skipped" in summary:
+        return f"Skipped: {summary['skipped']}."
+    rows = f"{summary['rows']:,} rows"
+    header = ["operation", "TrinityLake (Spark data source)", "peer", "peer time", "TrinityLake / peer"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    seconds = summary["median_seconds"]
+    for op, title in (("write", f"write {rows}, one commit"), ("read", f"read {rows}, aggregate over every column")):
+        for peer, label in SPARK_PEERS.items():
+            lines.append(f"| {title} | {seconds['trinitylake'][op]:.2f} s | {label} | "
+                         f"{seconds[peer][op]:.2f} s | {summary['ratio'][peer][op]:.2f}x |")
+    files = summary["data_files"]
+    cold = summary["cold_seconds"]
+    start = summary["session_start_s"]
+    warm = summary["warm_up_seconds"].get("trinitylake")
+    notes = [
+        "",
+        (f"Session start {start:.1f} s; " if start is not None else "")
+        + f"first write of the session {cold['write']:.1f} s and first read {cold['read']:.1f} s "
+        "(Python workers start and import), then "
+        + (f"one warm-up write and read per side (ours: {warm['write']:.1f} s / {warm['read']:.1f} s). "
+           if warm else "no warm-up round. ")
+        + f"{summary['partitions']} partitions; JVM options `{summary['jvm_options']}`; codec {summary['codec']}.",
+        "",
+        "Data files of one write: " + ", ".join(
+            f"{side} {f['files']} file{'s' if f['files'] != 1 else ''}, {f['bytes'] / 2**20:.1f} MiB"
+            for side, f in files.items()) + ".",
+    ]  # fmt: skip
+    return "\n".join(lines + notes)
+
+
 def _mark(value: float, target: float | None, at_least: bool = True) -> str:
     if target is None:
         return ""
@@ -286,6 +325,11 @@ def render(results: dict) -> str:
         versions = ", ".join(f"{k} {v}" for k, v in results["ducklake"].get("versions", {}).items())
         parts += [f"## DuckLake, side by side through SQL ({versions or 'not run'})", "",
                   ducklake(results["ducklake"]), ""]
+    if results.get("spark"):
+        reps = results["spark"].get("reps")
+        parts += [f"## Table data through Spark ({reps} interleaved repetitions, "
+                  "ratio = TrinityLake time / peer time, per repetition, median)", "",
+                  spark(results["spark"]), ""]
     if results.get("scale"):
         parts += ["## Scale (TrinityLake, bulk load)", "", scale(results["scale"]), ""]
     return "\n".join(parts)
