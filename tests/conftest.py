@@ -93,14 +93,15 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return Scheduling(config, log)
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")
 def memory_filesystem_left_as_found() -> Iterator[None]:
-    """Remove the memory:// files a test leaves behind.
+    """Remove the memory:// files a test module leaves behind.
 
     fsspec's memory filesystem is one dict per process, and listing or probing a
     directory in it scans every key: files left by earlier tests made a later tree test
-    70 times slower (6 s alone, 450 s after 300,000 leftover files). Files that existed
-    before the test (module- and session-scoped fixtures build theirs first) stay."""
+    70 times slower (6 s alone, 450 s after 300,000 leftover files). Per module, not per
+    test: a module's tests may share files (SQLAlchemy's suite creates a class's tables
+    while its first test runs). Files that existed before the module stay."""
     memory = sys.modules.get("fsspec.implementations.memory")
     before = set(memory.MemoryFileSystem.store) if memory else set()
     dirs_before = set(memory.MemoryFileSystem.pseudo_dirs) if memory else set()
