@@ -93,6 +93,11 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return Scheduling(config, log)
 
 
+#: memory:// directories shared by the whole session, which the clean-up below keeps:
+#: SQLAlchemy's suite runs on one lakehouse (setup.cfg) whose schemas it creates once.
+SHARED_MEMORY_ROOTS = ("/sqlalchemy-suite/",)
+
+
 @pytest.fixture(autouse=True, scope="module")
 def memory_filesystem_left_as_found() -> Iterator[None]:
     """Remove the memory:// files a test module leaves behind.
@@ -101,7 +106,8 @@ def memory_filesystem_left_as_found() -> Iterator[None]:
     directory in it scans every key: files left by earlier tests made a later tree test
     70 times slower (6 s alone, 450 s after 300,000 leftover files). Per module, not per
     test: a module's tests may share files (SQLAlchemy's suite creates a class's tables
-    while its first test runs). Files that existed before the module stay."""
+    while its first test runs). Files that existed before the module stay, and so do
+    those under SHARED_MEMORY_ROOTS."""
     memory = sys.modules.get("fsspec.implementations.memory")
     before = set(memory.MemoryFileSystem.store) if memory else set()
     dirs_before = set(memory.MemoryFileSystem.pseudo_dirs) if memory else set()
@@ -110,9 +116,9 @@ def memory_filesystem_left_as_found() -> Iterator[None]:
     if memory is None:
         return
     store, dirs = memory.MemoryFileSystem.store, memory.MemoryFileSystem.pseudo_dirs
-    for key in [k for k in store if k not in before]:
+    for key in [k for k in store if k not in before and not k.startswith(SHARED_MEMORY_ROOTS)]:
         store.pop(key, None)
-    dirs[:] = [d for d in dirs if d in dirs_before or d == ""]
+    dirs[:] = [d for d in dirs if d in dirs_before or d == "" or (d + "/").startswith(SHARED_MEMORY_ROOTS)]
 
 
 @pytest.fixture(scope="session")
