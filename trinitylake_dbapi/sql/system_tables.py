@@ -422,10 +422,9 @@ def run_query(
                 alias=alias,
             )
         )
-    if only is not None and len(tables) == 1:
-        (by_name,) = tables.values()
-        (table,) = by_name.values()
-        answer = _plain_lookup(query, only, table)
+    built = [table for by_name in tables.values() for table in by_name.values()]
+    if only is not None and len(built) == 1:
+        answer = _plain_lookup(query, only, built[0])
         if answer is not None:
             control.check()
             return answer
