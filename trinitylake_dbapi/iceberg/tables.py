@@ -309,9 +309,13 @@ class _StoredInput(InputFile):
         super().__init__(location)
         self._relative = relative
         self._txn = txn
+        self._bytes: bytes | None = None
 
     def _data(self) -> bytes:
-        return self._txn.read_file(self._relative)
+        """The file's bytes, read once per input (``len`` and ``open`` both need them)."""
+        if self._bytes is None:
+            self._bytes = self._txn.read_file(self._relative)
+        return self._bytes
 
     def __len__(self) -> int:
         return len(self._data())
