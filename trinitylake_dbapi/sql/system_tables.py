@@ -367,7 +367,7 @@ def run_query(
     """
     control = control if control is not None else StatementControl()
     query = query.copy()
-    only: SystemTable | None = None
+    built: list[tuple[SystemTable, Table]] = []
     scope = _scope(query, control)
     ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
     tables: dict[str, dict[str, Table]] = {}
@@ -384,7 +384,7 @@ def run_query(
                 f"table {node.sql(dialect=TrinityLake)!r}: names have at most two parts"
             )
         key = (db, node.name.lower())
-        spec = only = SYSTEM_TABLES.get(key)
+        spec = SYSTEM_TABLES.get(key)
         if spec is None:
             if db in SYSTEM_SCHEMAS:
                 names = ", ".join(f"{d}.{n}" for d, n in SYSTEM_TABLES)
@@ -408,9 +408,8 @@ def run_query(
         table_name = key[1]
         if table_name not in tables.get(alias_db, {}):
             rows = spec.build(catalog, lakehouse, scope)
-            tables.setdefault(alias_db, {})[table_name] = Table(
-                [c for c, _ in spec.columns], rows
-            )
+            table = tables.setdefault(alias_db, {})[table_name] = Table([c for c, _ in spec.columns], rows)
+            built.append((spec, table))
             schema.setdefault(alias_db, {})[table_name] = {
                 c: _SQLGLOT_TYPES[k] for c, k in spec.columns
             }
@@ -422,9 +421,8 @@ def run_query(
                 alias=alias,
             )
         )
-    built = [table for by_name in tables.values() for table in by_name.values()]
-    if only is not None and len(built) == 1:
-        answer = _plain_lookup(query, only, built[0])
+    if len(built) == 1:
+        answer = _plain_lookup(query, *built[0])
         if answer is not None:
             control.check()
             return answer
