@@ -21,6 +21,8 @@ import bench.__main__  # noqa: E402, F401  (fail at collection when the harness 
 
 #: The DuckLake peer's venv of this checkout: used when a full run has built it.
 DUCKLAKE_VENV = os.path.join(ROOT, ".bench-venv-ducklake")
+#: The sqlglotc install of the "parsing" section: likewise.
+SQLGLOTC_OVERLAY = os.path.join(ROOT, ".bench-sqlglotc")
 
 
 def test_quick_run_prints_tables_and_writes_json(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -30,15 +32,15 @@ def test_quick_run_prints_tables_and_writes_json(tmp_path) -> None:  # type: ign
     out = tmp_path / "out"
     run = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--quiet", "--workdir", str(tmp_path / "work"),
-         "--out", str(out), "--only", "suite,cold_start,concurrency,data,queries,history,ducklake,scale",
-         "--ducklake-venv", DUCKLAKE_VENV],
+         "--out", str(out), "--only", "suite,cold_start,concurrency,data,queries,history,ducklake,parsing,scale",
+         "--ducklake-venv", DUCKLAKE_VENV, "--sqlglotc-overlay", SQLGLOTC_OVERLAY],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
     printed = run.stdout
     for heading in ("## Side by side", "## Storage calls", "## Cold start", "## Concurrent writers",
                     "## Tables with data", "## SQL over table data", "## History at 300 versions", "## DuckLake",
-                    "## Scale"):
+                    "## Parsing", "## Scale"):
         assert heading in printed
     results = json.loads((out / "latest-quick.json").read_text())
     suite = results["suite"]
@@ -66,4 +68,11 @@ def test_quick_run_prints_tables_and_writes_json(tmp_path) -> None:  # type: ign
     else:
         assert all(s["sides"]["ducklake"]["median_seconds"] > 0 for s in ducklake["catalog"].values())
         assert all(s["speedup"] > 0 for s in ducklake["data"]["operations"].values())
+    parsing = results["parsing"]
+    assert all(e["sqlglot"] > 0 for kind in ("dbapi", "parse") for e in parsing["work"][kind].values())
+    if "skipped" in parsing:  # a smoke run never installs sqlglotc
+        assert "sqlglotc is not installed" in parsing["skipped"] and "sqlglotc not measured" in printed
+    else:
+        assert parsing["targets"][0]["name"].startswith("sqlglotc is a clean win")
+        assert all(e["ratio"] > 0 for e in parsing["work"]["tokenize"].values())
     assert not any((tmp_path / "work").iterdir()), "the run's lakehouses were not removed"
