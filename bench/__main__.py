@@ -3,10 +3,13 @@
 Modes:
   --quick   tiny sizes, one repetition: keeps the harness working (seconds; the Spark
             section adds a session start, 10 s to a minute on a busy host).
-  default   the issue 8 workloads at 2,000 tables, cold start, concurrency, scale to 10,000,
+  default   the catalog workloads at 2,000 tables, cold start, concurrency, scale to 10,000,
             history at 50,000 versions (built once, then reused from --history-cache),
             table data through Spark (1,000,000 rows; only with pyspark).
   --full    also "create table, last 1,000 of 20,000" and the 100,000 / 1,000,000 scale points.
+
+The Markdown ends with a "Targets" table: every issue 21 target the run measured, from
+the "targets" rows each section puts in its results (bench/targets.py), met or MISSED.
 
 The "ducklake" section runs DuckLake (duckdb 1.5.5) in a venv of its own, built on first
 use (``--ducklake-venv``); a --quick run uses it only if it is already built. The
@@ -29,7 +32,7 @@ import sys
 import time
 import uuid
 
-from . import report
+from . import report, targets
 from .suite import SuiteSizes
 
 #: DuckLake's catalog workloads (bench/ducklake.py): at 1,000 tables in one namespace
@@ -44,7 +47,7 @@ MODES = {
                             exists=20, drops=5, list_repeats=2, chunks=2),
         "last_of_many": None,
         "cold_reps": 1,
-        "concurrency": {"writers": [1, 2], "commits": 5, "reps": 1},
+        "concurrency": {"writers": [1, 4], "commits": 5, "reps": 1},
         "scale": {"points": [300], "batch": 100, "per_namespace": 200, "describes": 50,
                   "cold_describes": 3, "commits": 5},
         "data": {"rows": 1_000, "reps": 2},
@@ -175,14 +178,16 @@ def main(argv: list[str] | None = None) -> int:
 
             log(f"suite: {config['suite']}")
             results["suite"] = run_suite(workdir, config["suite"], reps, with_dbapi, log)
+            results["suite"]["targets"] = targets.suite(results["suite"])
         if "last_of_many" in sections and config["last_of_many"]:
             from .suite import last_of_many
 
             c = config["last_of_many"]
             label = f"create table, last {c['last']:,} of {c['total']:,} tables"
             log(label)
-            results["last_of_many"] = {label: last_of_many(workdir, c["total"], c["last"],
-                                                           c["per_namespace"], reps, 10, log)}
+            results["last_of_many"] = {label: last_of_many(workdir, c["total"], c["last"], c["per_namespace"],
+                                                           reps, 10, log, with_dbapi=with_dbapi)}  # fmt: skip
+            results["last_of_many"]["targets"] = targets.suite(results["last_of_many"])
         if "cold_start" in sections:
             results["cold_start"] = _cold_start(workdir, config, with_dbapi, log)
         if "concurrency" in sections:

@@ -46,6 +46,7 @@ import sys
 import time
 from typing import Any, Callable
 
+from . import targets
 from .queries import AGGREGATE
 from .sides import CREATE_TABLE_COLUMNS_SQL
 
@@ -307,11 +308,11 @@ def summarize(rounds: dict[str, list[dict]], builds: dict[str, dict], cold: dict
     ratios = {kind: [e["ratio"] for e in work[kind].values() if "ratio" in e] for kind in KINDS}
     out["ratio_range"] = {kind: [min(r), max(r)] for kind, r in ratios.items() if r}
     dbapi_error = errors["sqlglotc"].get("dbapi")
-    if dbapi_error:
-        measured = f"fails: {dbapi_error}"
+    if dbapi_error:  # the whole message is in "errors"
+        measured = f"DB-API fails ({dbapi_error.split(':')[0]})"
     else:
         measured = f"{min(ratios['dbapi']):.2f}x-{max(ratios['dbapi']):.2f}x" if ratios["dbapi"] else "no ratio"
     met = dbapi_error is None and bool(ratios["dbapi"]) and min(ratios["dbapi"]) > 1.0
-    out["targets"] = [{"name": "sqlglotc is a clean win: the DB-API runs on it, every statement faster",
-                       "target": "runs; DB-API ratio > 1x on every statement", "measured": measured, "met": met}]  # fmt: skip
+    out["targets"] = [targets.row("sqlglotc is a clean win: the DB-API runs on it, every statement faster",
+                                  "runs; DB-API ratio > 1x on every statement", measured, met)]  # fmt: skip
     return out
