@@ -12,7 +12,9 @@ The Markdown ends with a "Targets" table: every issue 21 target the run measured
 the "targets" rows each section puts in its results (bench/targets.py), met or MISSED.
 
 The "ducklake" section runs DuckLake (duckdb 1.5.5) in a venv of its own, built on first
-use (``--ducklake-venv``); a --quick run uses it only if it is already built.
+use (``--ducklake-venv``); a --quick run uses it only if it is already built. The
+"parsing" section (sqlglot vs its compiled build sqlglotc) installs sqlglotc of the venv's
+sqlglot version into a directory of its own (``--sqlglotc-overlay``) the same way.
 
 Each run works in a fresh directory under --workdir and removes it at the end (after
 every measurement: deleting many files slows file creation on this disk for minutes).
@@ -55,6 +57,7 @@ MODES = {
                      "data": {"rows": 20_000, "insert_rows": 1_000, "reps": 2}, "fsync_commits": 1},
         "history": {"versions": 300, "trials": 5},
         "spark": {"rows": 2_000, "reps": 1},
+        "parsing": {"iterations": 2, "data_rows": 1_000, "reps": 2},
     },
     "default": {
         "reps": 3,
@@ -70,6 +73,7 @@ MODES = {
                      "fsync_commits": 20},
         "history": {"versions": 50_000, "trials": 25},
         "spark": {"rows": 1_000_000, "reps": 5},
+        "parsing": {"iterations": 20, "data_rows": 10_000, "reps": 15},
     },
     "full": {
         "reps": 3,
@@ -85,11 +89,12 @@ MODES = {
                      "fsync_commits": 20},
         "history": {"versions": 50_000, "trials": 51},
         "spark": {"rows": 1_000_000, "reps": 9},
+        "parsing": {"iterations": 20, "data_rows": 10_000, "reps": 31},
     },
 }
 
 SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "ducklake",
-            "spark", "scale")
+            "spark", "parsing", "scale")
 
 
 def host_summary() -> str:
@@ -131,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-dbapi", action="store_true", help="skip the DB-API side")
     parser.add_argument("--ducklake-venv", default=".bench-venv-ducklake",
                         help="the venv of the DuckLake peer (built on first use, not by --quick)")
+    parser.add_argument("--sqlglotc-overlay", default=".bench-sqlglotc",
+                        help="where the 'parsing' section installs sqlglotc (pip --target; built on first use, "
+                             "not by --quick)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = parser.parse_args(argv)
 
@@ -223,6 +231,16 @@ def main(argv: list[str] | None = None) -> int:
             c = config["spark"]
             log(f"spark: {c}")
             results["spark"] = spark(workdir, c["rows"], args.reps or c["reps"], log)
+        if "parsing" in sections:
+            if with_dbapi:
+                from .parsing import parsing
+
+                c = dict(config["parsing"])
+                log(f"parsing: {c}")
+                results["parsing"] = parsing(workdir, c, args.reps or c["reps"], config["cold_reps"],
+                                             args.sqlglotc_overlay, mode != "quick", log)
+            else:
+                results["parsing"] = {"skipped": "the DB-API side does not run (the statements go through it)"}
         if "scale" in sections:
             from .scale import scale
 

@@ -227,6 +227,63 @@ def ducklake(summary: dict) -> str:
     return "\n".join(parts)
 
 
+def _us(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1e6:,.0f} us" if seconds < 0.01 else f"{seconds * 1000:,.1f} ms"
+
+
+def parsing(summary: dict) -> str:
+    """sqlglot vs sqlglotc: each kind of work per statement, cold start, the verdict."""
+    if "skipped" in summary and "work" not in summary:
+        return f"Not measured: {summary['skipped']}."
+    sides = list(summary["sqlglot"])
+    builds = ", ".join(f"{s}: sqlglot {b['version']}{' compiled' if b['compiled'] else ''}"
+                       for s, b in summary["sqlglot"].items())  # fmt: skip
+    parts = [f"{builds}; {summary['iterations']} statements of each kind per round, {summary['reps']} interleaved "
+             "rounds, medians per statement; ratio = sqlglot time / sqlglotc time, per round, median.", ""]  # fmt: skip
+    from .parsing import KINDS, STATEMENTS
+
+    header = ["work", "statement", *sides, *(["ratio"] if len(sides) == 2 else [])]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for kind, label in KINDS.items():
+        for name in STATEMENTS:
+            entry = summary["work"][kind][name]
+            cells = [label, name]
+            for side in sides:
+                error = summary["errors"][side].get(kind)
+                cells.append(_us(entry[side]) if entry[side] is not None else "fails" if error else "-")
+            if len(sides) == 2:
+                cells.append(f"{entry['ratio']:.2f}x" if "ratio" in entry else "-")
+            lines.append("| " + " | ".join(cells) + " |")
+    parts += ["\n".join(lines), ""]
+    for side, errors in summary["errors"].items():
+        for kind, error in errors.items():
+            parts.append(f"- {side}, {KINDS[kind]}: {error}")
+    cold = summary["cold_start"]
+    lines = ["| new process | " + " | ".join(sides) + (" | ratio | import ratio |" if len(sides) == 2 else " |"),
+             "|" + "---|" * (len(sides) + 1 + 2 * (len(sides) == 2))]  # fmt: skip
+    for kind, entry in cold.items():
+        cells = [kind]
+        for side in sides:
+            e = entry[side]
+            text = f"{e['wall_s']:.3f} s (import {e['import_s']:.3f} s)"
+            cells.append(text + (" fails" if e["error"] else ""))
+        if len(sides) == 2:
+            cells.append(f"{entry['ratio']:.2f}x" if "ratio" in entry else "-")
+            cells.append(f"{entry['import_ratio']:.2f}x")
+        lines.append("| " + " | ".join(cells) + " |")
+    parts += ["", "Cold start (wall time from spawn to exit, median):", "", "\n".join(lines), ""]
+    if summary.get("bound_if_it_ran"):
+        parts.append("At best, if the TrinityLake parser could run compiled and gained what sqlglot's Spark "
+                     "parser gains on the same text (unseen texts; a repeated text is not parsed again): DB-API "
+                     + ", ".join(f"{n} {r:.2f}x" for n, r in summary["bound_if_it_ran"].items()) + ".")  # fmt: skip
+        parts.append("")
+    if "skipped" in summary:
+        parts += [f"sqlglotc not measured: {summary['skipped']}.", ""]
+    for t in summary.get("targets", []):
+        parts += [f"{t['name']} ({t['target']}): {t['measured']}: {'met' if t['met'] else 'NOT MET'}.", ""]
+    return "\n".join(parts).rstrip("\n")
+
+
 def history(h: dict) -> str:
     """Issue 21: history at many versions, each figure with its target."""
     by_key = {t.get("key"): t for t in h.get("targets", [])}
@@ -337,6 +394,8 @@ def render(results: dict) -> str:
         parts += [f"## Table data through Spark ({reps} interleaved repetitions, "
                   "ratio = TrinityLake time / peer time, per repetition, median)", "",
                   spark(results["spark"]), ""]
+    if results.get("parsing"):
+        parts += ["## Parsing: sqlglot vs sqlglotc (its mypyc-compiled build)", "", parsing(results["parsing"]), ""]
     if results.get("scale"):
         parts += ["## Scale (TrinityLake, bulk load)", "", scale(results["scale"]), ""]
     parts += ["## Targets (issue 21)", "", targets(results), ""]

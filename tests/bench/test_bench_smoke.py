@@ -23,6 +23,8 @@ from bench import report  # noqa: E402
 
 #: The DuckLake peer's venv of this checkout: used when a full run has built it.
 DUCKLAKE_VENV = os.path.join(ROOT, ".bench-venv-ducklake")
+#: The sqlglotc install of the "parsing" section: likewise.
+SQLGLOTC_OVERLAY = os.path.join(ROOT, ".bench-sqlglotc")
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +38,8 @@ def quick_run(tmp_path_factory):  # type: ignore[no-untyped-def]
     out = tmp_path / "out"
     run = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--quiet", "--workdir", str(tmp_path / "work"),
-         "--out", str(out), "--only", "suite,cold_start,concurrency,data,queries,history,ducklake,scale",
-         "--ducklake-venv", DUCKLAKE_VENV],
+         "--out", str(out), "--only", "suite,cold_start,concurrency,data,queries,history,ducklake,parsing,scale",
+         "--ducklake-venv", DUCKLAKE_VENV, "--sqlglotc-overlay", SQLGLOTC_OVERLAY],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
@@ -49,7 +51,7 @@ def test_quick_run_prints_tables_and_writes_json(quick_run) -> None:  # type: ig
     printed = run.stdout
     for heading in ("## Side by side", "## Storage calls", "## Cold start", "## Concurrent writers",
                     "## Tables with data", "## SQL over table data", "## History at 300 versions", "## DuckLake",
-                    "## Scale"):
+                    "## Parsing", "## Scale"):
         assert heading in printed
     suite = results["suite"]
     create = next(v for k, v in suite.items() if k.startswith("create table"))
@@ -77,6 +79,13 @@ def test_quick_run_prints_tables_and_writes_json(quick_run) -> None:  # type: ig
     else:
         assert all(s["sides"]["ducklake"]["median_seconds"] > 0 for s in ducklake["catalog"].values())
         assert all(s["speedup"] > 0 for s in ducklake["data"]["operations"].values())
+    parsing = results["parsing"]
+    assert all(e["sqlglot"] > 0 for kind in ("dbapi", "parse") for e in parsing["work"][kind].values())
+    if "skipped" in parsing:  # a smoke run never installs sqlglotc
+        assert "sqlglotc is not installed" in parsing["skipped"] and "sqlglotc not measured" in printed
+    else:
+        assert parsing["targets"][0]["name"].startswith("sqlglotc is a clean win")
+        assert all(e["ratio"] > 0 for e in parsing["work"]["tokenize"].values())
     assert not any(work.iterdir()), "the run's lakehouses were not removed"
 
 

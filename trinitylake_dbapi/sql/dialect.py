@@ -218,14 +218,17 @@ def _parse(sql: str, simple: bool = True) -> tuple[list[exp.Expr], bool]:
         raise SQLSyntaxError(
             f"SQL must be a str, not {type(sql).__name__}", line=0, column=0, text=""
         )
-    if simple:
-        node = parse_simple(sql, RESERVED_WORDS)
-        if node is not None:
-            return [node], False
-    tokens = tokenize(sql)
+    # The parser first: with sqlglot's compiled build installed it cannot be made, and
+    # that is the error to give for every text, even one that does not tokenize (or that
+    # the fast path would take).
     parser = getattr(_SPARE, "parser", None) or _new_parser()
     _SPARE.parser = None
+    tokens: list[Token] = []
     try:
+        node = parse_simple(sql, RESERVED_WORDS) if simple else None
+        if node is not None:
+            return [node], False
+        tokens = tokenize(sql)
         statements, markers = parser.parse_with_markers(tokens, sql)
     except RecursionError:
         raise _too_deep(sql, tokens) from None
