@@ -2,7 +2,8 @@
 
 The benchmark projects object-storage latency from ``Storage.counters``; that is only
 honest if every counted call is exactly one HTTP request. These tests count the
-requests s3fs sends and compare them with the counters, and pin the steady-state
+requests the moto server answers (tests/s3_server.py's wire log) and compare them with
+the counters, and pin the steady-state
 budget of the common operations in steady state (each operation within
 FRESH_LATEST_S of the last, lakehouse D1): a warm read is 1 request (the existence
 check of the next root), a single-table create is that check plus one PUT per new file,
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from catalog_helpers import columns
+from s3_server import S3Server
 from trinitylake_dbapi import lakehouse
 from trinitylake_dbapi.catalog import LakehouseCatalog
 from trinitylake_dbapi.storage import StorageCounters
@@ -31,21 +33,18 @@ def _calls(delta: StorageCounters) -> int:
 
 
 class _Wire:
-    """The HTTP requests one catalog's s3fs client sends, as (method, key)."""
+    """The HTTP requests the server answers while one catalog operation runs, as
+    (method, key below the lakehouse root), next to the catalog's storage counters."""
 
-    def __init__(self, catalog: LakehouseCatalog) -> None:
+    def __init__(self, catalog: LakehouseCatalog, server: S3Server) -> None:
         self.catalog = catalog
-        self.sent: list[tuple[str, str]] = []
-        catalog.storage.fs.s3.meta.events.register("before-send.s3", self._record)
-
-    def _record(self, request: Any, **_: Any) -> None:
-        self.sent.append((request.method, request.url.rsplit("/lake/", 1)[-1]))
+        self.server = server
 
     def measure(self, operation: Any) -> tuple[list[tuple[str, str]], StorageCounters]:
-        self.sent.clear()
         before = self.catalog.storage.counters.snapshot()
-        operation()
-        return list(self.sent), self.catalog.storage.counters - before
+        with self.server.wire.recording() as sent:
+            operation()
+        return [(r.kind, r.key.split("/", 1)[-1]) for r in sent.requests], self.catalog.storage.counters - before
 
 
 def _create(catalog: LakehouseCatalog, name: str) -> None:
@@ -55,7 +54,7 @@ def _create(catalog: LakehouseCatalog, name: str) -> None:
 
 
 def test_every_counted_call_is_one_request_and_the_steady_state_budget_holds(
-    s3_root: str, s3_storage_options: dict, monkeypatch: pytest.MonkeyPatch
+    s3_server: S3Server, s3_root: str, s3_storage_options: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Steady state means "within the window": widened so that a slow moto server under
     # CI load cannot turn a measurement into the idle path, which is measured below.
@@ -66,7 +65,7 @@ def test_every_counted_call_is_one_request_and_the_steady_state_budget_holds(
     txn.commit()
     for i in range(5):  # past the first commits (the one-time If-None-Match probe)
         _create(catalog, f"warm{i}")
-    wire = _Wire(catalog)
+    wire = _Wire(catalog, s3_server)
 
     for i in range(10):
         sent, delta = wire.measure(lambda: _create(catalog, f"t{i}"))
