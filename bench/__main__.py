@@ -5,7 +5,8 @@ Modes:
             section adds a session start, 10 s to a minute on a busy host).
   default   the issue 8 workloads at 2,000 tables, cold start, concurrency, scale to 10,000,
             history at 50,000 versions (built once, then reused from --history-cache),
-            table data through Spark (1,000,000 rows; only with pyspark).
+            table data through Spark (1,000,000 rows; only with pyspark), requests per
+            commit on moto S3 (the "s3" section; needs moto and s3fs).
   --full    also "create table, last 1,000 of 20,000" and the 100,000 / 1,000,000 scale points.
 
 The "ducklake" section runs DuckLake (duckdb 1.5.5) in a venv of its own, built on first
@@ -52,6 +53,7 @@ MODES = {
                      "data": {"rows": 20_000, "insert_rows": 1_000, "reps": 2}, "fsync_commits": 1},
         "history": {"versions": 300, "trials": 5},
         "spark": {"rows": 2_000, "reps": 1},
+        "s3": {"ops": 3, "warmup": 2},
     },
     "default": {
         "reps": 3,
@@ -67,6 +69,7 @@ MODES = {
                      "fsync_commits": 20},
         "history": {"versions": 50_000, "trials": 25},
         "spark": {"rows": 1_000_000, "reps": 5},
+        "s3": {"ops": 20, "warmup": 5},
     },
     "full": {
         "reps": 3,
@@ -82,11 +85,12 @@ MODES = {
                      "fsync_commits": 20},
         "history": {"versions": 50_000, "trials": 51},
         "spark": {"rows": 1_000_000, "reps": 9},
+        "s3": {"ops": 20, "warmup": 5},
     },
 }
 
 SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "ducklake",
-            "spark", "scale")
+            "spark", "s3", "scale")
 
 
 def host_summary() -> str:
@@ -218,6 +222,12 @@ def main(argv: list[str] | None = None) -> int:
             c = config["spark"]
             log(f"spark: {c}")
             results["spark"] = spark(workdir, c["rows"], args.reps or c["reps"], log)
+        if "s3" in sections:
+            from .s3 import s3
+
+            c = config["s3"]
+            log(f"s3: {c}")
+            results["s3"] = s3(workdir, c["ops"], c["warmup"], log)
         if "scale" in sections:
             from .scale import scale
 

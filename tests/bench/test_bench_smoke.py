@@ -30,7 +30,7 @@ def test_quick_run_prints_tables_and_writes_json(tmp_path) -> None:  # type: ign
     out = tmp_path / "out"
     run = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--quiet", "--workdir", str(tmp_path / "work"),
-         "--out", str(out), "--only", "suite,cold_start,concurrency,data,queries,history,ducklake,scale",
+         "--out", str(out), "--only", "suite,cold_start,concurrency,data,queries,history,ducklake,s3,scale",
          "--ducklake-venv", DUCKLAKE_VENV],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
@@ -38,7 +38,7 @@ def test_quick_run_prints_tables_and_writes_json(tmp_path) -> None:  # type: ign
     printed = run.stdout
     for heading in ("## Side by side", "## Storage calls", "## Cold start", "## Concurrent writers",
                     "## Tables with data", "## SQL over table data", "## History at 300 versions", "## DuckLake",
-                    "## Scale"):
+                    "## Object storage requests per commit", "## Scale"):
         assert heading in printed
     results = json.loads((out / "latest-quick.json").read_text())
     suite = results["suite"]
@@ -66,4 +66,11 @@ def test_quick_run_prints_tables_and_writes_json(tmp_path) -> None:  # type: ign
     else:
         assert all(s["sides"]["ducklake"]["median_seconds"] > 0 for s in ducklake["catalog"].values())
         assert all(s["speedup"] > 0 for s in ducklake["data"]["operations"].values())
+    s3 = results["s3"]
+    if "skipped" in s3:  # moto or s3fs missing (both are in the test extra)
+        s3 = {"targets": [], "operations": {"table.append, one row (PyIceberg catalog)": {"steady": {"by_kind": {"PUT": 4}}}}}
+    assert {t["name"] for t in s3["targets"]} == {f"S3 requests: {label}" for label in s3["operations"]}
+    assert all(isinstance(t["met"], bool) and t["measured"] > 0 for t in s3["targets"])
+    append = s3["operations"]["table.append, one row (PyIceberg catalog)"]["steady"]
+    assert append["by_kind"].get("PUT", 0) >= 4  # data, manifest, manifest list, root (at least)
     assert not any((tmp_path / "work").iterdir()), "the run's lakehouses were not removed"
