@@ -36,6 +36,8 @@ import sys
 import uuid
 from typing import Any, Callable, Iterator
 
+from .targets import row
+
 #: Issue 21 targets: requests per operation, steady state.
 DDL_TARGET = 4
 APPEND_TARGET = 8
@@ -169,8 +171,8 @@ def s3(workdir: str, ops: int, warmup: int, log: Callable[[str], None]) -> dict:
                     entry[mode] = _summary(counts, target, logs)
             conn.close()
     results["targets"] = [
-        {"name": f"S3 requests: {label}", "target": f"<= {modes['steady']['target']}",
-         "measured": modes["steady"]["median"], "met": modes["steady"]["met"]}
+        row(f"S3 requests: {label}", f"<= {modes['steady']['target']} requests",
+            f"{modes['steady']['median']:g} requests (median)", modes["steady"]["met"])
         for label, modes in results["operations"].items()
     ]  # fmt: skip
     return results

@@ -216,10 +216,13 @@ def _parse(sql: str) -> tuple[list[exp.Expr], bool]:
         raise SQLSyntaxError(
             f"SQL must be a str, not {type(sql).__name__}", line=0, column=0, text=""
         )
-    tokens = tokenize(sql)
+    # The parser first: with sqlglot's compiled build installed it cannot be made, and
+    # that is the error to give for every text, even one that does not tokenize.
     parser = getattr(_SPARE, "parser", None) or _new_parser()
     _SPARE.parser = None
+    tokens: list[Token] = []
     try:
+        tokens = tokenize(sql)
         statements, markers = parser.parse_with_markers(tokens, sql)
     except RecursionError:
         raise _too_deep(sql, tokens) from None
