@@ -1,4 +1,4 @@
-"""sql.simple: DESCRIBE, SHOW TABLES and DROP TABLE without the tokenizer (rules F1, F2).
+"""sql.simple: DESCRIBE, SHOW TABLES and DROP TABLE without the tokenizer (rules FP1, FP2).
 
 Generated statements, plain and not, each parsed both ways: whenever the fast path gives
 a node, the parser gives the same node (names, literal, positions, every argument);

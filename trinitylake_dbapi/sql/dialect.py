@@ -213,7 +213,7 @@ def parse(sql: str) -> list[exp.Expr]:
 
 def _parse(sql: str, simple: bool = True) -> tuple[list[exp.Expr], bool]:
     """The statements of ``sql`` and whether they may contain parameter markers;
-    ``simple``: the catalog's everyday statements without the tokenizer (.simple, F1)."""
+    ``simple``: the catalog's everyday statements without the tokenizer (.simple, FP1)."""
     if not isinstance(sql, str):
         raise SQLSyntaxError(
             f"SQL must be a str, not {type(sql).__name__}", line=0, column=0, text=""

@@ -9,11 +9,11 @@ node the parser would build.
 
 Rules:
 
-  F1 Same result: when :func:`parse_simple` returns a node, it is equal to the parser's
+  FP1 Same result: when :func:`parse_simple` returns a node, it is equal to the parser's
      node for the same text, the source positions of its names and literal included
      (errors point at them). tests/sql/test_simple_parse.py checks this on generated
      statements.
-  F2 Only the plainest spelling: one line, names that are unquoted ASCII words and none
+  FP2 Only the plainest spelling: one line, names that are unquoted ASCII words and none
      of the words the tokenizer or the parser gives a meaning to, a pattern without
      quotes or backslashes, no comment, no parameter, no time travel. Anything else
      returns None and goes to the parser, which also gives every error.
@@ -56,7 +56,7 @@ def _names_allowed(match: re.Match, reserved: frozenset[str], *groups: int) -> b
 
 def parse_simple(sql: str, reserved: frozenset[str]) -> exp.Expr | None:
     """The node of ``sql`` if it is one of this module's statements in its plainest
-    spelling (F2), else None (then the parser decides). ``reserved``: the upper-case
+    spelling (FP2), else None (then the parser decides). ``reserved``: the upper-case
     words a name may not be here (the dialect's RESERVED_WORDS: every word the tokenizer
     or the parser gives a meaning to)."""
     head = sql.lstrip(" ")[:4].upper()
