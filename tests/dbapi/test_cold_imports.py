@@ -100,12 +100,13 @@ def test_planning_reads_manifests_under_the_root_through_the_lakehouse(lake: str
 def test_the_spark_data_source_loads_without_the_sql_layer() -> None:
     """PySpark imports ``pyspark_trinitylake`` in every planner process it starts (data
     source lookup, read planning, each write): none of them parses SQL, so none pays for
-    sqlglot or the connection."""
+    sqlglot or the connection, nor for maintenance, verification or table data."""
     pytest.importorskip("pyspark", reason="the spark extra (pyspark) is not installed")
+    watched = ("sqlglot", "trinitylake_dbapi.connection", "pyiceberg", "duckdb", "trinitylake_dbapi.verify",
+               "trinitylake_dbapi.spark.maintenance", "trinitylake_dbapi.spark.tabledata")
     code = (
         "import json, sys\n"
         "import pyspark_trinitylake\n"
-        "print(json.dumps(sorted(m for m in ('sqlglot', 'trinitylake_dbapi.connection', 'pyiceberg', 'duckdb')"
-        " if m in sys.modules)))\n"
+        f"print(json.dumps(sorted(m for m in {watched!r} if m in sys.modules)))\n"
     )
     assert last_json_line(code) == []
