@@ -3,13 +3,19 @@
 Modes:
   --quick   tiny sizes, one repetition: keeps the harness working (seconds; the Spark
             section adds a session start, 10 s to a minute on a busy host).
-  default   the issue 8 workloads at 2,000 tables, cold start, concurrency, scale to 10,000,
+  default   the catalog workloads at 2,000 tables, cold start, concurrency, scale to 10,000,
             history at 50,000 versions (built once, then reused from --history-cache),
-            table data through Spark (1,000,000 rows; only with pyspark).
+            table data through Spark (1,000,000 rows; only with pyspark), requests per
+            commit on moto S3 (the "s3" section; needs moto and s3fs).
   --full    also "create table, last 1,000 of 20,000" and the 100,000 / 1,000,000 scale points.
 
+The Markdown ends with a "Targets" table: every issue 21 target the run measured, from
+the "targets" rows each section puts in its results (bench/targets.py), met or MISSED.
+
 The "ducklake" section runs DuckLake (duckdb 1.5.5) in a venv of its own, built on first
-use (``--ducklake-venv``); a --quick run uses it only if it is already built.
+use (``--ducklake-venv``); a --quick run uses it only if it is already built. The
+"parsing" section (sqlglot vs its compiled build sqlglotc) installs sqlglotc of the venv's
+sqlglot version into a directory of its own (``--sqlglotc-overlay``) the same way.
 
 Each run works in a fresh directory under --workdir and removes it at the end (after
 every measurement: deleting many files slows file creation on this disk for minutes).
@@ -27,7 +33,7 @@ import sys
 import time
 import uuid
 
-from . import report
+from . import report, targets
 from .suite import SuiteSizes
 
 #: DuckLake's catalog workloads (bench/ducklake.py): at 1,000 tables in one namespace
@@ -42,7 +48,7 @@ MODES = {
                             exists=20, drops=5, list_repeats=2, chunks=2),
         "last_of_many": None,
         "cold_reps": 1,
-        "concurrency": {"writers": [1, 2], "commits": 5, "reps": 1},
+        "concurrency": {"writers": [1, 4], "commits": 5, "reps": 1},
         "scale": {"points": [300], "batch": 100, "per_namespace": 200, "describes": 50,
                   "cold_describes": 3, "commits": 5},
         "data": {"rows": 1_000, "reps": 2},
@@ -52,6 +58,8 @@ MODES = {
                      "data": {"rows": 20_000, "insert_rows": 1_000, "reps": 2}, "fsync_commits": 1},
         "history": {"versions": 300, "trials": 5},
         "spark": {"rows": 2_000, "reps": 1},
+        "s3": {"ops": 3, "warmup": 2},
+        "parsing": {"iterations": 2, "data_rows": 1_000, "reps": 2},
     },
     "default": {
         "reps": 3,
@@ -67,6 +75,8 @@ MODES = {
                      "fsync_commits": 20},
         "history": {"versions": 50_000, "trials": 25},
         "spark": {"rows": 1_000_000, "reps": 5},
+        "s3": {"ops": 20, "warmup": 5},
+        "parsing": {"iterations": 20, "data_rows": 10_000, "reps": 15},
     },
     "full": {
         "reps": 3,
@@ -82,11 +92,13 @@ MODES = {
                      "fsync_commits": 20},
         "history": {"versions": 50_000, "trials": 51},
         "spark": {"rows": 1_000_000, "reps": 9},
+        "s3": {"ops": 20, "warmup": 5},
+        "parsing": {"iterations": 20, "data_rows": 10_000, "reps": 31},
     },
 }
 
 SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "ducklake",
-            "spark", "scale")
+            "spark", "s3", "parsing", "scale")
 
 
 def host_summary() -> str:
@@ -128,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-dbapi", action="store_true", help="skip the DB-API side")
     parser.add_argument("--ducklake-venv", default=".bench-venv-ducklake",
                         help="the venv of the DuckLake peer (built on first use, not by --quick)")
+    parser.add_argument("--sqlglotc-overlay", default=".bench-sqlglotc",
+                        help="where the 'parsing' section installs sqlglotc (pip --target; built on first use, "
+                             "not by --quick)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = parser.parse_args(argv)
 
@@ -167,14 +182,16 @@ def main(argv: list[str] | None = None) -> int:
 
             log(f"suite: {config['suite']}")
             results["suite"] = run_suite(workdir, config["suite"], reps, with_dbapi, log)
+            results["suite"]["targets"] = targets.suite(results["suite"])
         if "last_of_many" in sections and config["last_of_many"]:
             from .suite import last_of_many
 
             c = config["last_of_many"]
             label = f"create table, last {c['last']:,} of {c['total']:,} tables"
             log(label)
-            results["last_of_many"] = {label: last_of_many(workdir, c["total"], c["last"],
-                                                           c["per_namespace"], reps, 10, log)}
+            results["last_of_many"] = {label: last_of_many(workdir, c["total"], c["last"], c["per_namespace"],
+                                                           reps, 10, log, with_dbapi=with_dbapi)}  # fmt: skip
+            results["last_of_many"]["targets"] = targets.suite(results["last_of_many"])
         if "cold_start" in sections:
             results["cold_start"] = _cold_start(workdir, config, with_dbapi, log)
         if "concurrency" in sections:
@@ -218,6 +235,22 @@ def main(argv: list[str] | None = None) -> int:
             c = config["spark"]
             log(f"spark: {c}")
             results["spark"] = spark(workdir, c["rows"], args.reps or c["reps"], log)
+        if "s3" in sections:
+            from .s3 import s3
+
+            c = config["s3"]
+            log(f"s3: {c}")
+            results["s3"] = s3(workdir, c["ops"], c["warmup"], log)
+        if "parsing" in sections:
+            if with_dbapi:
+                from .parsing import parsing
+
+                c = dict(config["parsing"])
+                log(f"parsing: {c}")
+                results["parsing"] = parsing(workdir, c, args.reps or c["reps"], config["cold_reps"],
+                                             args.sqlglotc_overlay, mode != "quick", log)
+            else:
+                results["parsing"] = {"skipped": "the DB-API side does not run (the statements go through it)"}
         if "scale" in sections:
             from .scale import scale
 

@@ -24,6 +24,7 @@ import sys
 import time
 from typing import Callable
 
+from . import targets as targets_mod
 from .timing import median
 
 _REPORT = """
@@ -76,6 +77,8 @@ t3 = time.perf_counter()
 
 #: Issue 21: the wall time of a new process, per child, at most.
 TARGETS_S = {"trinitylake-dbapi": 0.3, "trinitylake-dbapi-select": 1.0}
+TARGET_NAMES = {"trinitylake-dbapi": "new process: one DESCRIBE (wall, spawn to exit)",
+                "trinitylake-dbapi-select": "new process: the first SELECT over table data (wall)"}
 #: Rows of the table the SELECT child aggregates (k = id % 100, v a double).
 DATA_ROWS = 100_000
 
@@ -162,13 +165,16 @@ def cold_start(targets: dict[str, tuple[str, str, str]], reps: int, log: Callabl
             "describe_s": median(r["describe_s"] for r in runs),
             "heavy": runs[-1]["heavy"],
         }
+    rows = []
     for name, target in TARGETS_S.items():
         if name in summary:
             summary[name]["target_s"] = target
             summary[name]["met"] = summary[name]["wall_s"] <= target
+            rows.append(targets_mod.at_most(TARGET_NAMES[name], summary[name]["wall_s"], target, " s", digits=3))
     python_alone = median(_bare_python() for _ in range(max(1, reps)))
     summary["python"] = {"wall_s": python_alone}
     summary["load"] = {"min": min(loads), "max": max(loads), "cores": os.cpu_count()}
+    summary["targets"] = rows
     return summary
 
 

@@ -1,6 +1,7 @@
-"""Concurrent writers (issue 8, item 4): 1, 2 and 4 processes creating distinct tables in
-one lakehouse, one commit each. Reports aggregate commits/s, retries per commit (lost
-exclusive-create races, from Storage's counters) and failures (must be 0)."""
+"""Concurrent writers (issue 8, item 4; issue 21's target): 1, 2 and 4 processes creating
+distinct tables in one lakehouse, one commit each. Reports aggregate commits/s, retries
+per commit (lost exclusive-create races, from Storage's counters) and failures (must be
+0); the summary's "targets" row judges 4 writers against one (bench/targets.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import time
 from typing import Callable
 
+from . import targets
 from .timing import median
 
 
@@ -87,7 +89,7 @@ def concurrency(workdir: str, writer_counts: list[int], commits: int, reps: int,
             runs[writers].append(result)
             log(f"  rep {rep + 1}/{reps} {writers} writer(s): {result['commits_per_s']:.0f} commits/s, "
                 f"{result['retries_per_commit']:.2f} retries/commit, {result['failures']} failures")
-    summary = {}
+    summary: dict = {}
     for writers, results in runs.items():
         summary[writers] = {
             "commits_per_s": median(r["commits_per_s"] for r in results),
@@ -96,4 +98,5 @@ def concurrency(workdir: str, writer_counts: list[int], commits: int, reps: int,
             "errors": [e for r in results for e in r["errors"]][:5],
             "runs": results,
         }
+    summary["targets"] = targets.concurrency(summary)
     return summary

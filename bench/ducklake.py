@@ -45,7 +45,7 @@ import tempfile
 import time
 from typing import Any, Callable
 
-from . import lakeworker
+from . import lakeworker, targets
 from .sides import CREATE_TABLE_COLUMNS_SQL, Side, TrinityLakeDbapiSide
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -363,4 +363,5 @@ def ducklake(
                "pyiceberg": (sys.executable, "pyiceberg")}  # fmt: skip
     out["durability"] = durability.fsyncs_per_commit(workdir, engines, config["fsync_commits"],
                                                      config["data"]["insert_rows"], log)  # fmt: skip
+    out["targets"] = targets.ducklake(out)
     return out

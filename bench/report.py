@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .timing import REQUEST_LATENCY_S, median
+from . import targets as _targets
+from .timing import REQUEST_LATENCY_S
 
 PEER = "pyiceberg"
 SIDE_LABELS = {
@@ -13,27 +14,10 @@ SIDE_LABELS = {
     "ducklake": "DuckLake (DuckDB file)",
 }
 
-#: Issue 8 targets: workload label prefix -> minimum speedup over the peer.
-TARGETS = {
-    "create table": 3.0,
-    "describe": 5.0,
-    "list tables of a namespace of 1,000": 10.0,
-    "table exists": 5.0,
-    "drop table": 3.0,
-}
-
-
-#: Issue 21 targets vs DuckLake: every catalog workload at 1,000 tables ("" prefixes all).
-DUCKLAKE_TARGETS = {"": 10.0}
-#: ... and the data workloads: at least as fast.
-DUCKLAKE_DATA_TARGETS = {"INSERT": 1.0, "aggregate over": 1.0}
-
-
-def _target(label: str, targets: dict[str, float] = TARGETS) -> float | None:
-    for prefix, value in targets.items():
-        if label.startswith(prefix):
-            return value
-    return None
+#: Issue 21's targets (bench/targets.py): label prefix -> minimum speedup of the SQL side.
+TARGETS = _targets.SUITE_TARGETS
+DUCKLAKE_TARGETS = _targets.DUCKLAKE_TARGETS
+DUCKLAKE_DATA_TARGETS = _targets.DUCKLAKE_DATA_TARGETS
 
 
 def _rate(seconds: float, ops: int) -> str:
@@ -46,36 +30,30 @@ def _rate(seconds: float, ops: int) -> str:
     return f"{rate:,.0f}/s ({per_op_ms:.2f} ms)"
 
 
-def _speedup(entry: dict, side: str, peer: str = PEER) -> float | None:
-    if side not in entry["sides"] or peer not in entry["sides"]:
-        return None
-    a, b = entry["sides"][side]["seconds"], entry["sides"][peer]["seconds"]
-    ratios = [y / x for x, y in zip(a, b) if x > 0]
-    return median(ratios) if ratios else None
-
-
-def side_by_side(results: dict, peer: str = PEER, targets: dict[str, float] = TARGETS) -> str:
-    """One row per workload: each side's median rate, and speedups vs the peer."""
-    if not results:
+def side_by_side(results: dict, peer: str = PEER, targets: dict[str, float] = TARGETS,
+                 judged: str = _targets.SUITE_SIDE) -> str:
+    """One row per workload: each side's median rate and speedup vs the peer; only the
+    ``judged`` side's speedup (SQL) is marked against ``targets``."""
+    entries = list(_targets.workloads(results))
+    if not entries:
         return ""
-    ours = [s for s in SIDE_LABELS if s != peer and any(s in e["sides"] for e in results.values())]
+    ours = [s for s in SIDE_LABELS if s != peer and any(s in e["sides"] for _, e in entries)]
     header = ["workload", *(SIDE_LABELS[s] for s in ours), SIDE_LABELS[peer],
-              *(f"speedup ({'SQL' if s.endswith('dbapi') else 'API'})" for s in ours), "target"]
+              *(f"speedup ({'SQL' if s.endswith('dbapi') else 'API'})" for s in ours), "target (SQL)"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for label, entry in results.items():
+    for label, entry in entries:
         ops = entry["ops"]
         cells = [label]
         for s in [*ours, peer]:
             side = entry["sides"].get(s)
             cells.append(_rate(side["median_seconds"], ops) if side else "-")
-        target = _target(label, targets)
+        target = _targets.target_for(label, targets)
         for s in ours:
-            value = _speedup(entry, s, peer)
+            value = _targets.speedup(entry, s, peer)
             if value is None:
                 cells.append("-")
             else:
-                mark = "" if target is None else (" ✓" if value >= target else " ✗")
-                cells.append(f"{value:.2f}x{mark}")
+                cells.append(f"{value:.2f}x{_mark(value, target) if s == judged else ''}")
         cells.append(f">= {target:g}x" if target else "")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -86,7 +64,7 @@ def storage_calls(results: dict) -> str:
     header = ["workload", "side", "requests/op", "reads", "writes", "creates", "exists", "lists",
               "KB read", "KB written", "cache hits", f"projected on S3 ({REQUEST_LATENCY_S * 1000:.0f} ms/req, 100 MB/s)"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for label, entry in results.items():
+    for label, entry in _targets.workloads(results):
         for name, side in entry["sides"].items():
             c = side.get("calls")
             if not c:
@@ -111,7 +89,7 @@ def cold_start(summary: dict) -> str:
               "heavy modules loaded", "target"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, s in summary.items():
-        if name in ("python", "load"):
+        if name in ("python", "load", "targets"):
             continue
         lines.append("| " + " | ".join([
             SIDE_LABELS.get(name, name), f"{s['wall_s']:.3f} s", f"{s.get('cpu_s', 0):.3f} s", f"{s['import_s']:.3f} s",
@@ -130,12 +108,11 @@ def cold_start(summary: dict) -> str:
 def concurrency(summary: dict) -> str:
     header = ["writers", "commits/s (aggregate)", "vs 1 writer (per rep, median)", "retries/commit", "failures"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    one = summary.get(1) or summary.get("1")
     for writers, s in summary.items():
-        ratio = ""
-        if one:
-            per_rep = [r["commits_per_s"] / o["commits_per_s"] for r, o in zip(s["runs"], one["runs"])]
-            ratio = f"{median(per_rep):.2f}"
+        if writers == "targets":
+            continue
+        value = _targets.commits_ratio(summary, writers)
+        ratio = "" if value is None else f"{value:.2f}"
         lines.append(f"| {writers} | {s['commits_per_s']:.0f} | {ratio} | "
                      f"{s['retries_per_commit']:.2f} | {s['failures']} |")
     return "\n".join(lines)
@@ -226,7 +203,7 @@ def ducklake(summary: dict) -> str:
     header = ["workload", "TrinityLake DB-API", "DuckLake", "speedup", "target"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for op, s in d["operations"].items():
-        target = _target(op, DUCKLAKE_DATA_TARGETS)
+        target = _targets.target_for(op, DUCKLAKE_DATA_TARGETS)
         lines.append(f"| {op} | {s['median_seconds']['trinitylake-dbapi'] * 1000:.1f} ms | "
                      f"{s['median_seconds']['ducklake'] * 1000:.1f} ms | {s['speedup']:.2f}x{_mark(s['speedup'], target)} | "
                      + (f">= {target:g}x |" if target else "|"))  # fmt: skip
@@ -250,11 +227,70 @@ def ducklake(summary: dict) -> str:
     return "\n".join(parts)
 
 
+def _us(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1e6:,.0f} us" if seconds < 0.01 else f"{seconds * 1000:,.1f} ms"
+
+
+def parsing(summary: dict) -> str:
+    """sqlglot vs sqlglotc: each kind of work per statement, cold start, the verdict."""
+    if "skipped" in summary and "work" not in summary:
+        return f"Not measured: {summary['skipped']}."
+    sides = list(summary["sqlglot"])
+    builds = ", ".join(f"{s}: sqlglot {b['version']}{' compiled' if b['compiled'] else ''}"
+                       for s, b in summary["sqlglot"].items())  # fmt: skip
+    parts = [f"{builds}; {summary['iterations']} statements of each kind per round, {summary['reps']} interleaved "
+             "rounds, medians per statement; ratio = sqlglot time / sqlglotc time, per round, median.", ""]  # fmt: skip
+    from .parsing import KINDS, STATEMENTS
+
+    header = ["work", "statement", *sides, *(["ratio"] if len(sides) == 2 else [])]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for kind, label in KINDS.items():
+        for name in STATEMENTS:
+            entry = summary["work"][kind][name]
+            cells = [label, name]
+            for side in sides:
+                error = summary["errors"][side].get(kind)
+                cells.append(_us(entry[side]) if entry[side] is not None else "fails" if error else "-")
+            if len(sides) == 2:
+                cells.append(f"{entry['ratio']:.2f}x" if "ratio" in entry else "-")
+            lines.append("| " + " | ".join(cells) + " |")
+    parts += ["\n".join(lines), ""]
+    for side, errors in summary["errors"].items():
+        for kind, error in errors.items():
+            parts.append(f"- {side}, {KINDS[kind]}: {error}")
+    cold = summary["cold_start"]
+    lines = ["| new process | " + " | ".join(sides) + (" | ratio | import ratio |" if len(sides) == 2 else " |"),
+             "|" + "---|" * (len(sides) + 1 + 2 * (len(sides) == 2))]  # fmt: skip
+    for kind, entry in cold.items():
+        cells = [kind]
+        for side in sides:
+            e = entry[side]
+            text = f"{e['wall_s']:.3f} s (import {e['import_s']:.3f} s)"
+            cells.append(text + (" fails" if e["error"] else ""))
+        if len(sides) == 2:
+            cells.append(f"{entry['ratio']:.2f}x" if "ratio" in entry else "-")
+            cells.append(f"{entry['import_ratio']:.2f}x")
+        lines.append("| " + " | ".join(cells) + " |")
+    parts += ["", "Cold start (wall time from spawn to exit, median):", "", "\n".join(lines), ""]
+    if summary.get("bound_if_it_ran"):
+        parts.append("At best, if the TrinityLake parser could run compiled and gained what sqlglot's Spark "
+                     "parser gains on the same text (unseen texts; a repeated text is not parsed again): DB-API "
+                     + ", ".join(f"{n} {r:.2f}x" for n, r in summary["bound_if_it_ran"].items()) + ".")  # fmt: skip
+        parts.append("")
+    if "skipped" in summary:
+        parts += [f"sqlglotc not measured: {summary['skipped']}.", ""]
+    for t in summary.get("targets", []):
+        parts += [f"{t['name']} ({t['target']}): {t['measured']}: {'met' if t['met'] else 'NOT MET'}.", ""]
+    return "\n".join(parts).rstrip("\n")
+
+
 def history(h: dict) -> str:
     """Issue 21: history at many versions, each figure with its target."""
+    by_key = {t.get("key"): t for t in h.get("targets", [])}
+
     def verdict(key: str) -> str:
-        t = h["targets"].get(key)
-        return "" if t is None else f"<= {t['target_ms']:g} ms: {'met' if t['met'] else 'MISSED'}"
+        t = by_key.get(key)
+        return "" if t is None else f"{t['target']}: {'met' if t['met'] else 'MISSED'}"
 
     rows = [
         ("open: connect + find the latest version", "open_ms", "open"),
@@ -271,6 +307,32 @@ def history(h: dict) -> str:
     lines += ["", f"{h['versions']:,} versions ({how}); medians of {h['trials']} trials; load average "
                   f"(1 min) while measuring {load['min']:.1f}-{load['max']:.1f} on {load['cores']} cores."]
     return "\n".join(lines)
+
+
+def s3(summary: dict) -> str:
+    """Issue 21: requests per operation on moto S3, counted by the server."""
+    if "skipped" in summary:
+        return f"Not measured: {summary['skipped']}."
+    kinds = ("HEAD", "GET", "PUT", "DELETE", "LIST", "POST")
+    header = ["operation", "requests (median / mean)", *kinds, "target",
+              "default window: median / mean"]  # fmt: skip
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for label, modes in summary["operations"].items():
+        s, d = modes["steady"], modes.get("default window")
+        cells = [label, f"{s['median']:g} / {s['mean']:.2f}",
+                 *(f"{s['by_kind'].get(k, 0):.2f}".rstrip("0").rstrip(".") if k in s["by_kind"] else "-" for k in kinds),
+                 f"<= {s['target']}: {'met' if s['met'] else 'MISSED'}",
+                 f"{d['median']:g} / {d['mean']:.2f}" if d else "-"]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    notes = ["", f"{summary['ops']} operations of each kind after {summary['warmup']} of warm-up, each its own commit; "
+             "requests counted by the moto server; by kind: mean per operation. Steady state: lakehouse "
+             f"FRESH_LATEST_S widened to {summary['steady_window_s']:g} s, so each commit is issued within the window "
+             "of its base (one HEAD of the next root); the last column keeps the default window, where a commit "
+             "that takes longer than it on this host re-reads the hint and two roots (D2/D3).", "",
+             "Wire log of a typical operation (steady state):", ""]  # fmt: skip
+    for label, modes in summary["operations"].items():
+        notes.append(f"- {label}: " + ", ".join(f"`{entry}`" for entry in modes["steady"]["wire_log"]))
+    return "\n".join(lines + notes)
 
 
 def scale(points: list[dict]) -> str:
@@ -291,6 +353,34 @@ def scale(points: list[dict]) -> str:
             f"{p['commit_requests']:.0f}",
             f"{p['first_commit_ms']:.0f} ms ({p['first_commit_requests']:.0f} req)",
         ]) + " |")
+    return "\n".join(lines)
+
+
+#: The order of the sections in the "Targets" table (a section not named here follows).
+SECTION_ORDER = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "ducklake",
+                 "s3", "parsing", "spark", "scale")
+
+
+def cell(value: object) -> str:
+    """A target row's value as the Targets table prints it (rows may hold numbers)."""
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return "-" if value is None else str(value)
+
+
+def targets(results: dict) -> str:
+    """Every target the run measured, from every section's "targets" rows
+    (bench/targets.py), with its verdict; then the sections skipped, and why."""
+    rows, skipped = _targets.collect(results, SECTION_ORDER)
+    header = ["section", "target", "goal", "measured", "verdict"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for section, r in rows:
+        lines.append("| " + " | ".join([section, cell(r["name"]), cell(r.get("target")), cell(r.get("measured")),
+                                        "met" if r.get("met") else "**MISSED**"]) + " |")  # fmt: skip
+    met = sum(1 for _, r in rows if r.get("met"))
+    lines += ["", f"{met} of {len(rows)} targets met."]
+    for section, why in skipped.items():
+        lines.append(f"Not measured: {section} ({why}).")
     return "\n".join(lines)
 
 
@@ -330,6 +420,11 @@ def render(results: dict) -> str:
         parts += [f"## Table data through Spark ({reps} interleaved repetitions, "
                   "ratio = TrinityLake time / peer time, per repetition, median)", "",
                   spark(results["spark"]), ""]
+    if results.get("s3"):
+        parts += ["## Object storage requests per commit (moto S3, counted on the wire)", "", s3(results["s3"]), ""]
+    if results.get("parsing"):
+        parts += ["## Parsing: sqlglot vs sqlglotc (its mypyc-compiled build)", "", parsing(results["parsing"]), ""]
     if results.get("scale"):
         parts += ["## Scale (TrinityLake, bulk load)", "", scale(results["scale"]), ""]
+    parts += ["## Targets (issue 21)", "", targets(results), ""]
     return "\n".join(parts)

@@ -348,6 +348,10 @@ def test_compiled_sqlglot_is_refused_clearly(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(d, "_SPARE", threading.local())
     with pytest.raises(errors.InterfaceError, match="pip uninstall sqlglotc"):
         d.parse_statement("SHOW NAMESPACES")
+    # Also for a text that does not tokenize: sqlglotc's tokenizer gives no position for
+    # an unterminated string, so a syntax error would point at the wrong place.
+    with pytest.raises(errors.InterfaceError, match="pip uninstall sqlglotc"):
+        d.parse_statement("SELECT 'abc")
 
 
 @pytest.mark.parametrize(
