@@ -12,7 +12,9 @@ it is the compiled build, and why the DB-API cannot run here, if it cannot), the
 requests from stdin and answers on stdout, one JSON document per line each. A request is
 ``{"round": r, "iterations": k, "statements": {name: template}}``; the answer gives, per
 kind of work and statement, the seconds per statement, measured here (the pipe's round
-trip is never part of a measurement):
+trip is never part of a measurement), and under ``cpu`` the same in CPU time of this
+process (``time.process_time``: on a loaded host the wall time of CPU-bound work is
+mostly waiting for a core; DuckDB's threads count in it too):
 
 * ``tokenize``: the TrinityLake tokenizer (runs on both builds: its compiled core is
   used by composition, not subclassed);
@@ -87,6 +89,7 @@ class Worker:
             "dbapi": self._execute,
         }
         out: dict[str, Any] = {kind: {} for kind in kinds}
+        out["cpu"] = {kind: {} for kind in kinds}
         for name, template in statements.items():
             for kind, work in kinds.items():
                 if kind in self.errors:
@@ -94,9 +97,10 @@ class Worker:
                 texts = [(template.format(n=f"{round_}_{i}"), f"/* r{round_} i{i} */ ")
                          for i in range(iterations)]  # fmt: skip
                 try:
-                    started = time.perf_counter()
+                    started, cpu = time.perf_counter(), time.process_time()
                     for text, tag in texts:
                         work(text, tag)
+                    out["cpu"][kind][name] = (time.process_time() - cpu) / iterations
                     out[kind][name] = (time.perf_counter() - started) / iterations
                 except Exception as exc:  # noqa: BLE001 - reported once, not retried
                     self.errors[kind] = f"{type(exc).__name__}: {exc}"
