@@ -5,7 +5,8 @@ Modes:
             section adds a session start, 10 s to a minute on a busy host).
   default   the catalog workloads at 2,000 tables, cold start, concurrency, scale to 10,000,
             history at 50,000 versions (built once, then reused from --history-cache),
-            table data through Spark (1,000,000 rows; only with pyspark).
+            table data through Spark (1,000,000 rows; only with pyspark), requests per
+            commit on moto S3 (the "s3" section; needs moto and s3fs).
   --full    also "create table, last 1,000 of 20,000" and the 100,000 / 1,000,000 scale points.
 
 The Markdown ends with a "Targets" table: every issue 21 target the run measured, from
@@ -57,6 +58,7 @@ MODES = {
                      "data": {"rows": 20_000, "insert_rows": 1_000, "reps": 2}, "fsync_commits": 1},
         "history": {"versions": 300, "trials": 5},
         "spark": {"rows": 2_000, "reps": 1},
+        "s3": {"ops": 3, "warmup": 2},
         "parsing": {"iterations": 2, "data_rows": 1_000, "reps": 2, "cold_reps": 1},
     },
     "default": {
@@ -73,6 +75,7 @@ MODES = {
                      "fsync_commits": 20},
         "history": {"versions": 50_000, "trials": 25},
         "spark": {"rows": 1_000_000, "reps": 5},
+        "s3": {"ops": 20, "warmup": 5},
         "parsing": {"iterations": 20, "data_rows": 10_000, "reps": 15, "cold_reps": 9},
     },
     "full": {
@@ -89,12 +92,13 @@ MODES = {
                      "fsync_commits": 20},
         "history": {"versions": 50_000, "trials": 51},
         "spark": {"rows": 1_000_000, "reps": 9},
+        "s3": {"ops": 20, "warmup": 5},
         "parsing": {"iterations": 20, "data_rows": 10_000, "reps": 31, "cold_reps": 9},
     },
 }
 
 SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "ducklake",
-            "spark", "parsing", "scale")
+            "spark", "s3", "parsing", "scale")
 
 
 def host_summary() -> str:
@@ -231,6 +235,12 @@ def main(argv: list[str] | None = None) -> int:
             c = config["spark"]
             log(f"spark: {c}")
             results["spark"] = spark(workdir, c["rows"], args.reps or c["reps"], log)
+        if "s3" in sections:
+            from .s3 import s3
+
+            c = config["s3"]
+            log(f"s3: {c}")
+            results["s3"] = s3(workdir, c["ops"], c["warmup"], log)
         if "parsing" in sections:
             if with_dbapi:
                 from .parsing import parsing

@@ -313,6 +313,32 @@ def history(h: dict) -> str:
     return "\n".join(lines)
 
 
+def s3(summary: dict) -> str:
+    """Issue 21: requests per operation on moto S3, counted by the server."""
+    if "skipped" in summary:
+        return f"Not measured: {summary['skipped']}."
+    kinds = ("HEAD", "GET", "PUT", "DELETE", "LIST", "POST")
+    header = ["operation", "requests (median / mean)", *kinds, "target",
+              "default window: median / mean"]  # fmt: skip
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for label, modes in summary["operations"].items():
+        s, d = modes["steady"], modes.get("default window")
+        cells = [label, f"{s['median']:g} / {s['mean']:.2f}",
+                 *(f"{s['by_kind'].get(k, 0):.2f}".rstrip("0").rstrip(".") if k in s["by_kind"] else "-" for k in kinds),
+                 f"<= {s['target']}: {'met' if s['met'] else 'MISSED'}",
+                 f"{d['median']:g} / {d['mean']:.2f}" if d else "-"]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    notes = ["", f"{summary['ops']} operations of each kind after {summary['warmup']} of warm-up, each its own commit; "
+             "requests counted by the moto server; by kind: mean per operation. Steady state: lakehouse "
+             f"FRESH_LATEST_S widened to {summary['steady_window_s']:g} s, so each commit is issued within the window "
+             "of its base (one HEAD of the next root); the last column keeps the default window, where a commit "
+             "that takes longer than it on this host re-reads the hint and two roots (D2/D3).", "",
+             "Wire log of a typical operation (steady state):", ""]  # fmt: skip
+    for label, modes in summary["operations"].items():
+        notes.append(f"- {label}: " + ", ".join(f"`{entry}`" for entry in modes["steady"]["wire_log"]))
+    return "\n".join(lines + notes)
+
+
 def scale(points: list[dict]) -> str:
     header = ["tables", "load (bulk)", "height", "nodes", "tree MB", "root KB", "files", "disk MB",
               "describe cold (new catalog)", "describe warm", "describe hot", "list namespace",
@@ -398,6 +424,8 @@ def render(results: dict) -> str:
         parts += [f"## Table data through Spark ({reps} interleaved repetitions, "
                   "ratio = TrinityLake time / peer time, per repetition, median)", "",
                   spark(results["spark"]), ""]
+    if results.get("s3"):
+        parts += ["## Object storage requests per commit (moto S3, counted on the wire)", "", s3(results["s3"]), ""]
     if results.get("parsing"):
         parts += ["## Parsing: sqlglot vs sqlglotc (its mypyc-compiled build)", "", parsing(results["parsing"]), ""]
     if results.get("scale"):

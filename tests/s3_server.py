@@ -1,4 +1,4 @@
-"""A local S3 for tests: moto's ThreadedMotoServer on 127.0.0.1, safe for races.
+"""A local S3 for tests and the bench: moto's S3 server on 127.0.0.1, safe for races.
 
 moto (5.2.x) honours ``If-None-Match: *`` but checks and stores in two steps, so two
 racing conditional PUTs can both succeed (NOTES: 1 in 200-500 races). Real S3 is atomic
@@ -14,6 +14,14 @@ Usage::
 
 ``server.storage_options`` is a plain, picklable dict for s3fs, so it can be passed to
 worker processes.
+
+Counting on the wire: the server records every request it answers (``server.wire``, a
+:class:`WireLog`), whichever client sent it (s3fs for the lakehouse's own files, PyArrow's
+S3 file system for Iceberg data and metadata files)::
+
+    with server.wire.recording() as sent:
+        operation()
+    sent.by_kind()  # {"PUT": 3, "HEAD": 1}
 """
 
 from __future__ import annotations
@@ -22,7 +30,9 @@ import contextlib
 import functools
 import logging
 import threading
+import urllib.parse
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,12 +66,97 @@ def _serialize_s3_puts() -> None:
         _patched = True
 
 
+#: Request kinds of :meth:`WireRequest.kind`, in report order.
+WIRE_KINDS = ("HEAD", "GET", "PUT", "DELETE", "LIST", "POST")
+
+
+@dataclass(frozen=True)
+class WireRequest:
+    """One HTTP request the server answered: method, bucket, key and query string."""
+
+    method: str
+    bucket: str
+    key: str
+    query: str
+
+    @property
+    def kind(self) -> str:
+        """What the request does on S3: HEAD, GET and PUT of an object (a conditional
+        PUT too), DELETE (one object, or DeleteObjects: ``POST ?delete``), LIST (a GET of
+        the bucket), POST (a multipart upload's start or completion)."""
+        if self.method == "GET" and not self.key:
+            return "LIST"
+        if self.method == "POST" and "delete" in urllib.parse.parse_qs(self.query, keep_blank_values=True):
+            return "DELETE"
+        return self.method
+
+
+@dataclass
+class WireRecording:
+    """The requests of one :meth:`WireLog.recording` block, in the order they came."""
+
+    requests: list[WireRequest] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.requests)
+
+    def by_kind(self) -> dict[str, int]:
+        """Requests per kind (:data:`WIRE_KINDS`), kinds that occur only."""
+        counts = Counter(r.kind for r in self.requests)
+        return {kind: counts[kind] for kind in WIRE_KINDS if counts[kind]}
+
+    def keys(self, kind: str) -> list[str]:
+        """The keys of the requests of ``kind``, in order."""
+        return [r.key for r in self.requests if r.kind == kind]
+
+
+class WireLog:
+    """The requests one server answers, recorded only inside :meth:`recording`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: list[WireRecording] = []
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[WireRecording]:
+        """Record every request answered until the block ends (requests complete before
+        the client call that sent them returns, so the block sees exactly its own)."""
+        sent = WireRecording()
+        with self._lock:
+            self._open.append(sent)
+        try:
+            yield sent
+        finally:
+            with self._lock:
+                self._open.remove(sent)
+
+    def record(self, request: WireRequest) -> None:
+        """Add ``request`` to every open recording."""
+        with self._lock:
+            for sent in self._open:
+                sent.requests.append(request)
+
+    def middleware(self, app: Any) -> Any:
+        """A WSGI application that records each request (path style: ``/bucket/key``)
+        and then hands it to ``app``."""
+
+        def recorded(environ: dict[str, Any], start_response: Any) -> Any:
+            path = urllib.parse.unquote(environ.get("PATH_INFO", ""))
+            bucket, _, key = path.lstrip("/").partition("/")
+            self.record(WireRequest(environ["REQUEST_METHOD"], bucket, key, environ.get("QUERY_STRING", "")))
+            return app(environ, start_response)
+
+        return recorded
+
+
 @dataclass
 class S3Server:
     """A running moto S3 server; ``storage_options`` configure s3fs for it."""
 
     endpoint_url: str
     storage_options: dict[str, Any] = field(default_factory=dict)
+    #: Every request this server answers, recorded inside ``wire.recording()``.
+    wire: WireLog = field(default_factory=WireLog)
 
     def boto3_client(self) -> Any:
         import boto3
@@ -93,20 +188,32 @@ def storage_options_for(endpoint_url: str) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def running_s3_server(buckets: tuple[str, ...] = ()) -> Iterator[S3Server]:
-    """Start moto on 127.0.0.1 on a free port, create ``buckets``, stop on exit."""
-    from moto.server import ThreadedMotoServer
+    """Start moto on 127.0.0.1 on a free port, create ``buckets``, stop on exit.
+
+    moto's own server (``ThreadedMotoServer``) made of its public pieces, with the
+    wire log's middleware in front of the application."""
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from werkzeug.serving import make_server
 
     _serialize_s3_puts()
     # werkzeug logs every request to stderr; keep test output readable.
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
+    wire = WireLog()
+    app = wire.middleware(DomainDispatcherApplication(create_backend_app))
+    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=MotoRequestHandler)
+    thread = threading.Thread(target=server.serve_forever, name="moto-s3", daemon=True)
+    thread.start()
     try:
-        host, port = server.get_host_and_port()
+        host, port = server.server_address[:2]
         endpoint = f"http://{host}:{port}"
-        s3 = S3Server(endpoint_url=endpoint, storage_options=storage_options_for(endpoint))
+        s3 = S3Server(endpoint_url=endpoint, storage_options=storage_options_for(endpoint), wire=wire)
         for bucket in buckets:
             s3.create_bucket(bucket)
         yield s3
     finally:
-        server.stop()
+        server.shutdown()
+        thread.join()

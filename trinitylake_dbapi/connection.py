@@ -24,6 +24,13 @@ Threads (``threadsafety = 2``: threads may share a connection and its cursors).
   L2. So an acknowledged commit is never lost: a statement either joins the
       transaction before ``commit()`` takes it, and is committed with it, or starts a
       new one after.
+  L4. Under autocommit a statement is one transaction, whatever it calls: a unit of
+      work it runs on the connection (the bound Iceberg catalog's ``load_table``
+      before an append) that wrote nothing leaves the transaction open for the
+      statement's next unit, and the statement's end commits or discards it. So an
+      INSERT reads its table and appends at one version, found once (one existence
+      check of the next root on object storage, not two). A unit that wrote commits at
+      its own end, as before (the Iceberg catalog retries a lost race there: P3).
   L3. Threads sharing a connection share its transaction, as they would with any
       PEP 249 driver of threadsafety 2: under autocommit each statement is its own
       commit; otherwise one thread's ``commit()`` publishes the other threads' work too.
@@ -120,6 +127,8 @@ class Connection:
         self._autocommit = bool(autocommit)
         self._txn: CatalogTransaction | None = None
         self._explicit = False
+        #: Statements running (L4: work inside one keeps a read-only transaction open).
+        self._statements = 0
         self._cursors: weakref.WeakSet[Any] = weakref.WeakSet()
         self._iceberg: Any = None
         self._table_states: Any = None
@@ -382,11 +391,13 @@ class Connection:
         with self._lock:
             self._check_open()
             self.control.start()
+            self._statements += 1
             try:
                 return self._run_work(lambda: execute(statement, self, parameter_rows))
             except BaseException as e:
                 raise_translated(e)
             finally:
+                self._statements -= 1
                 self.control.finish()
 
     def run_in_transaction(self, work: Callable[[CatalogTransaction], Any]) -> Any:
@@ -396,9 +407,9 @@ class Connection:
         raises arrives as it is (the Iceberg catalog raises PyIceberg's exceptions)."""
         with self._lock:
             self._check_open()
-            return self._run_work(lambda: work(self.transaction()))
+            return self._run_work(lambda: work(self.transaction()), in_statement=self._statements > 0)
 
-    def _run_work(self, work: Callable[[], Any]) -> Any:
+    def _run_work(self, work: Callable[[], Any], *, in_statement: bool = False) -> Any:
         auto = self._autocommit and not self._explicit
         try:
             result = work()
@@ -409,6 +420,8 @@ class Connection:
                     txn.rollback()
             raise
         if auto and not self._explicit and self._txn is not None:
+            if in_statement and not self._txn.has_writes:
+                return result  # L4: the statement's next unit, or its end, takes it
             txn, self._txn = self._txn, None
             txn.commit()
         return result

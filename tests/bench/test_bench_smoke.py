@@ -38,7 +38,7 @@ def quick_run(tmp_path_factory):  # type: ignore[no-untyped-def]
     out = tmp_path / "out"
     run = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--quiet", "--workdir", str(tmp_path / "work"),
-         "--out", str(out), "--only", "suite,cold_start,concurrency,data,queries,history,ducklake,parsing,scale",
+         "--out", str(out), "--only", "suite,cold_start,concurrency,data,queries,history,ducklake,s3,parsing,scale",
          "--ducklake-venv", DUCKLAKE_VENV, "--sqlglotc-overlay", SQLGLOTC_OVERLAY],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
@@ -51,7 +51,7 @@ def test_quick_run_prints_tables_and_writes_json(quick_run) -> None:  # type: ig
     printed = run.stdout
     for heading in ("## Side by side", "## Storage calls", "## Cold start", "## Concurrent writers",
                     "## Tables with data", "## SQL over table data", "## History at 300 versions", "## DuckLake",
-                    "## Parsing", "## Scale"):
+                    "## Object storage requests per commit", "## Parsing", "## Scale"):
         assert heading in printed
     suite = results["suite"]
     create = next(v for k, v in suite.items() if k.startswith("create table"))
@@ -79,6 +79,13 @@ def test_quick_run_prints_tables_and_writes_json(quick_run) -> None:  # type: ig
     else:
         assert all(s["sides"]["ducklake"]["median_seconds"] > 0 for s in ducklake["catalog"].values())
         assert all(s["speedup"] > 0 for s in ducklake["data"]["operations"].values())
+    s3 = results["s3"]
+    if "skipped" in s3:  # moto or s3fs missing (both are in the test extra)
+        s3 = {"targets": [], "operations": {"table.append, one row (PyIceberg catalog)": {"steady": {"by_kind": {"PUT": 4}}}}}
+    assert {t["name"] for t in s3["targets"]} == {f"S3 requests: {label}" for label in s3["operations"]}
+    assert all(isinstance(t["met"], bool) and t["measured"].endswith("requests (median)") for t in s3["targets"])
+    append = s3["operations"]["table.append, one row (PyIceberg catalog)"]["steady"]
+    assert append["by_kind"].get("PUT", 0) >= 4  # data, manifest, manifest list, root (at least)
     parsing = results["parsing"]
     assert all(e["sqlglot"] > 0 for kind in ("dbapi", "parse") for e in parsing["work"][kind].values())
     if "skipped" in parsing:  # a smoke run never installs sqlglotc
@@ -114,6 +121,8 @@ def test_quick_run_ends_with_every_measured_target(quick_run) -> None:  # type: 
     assert len(suite_names) == 4 and all(n.endswith("SQL vs PyIceberg SqlCatalog") for n in suite_names)
     assert len(results["concurrency"]["targets"]) == 1 and len(results["history"]["targets"]) == 3
     assert len(results["cold_start"]["targets"]) == 2
+    if "skipped" not in results["s3"]:
+        assert len(results["s3"]["targets"]) == 5
     if "skipped" in results["ducklake"]:
         assert "Not measured: ducklake" in table
     else:

@@ -2,7 +2,8 @@
 
 The benchmark projects object-storage latency from ``Storage.counters``; that is only
 honest if every counted call is exactly one HTTP request. These tests count the
-requests s3fs sends and compare them with the counters, and pin the steady-state
+requests the moto server answers (tests/s3_server.py's wire log) and compare them with
+the counters, and pin the steady-state
 budget of the common operations in steady state (each operation within
 FRESH_LATEST_S of the last, lakehouse D1): a warm read is 1 request (the existence
 check of the next root), a single-table create is that check plus one PUT per new file,
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from catalog_helpers import columns
+from s3_server import S3Server
 from trinitylake_dbapi import lakehouse
 from trinitylake_dbapi.catalog import LakehouseCatalog
 from trinitylake_dbapi.storage import StorageCounters
@@ -31,21 +33,18 @@ def _calls(delta: StorageCounters) -> int:
 
 
 class _Wire:
-    """The HTTP requests one catalog's s3fs client sends, as (method, key)."""
+    """The HTTP requests the server answers while one catalog operation runs, as
+    (method, key below the lakehouse root), next to the catalog's storage counters."""
 
-    def __init__(self, catalog: LakehouseCatalog) -> None:
+    def __init__(self, catalog: LakehouseCatalog, server: S3Server) -> None:
         self.catalog = catalog
-        self.sent: list[tuple[str, str]] = []
-        catalog.storage.fs.s3.meta.events.register("before-send.s3", self._record)
-
-    def _record(self, request: Any, **_: Any) -> None:
-        self.sent.append((request.method, request.url.rsplit("/lake/", 1)[-1]))
+        self.server = server
 
     def measure(self, operation: Any) -> tuple[list[tuple[str, str]], StorageCounters]:
-        self.sent.clear()
         before = self.catalog.storage.counters.snapshot()
-        operation()
-        return list(self.sent), self.catalog.storage.counters - before
+        with self.server.wire.recording() as sent:
+            operation()
+        return [(r.kind, r.key.split("/", 1)[-1]) for r in sent.requests], self.catalog.storage.counters - before
 
 
 def _create(catalog: LakehouseCatalog, name: str) -> None:
@@ -55,7 +54,7 @@ def _create(catalog: LakehouseCatalog, name: str) -> None:
 
 
 def test_every_counted_call_is_one_request_and_the_steady_state_budget_holds(
-    s3_root: str, s3_storage_options: dict, monkeypatch: pytest.MonkeyPatch
+    s3_server: S3Server, s3_root: str, s3_storage_options: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Steady state means "within the window": widened so that a slow moto server under
     # CI load cannot turn a measurement into the idle path, which is measured below.
@@ -66,7 +65,7 @@ def test_every_counted_call_is_one_request_and_the_steady_state_budget_holds(
     txn.commit()
     for i in range(5):  # past the first commits (the one-time If-None-Match probe)
         _create(catalog, f"warm{i}")
-    wire = _Wire(catalog)
+    wire = _Wire(catalog, s3_server)
 
     for i in range(10):
         sent, delta = wire.measure(lambda: _create(catalog, f"t{i}"))
@@ -124,3 +123,65 @@ def test_object_storage_flushes_less_often_than_local_disk(
     assert _node_puts_for_creates(local, 180) >= 2
     assert _node_puts_for_creates(s3, 180) == 0
     assert s3.begin().list_tables("ns") == local.begin().list_tables("ns")
+
+
+def test_sql_ddl_and_appends_of_one_data_file_on_the_wire(
+    s3_server: S3Server, s3_root: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21's budget in steady state, every request counted by the server (PyArrow's
+    for the Iceberg files too): a DDL commit <= 4 requests, except CREATE TABLE, whose
+    Iceberg metadata file (SPEC 8) is a fifth PUT; an append of one data file 8 (the
+    root check, the data file, the manifest, the manifest list, the definition, the
+    metadata file, the root, the hint: the parent's manifest list is the one the last
+    append wrote, read back from memory, iceberg.io F3)."""
+    import pyarrow as pa
+
+    import trinitylake_dbapi
+    from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
+    from trinitylake_dbapi.iceberg.locations import file_io_properties
+
+    monkeypatch.setattr(lakehouse, "FRESH_LATEST_S", 60.0)  # as above: steady state on a slow host
+    conn = trinitylake_dbapi.connect(s3_root, create=True, storage_options=s3_server.storage_options)
+    conn.autocommit = True
+    cur = conn.cursor()
+    iceberg = TrinityLakeCatalog("t", uri=s3_root, **file_io_properties(s3_server.storage_options))
+
+    def on_wire(operation: Any) -> list[tuple[str, str]]:
+        with s3_server.wire.recording() as sent:
+            operation()
+        return [(r.kind, r.key.rsplit("/", 1)[-1]) for r in sent.requests]
+
+    cur.execute("CREATE NAMESPACE ns")
+    for name in ("sql_rows", "api_rows"):
+        cur.execute(f"CREATE TABLE ns.{name} (a BIGINT, b STRING, c ARRAY<STRING>)")
+    table = iceberg.load_table(("ns", "api_rows"))
+    schema = table.schema().as_arrow()
+    operations = {  # each kind in a row: another writer's commit in between is not steady state
+        "namespace": lambda i: cur.execute(f"CREATE NAMESPACE n{i}"),
+        "create": lambda i: cur.execute(f"CREATE TABLE ns.t{i} (a BIGINT, b STRING)"),
+        "drop": lambda i: cur.execute(f"DROP TABLE ns.t{i}"),
+        "insert": lambda i: cur.execute("INSERT INTO ns.sql_rows VALUES (?, ?, ?)", (i, "x", ["y"])),
+        "append": lambda i: table.append(pa.table({"a": [i], "b": ["x"], "c": [["y"]]}).cast(schema)),
+    }
+    for op, operation in operations.items():
+        for i in range(5):
+            sent = on_wire(lambda: operation(i))
+            if i < 2:
+                continue  # warm-up: the conditional-PUT probe, the first manifest lists
+            kinds = sorted(kind for kind, _ in sent)
+            if op == "namespace":
+                assert kinds == ["HEAD", "PUT", "PUT", "PUT"], sent
+            elif op == "create":
+                assert kinds == ["HEAD", "PUT", "PUT", "PUT", "PUT"], sent
+                assert [key.endswith(".metadata.json") for _, key in sent].count(True) == 1, sent
+            elif op == "drop":
+                assert kinds == ["HEAD", "PUT", "PUT"], sent
+            else:
+                assert kinds == ["HEAD"] + ["PUT"] * 7, sent
+                suffixes = sorted(key.rsplit(".", 1)[-1] for _, key in sent)
+                assert suffixes == ["arrow", "arrow", "avro", "avro", "binpb", "json", "parquet", "txt"], sent
+    # The manifest lists read back from memory were the ones on the store: every row is there.
+    assert sorted(table.refresh().scan().to_arrow().column("a").to_pylist()) == list(range(5))
+    fresh = TrinityLakeCatalog("u", uri=s3_root, **file_io_properties(s3_server.storage_options))
+    assert sorted(fresh.load_table(("ns", "sql_rows")).scan().to_arrow().column("a").to_pylist()) == list(range(5))
+    conn.close()

@@ -12,15 +12,29 @@ Rules:
      the object-store options the lakehouse storage was opened with are translated once,
      by :mod:`.locations` (which names this FileIO as ``DURABLE_FILE_IO``), into
      PyIceberg's FileIO properties and back.
+  F3 Requests on an object store (issue 21: an append of one data file in 8 requests).
+     A file smaller than PyArrow's part size is one PUT (``allow_delayed_open``: PyArrow
+     starts a multipart upload, three requests, only once a part is full). A file
+     written here knows its size once its stream has closed, so ``len()`` of it (the
+     size PyIceberg records for a data file or a manifest) asks the store nothing.
+     Iceberg files are never rewritten and carry unique names, so the manifest lists
+     and manifests this FileIO wrote (small: at most ``REMEMBERED_FILE_BYTES`` each,
+     ``REMEMBERED_FILES`` of them) are read back from memory: the next append of a
+     table reads its parent's manifest list, which the last append wrote. Only a
+     completed write is remembered; ``delete`` forgets; ``exists()`` still asks the
+     store.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import threading
+from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from pyiceberg.io import InputFile, InputStream, OutputFile
 from pyiceberg.io.pyarrow import PyArrowFile, PyArrowFileIO
 from pyiceberg.typedef import EMPTY_DICT, Properties
 
@@ -37,6 +51,12 @@ __all__ = [
 #: Schemes PyArrow's own file systems serve (PyIceberg's choice for them is kept).
 _PYARROW_SCHEMES = frozenset({"", "file", "s3", "s3a", "s3n", "oss", "hdfs", "viewfs", "gs", "gcs", "abfs", "abfss"})
 
+#: F3: the largest written file kept for reading back, and how many are kept.
+REMEMBERED_FILE_BYTES = 1 << 20
+REMEMBERED_FILES = 256
+#: F3: the files kept: Iceberg's Avro files (manifest lists and manifests).
+_REMEMBERED_SUFFIX = ".avro"
+
 
 def _fsync(path: str) -> None:
     fd = os.open(path, os.O_RDONLY)
@@ -44,6 +64,21 @@ def _fsync(path: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _single_put_for_small_files(fs: Any) -> Any:
+    """F3: PyArrow's S3 file system with ``allow_delayed_open``, so that a file smaller
+    than a part is one PUT. Rebuilt from its own pickling state (``__reduce__``), which
+    carries every option but a custom retry strategy: a file system made with one is
+    kept as it is."""
+    from pyarrow.fs import S3FileSystem
+
+    if not isinstance(fs, S3FileSystem):
+        return fs
+    rebuild, (options,) = fs.__reduce__()
+    if options.get("allow_delayed_open") or "retry_strategy" in options:
+        return fs
+    return rebuild({**options, "allow_delayed_open": True})
 
 
 class _RecordedFile(PyArrowFile):
@@ -59,6 +94,105 @@ class _RecordedFile(PyArrowFile):
         return stream
 
 
+class _SizedStream:
+    """A write stream that counts the bytes written through it (F3) and, when asked,
+    keeps a copy of them; ``on_close(size, data)`` runs once the stream has closed
+    without error (``data`` is None when no copy was kept or it grew too large)."""
+
+    def __init__(self, stream: Any, keep: bool, on_close: Any) -> None:
+        self._stream = stream
+        self._size = 0
+        self._copy: io.BytesIO | None = io.BytesIO() if keep else None
+        self._on_close = on_close
+
+    def write(self, data: Any) -> int:
+        written = self._stream.write(data)
+        view = memoryview(data).cast("B")
+        self._size += view.nbytes
+        if self._copy is not None:
+            if self._size > REMEMBERED_FILE_BYTES:
+                self._copy = None
+            else:
+                self._copy.write(view)
+        return written if written is not None else view.nbytes
+
+    def tell(self) -> int:
+        return self._size
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    @property
+    def closed(self) -> bool:
+        return bool(self._stream.closed)
+
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return False
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        if self._stream.closed:
+            return
+        self._stream.close()  # raises if the upload failed: nothing is recorded
+        self._on_close(self._size, None if self._copy is None else self._copy.getvalue())
+
+    def __enter__(self) -> "_SizedStream":
+        return self
+
+    def __exit__(self, kind: Any, *_: Any) -> None:
+        if kind is None:
+            self.close()
+        elif not self._stream.closed:
+            self._copy = None
+            self._stream.close()
+
+
+class _ObjectStoreFile(PyArrowFile):
+    """A PyArrow file on an object store that knows its size once written (F3)."""
+
+    def __init__(self, *args: Any, on_written: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._on_written = on_written
+        self._written_size: int | None = None
+
+    def create(self, overwrite: bool = False) -> Any:
+        stream = super().create(overwrite=overwrite)
+        keep = self.location.endswith(_REMEMBERED_SUFFIX)
+        return _SizedStream(stream, keep, self._written)
+
+    def _written(self, size: int, data: bytes | None) -> None:
+        self._written_size = size
+        self._on_written(self.location, data)
+
+    def __len__(self) -> int:
+        if self._written_size is not None:
+            return self._written_size
+        return super().__len__()
+
+
+class _RememberedInput(InputFile):
+    """A file this FileIO wrote, read back from memory (F3); ``exists`` asks the store."""
+
+    def __init__(self, location: str, data: bytes, on_store: InputFile) -> None:
+        super().__init__(location=location)
+        self._data = data
+        self._on_store = on_store
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def exists(self) -> bool:
+        return self._on_store.exists()
+
+    def open(self, seekable: bool = True) -> InputStream:
+        return io.BytesIO(self._data)
+
+
 class DurableFileIO(PyArrowFileIO):
     """PyArrow's FileIO, plus rule F1: local files written are fsynced on request."""
 
@@ -69,22 +203,55 @@ class DurableFileIO(PyArrowFileIO):
         #: Directories (path, inode) whose entry in their parent was made durable.
         self._named_durably: set[tuple[str, int]] = set()
         self._pool: ThreadPoolExecutor | None = None
+        #: F3: small files written here, by location (least recently used first).
+        self._remembered: OrderedDict[str, bytes] = OrderedDict()
 
     def _initialize_fs(self, scheme: str, netloc: str | None = None) -> Any:
         """PyArrow's file system for the schemes it has; fsspec's for the others that
         a lakehouse can live on (``memory``, and any other fsspec protocol), so an
         Iceberg table can sit wherever its lakehouse does."""
         if scheme in _PYARROW_SCHEMES:
-            return super()._initialize_fs(scheme, netloc)
+            return _single_put_for_small_files(super()._initialize_fs(scheme, netloc))
         import fsspec
         from pyarrow.fs import FSSpecHandler, PyFileSystem
 
         return PyFileSystem(FSSpecHandler(fsspec.filesystem(scheme)))
 
+    def new_input(self, location: str) -> Any:
+        """PyArrow's input file, or the bytes of a file written here (F3)."""
+        plain = super().new_input(location)
+        with self._lock:
+            data = self._remembered.get(location)
+            if data is not None:
+                self._remembered.move_to_end(location)
+        return plain if data is None else _RememberedInput(location, data, plain)
+
+    def delete(self, location: str | InputFile | OutputFile) -> None:
+        """PyArrow's delete; a remembered copy is forgotten first (F3)."""
+        name = location.location if isinstance(location, (InputFile, OutputFile)) else location
+        with self._lock:
+            self._remembered.pop(name, None)
+        super().delete(location)
+
+    def _remember(self, location: str, data: bytes | None) -> None:
+        if data is None:
+            return
+        with self._lock:
+            self._remembered[location] = data
+            self._remembered.move_to_end(location)
+            while len(self._remembered) > REMEMBERED_FILES:
+                self._remembered.popitem(last=False)
+
     def new_output(self, location: str) -> PyArrowFile:
         plain = super().new_output(location)
         if local_path(location) is None:
-            return plain
+            return _ObjectStoreFile(
+                location=plain.location,
+                path=plain._path,  # noqa: SLF001 - PyIceberg's own attribute, not ours
+                fs=plain._filesystem,  # noqa: SLF001
+                buffer_size=plain._buffer_size,  # noqa: SLF001
+                on_written=self._remember,
+            )
         return _RecordedFile(
             location=plain.location,
             path=plain._path,  # noqa: SLF001 - PyIceberg's own attribute, not ours
