@@ -36,13 +36,29 @@ from ..format.types import (
 __all__ = ["schema_from_columns", "columns_from_schema", "iceberg_field_type", "mirror_disagreement"]
 
 _PRIMITIVE = TypeAdapter(IcebergType)
+#: Primitive Iceberg types by their text ("long", "decimal(10,2)"): immutable (frozen
+#: models), so one object serves every field; bounded by the distinct texts seen.
+_PRIMITIVES: dict[str, IcebergType] = {}
+_PRIMITIVES_MAX = 4096
+
+
+def _primitive(text: str) -> IcebergType:
+    """The Iceberg primitive type ``text`` names, validated once per text (pydantic's
+    validation is most of the time of building a schema of primitive columns)."""
+    found = _PRIMITIVES.get(text)
+    if found is None:
+        found = _PRIMITIVE.validate_python(text)
+        if len(_PRIMITIVES) >= _PRIMITIVES_MAX:
+            _PRIMITIVES.clear()
+        _PRIMITIVES[text] = found
+    return found
 
 
 def iceberg_field_type(t: TypeSpec, *, column: str, next_id: list[int]) -> IcebergType:
     """The Iceberg type carrying ``t`` (rules I1/I2). Nested fields without an id take
     ``next_id[0]`` onwards (the counter is advanced)."""
     if t.kind not in NESTED_KINDS:
-        return _PRIMITIVE.validate_python(iceberg_type(t, column=column))
+        return _primitive(iceberg_type(t, column=column))
 
     def field_id(spec: ColumnSpec) -> int:
         if spec.id is not None:
