@@ -59,7 +59,7 @@ MODES = {
         "history": {"versions": 300, "trials": 5},
         "spark": {"rows": 2_000, "reps": 1},
         "s3": {"ops": 3, "warmup": 2},
-        "parsing": {"iterations": 2, "data_rows": 1_000, "reps": 2},
+        "parsing": {"iterations": 2, "data_rows": 1_000, "reps": 2, "cold_reps": 1},
     },
     "default": {
         "reps": 3,
@@ -76,7 +76,7 @@ MODES = {
         "history": {"versions": 50_000, "trials": 25},
         "spark": {"rows": 1_000_000, "reps": 5},
         "s3": {"ops": 20, "warmup": 5},
-        "parsing": {"iterations": 20, "data_rows": 10_000, "reps": 15},
+        "parsing": {"iterations": 20, "data_rows": 10_000, "reps": 15, "cold_reps": 9},
     },
     "full": {
         "reps": 3,
@@ -93,7 +93,7 @@ MODES = {
         "history": {"versions": 50_000, "trials": 51},
         "spark": {"rows": 1_000_000, "reps": 9},
         "s3": {"ops": 20, "warmup": 5},
-        "parsing": {"iterations": 20, "data_rows": 10_000, "reps": 31},
+        "parsing": {"iterations": 20, "data_rows": 10_000, "reps": 31, "cold_reps": 9},
     },
 }
 
@@ -247,8 +247,8 @@ def main(argv: list[str] | None = None) -> int:
 
                 c = dict(config["parsing"])
                 log(f"parsing: {c}")
-                results["parsing"] = parsing(workdir, c, args.reps or c["reps"], config["cold_reps"],
-                                             args.sqlglotc_overlay, mode != "quick", log)
+                results["parsing"] = parsing(workdir, c, args.reps or c["reps"], args.sqlglotc_overlay,
+                                             mode != "quick", log)
             else:
                 results["parsing"] = {"skipped": "the DB-API side does not run (the statements go through it)"}
         if "scale" in sections:

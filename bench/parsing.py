@@ -20,13 +20,15 @@ This section measures, each side in a long-lived worker process of its own
   the sqlglot side alone and says why.
 
 The statement mix (``STATEMENTS``): CREATE TABLE of the 10-column schema, DESCRIBE,
-SHOW TABLES, a SELECT of ``information_schema.columns`` and the GROUP BY aggregate of
-bench/queries.py over a small table of data. For each: the TrinityLake tokenizer alone,
-tokenize + the TrinityLake parser, sqlglot's own Spark parser on the same text (the
-ceiling of what compiling gives a parser it allows; SHOW TABLES is a Command to it), and
-the statement through the DB-API with a text the cursor has not seen. The two workers run
+SHOW TABLES LIKE, a SELECT of ``information_schema.columns`` and the GROUP BY aggregate
+of bench/queries.py over a small table of data, each text new to the cursor. For each:
+the TrinityLake tokenizer alone, the parse the cursor does (tokenizer + TrinityLake
+parser, or for DESCRIBE and SHOW TABLES the fast path of ``sql/simple.py``), sqlglot's
+own Spark parser on the same text (the ceiling of what compiling gives a parser it
+allows; SHOW TABLES is a Command to it), and the statement through the DB-API. The two workers run
 round by round, the order reversed every repetition; ratio = sqlglot time / sqlglotc
-time per repetition, median (> 1: sqlglotc is faster).
+time per repetition, median (> 1: sqlglotc is faster); ``cpu_ratio`` the same of the
+workers' CPU times, steadier than the wall time on a loaded host.
 
 Cold start: new processes, alternating sides: ``import trinitylake_dbapi`` + connect +
 one DESCRIBE, and ``import sqlglot`` + the first Spark parse of the CREATE TABLE text;
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -53,22 +56,25 @@ from .sides import CREATE_TABLE_COLUMNS_SQL
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "parseworker.py")
 
-#: The statement mix, by name; ``{n}`` is a number unique in the run.
+#: The statement mix, by name, run in this order; ``{n}`` is a name part unique in the
+#: run, so that every text is new to the cursor: each CREATE TABLE makes ``created_{n}``,
+#: which the statements after it name (bench/parseworker.py).
 STATEMENTS = {
     "CREATE TABLE (10 columns)": f"CREATE TABLE ns.created_{{n}} ({CREATE_TABLE_COLUMNS_SQL})",
-    "DESCRIBE TABLE": "DESCRIBE TABLE ns.t0",
-    "SHOW TABLES": "SHOW TABLES IN ns",
+    "DESCRIBE TABLE": "DESCRIBE TABLE ns.created_{n}",
+    "SHOW TABLES LIKE": "SHOW TABLES IN ns LIKE 'created_{n}'",
     "information_schema.columns": (
         "SELECT column_name, data_type FROM information_schema.columns "
-        "WHERE table_schema = 'ns' AND table_name = 't0'"
+        "WHERE table_schema = 'ns' AND table_name = 'created_{n}'"
     ),
-    "SELECT over data (GROUP BY)": AGGREGATE.format(table="ns.data"),
+    "SELECT over data (GROUP BY)": AGGREGATE.replace("count(*)", "count(*) AS rows_{n}").format(
+        table="ns.data", n="{n}"),
 }
 
 #: The kinds of work a worker times, in report order, with their labels.
 KINDS = {
     "tokenize": "tokenize (TrinityLake tokenizer)",
-    "parse": "tokenize + parse (TrinityLake parser)",
+    "parse": "parse as the cursor does (tokenizer + TrinityLake parser, or the fast path)",
     "parse_spark": "sqlglot's Spark parser, same text",
     "dbapi": "DB-API execute + fetch, unseen text",
 }
@@ -188,8 +194,16 @@ print(json.dumps({"import_s": t1 - t0, "work_s": t2 - t1, "error": None}))
 }
 
 
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _cold_child(kind: str, uri: str, overlay_dir: str | None) -> dict[str, Any]:
+    """One new process of ``kind``: its report, with ``wall_s`` (spawn to exit) and
+    ``cpu_s`` (the CPU time it used, interpreter start included)."""
     setup = f"URI = {uri!r}; CREATE = {STATEMENTS['CREATE TABLE (10 columns)'].format(n='cold')!r}\n"
+    cpu = _children_cpu_s()
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", setup + COLD_CHILDREN[kind]], capture_output=True, text=True,
                           env=_env(overlay_dir))  # fmt: skip
@@ -198,13 +212,15 @@ def _cold_child(kind: str, uri: str, overlay_dir: str | None) -> dict[str, Any]:
         raise WorkerError(f"cold start child {kind!r} failed:\n{done.stderr[-2000:]}")
     report = json.loads(done.stdout.strip().splitlines()[-1])
     report["wall_s"] = wall
+    report["cpu_s"] = _children_cpu_s() - cpu
     return report
 
 
 def cold_start(uri: str, overlays: dict[str, str | None], reps: int, log: Callable[[str], None]) -> dict[str, Any]:
     """Per child kind and side: medians of wall, import and work seconds, and the error
     the child met (the DB-API's on sqlglotc); with both sides, ``import_ratio`` and,
-    where neither failed, ``ratio`` of the wall times (sqlglot / sqlglotc, per rep, median)."""
+    where neither failed, ``ratio`` of the wall times and ``cpu_ratio`` of the CPU times
+    (sqlglot / sqlglotc, per rep, median)."""
     runs: dict[str, dict[str, list[dict]]] = {kind: {side: [] for side in overlays} for kind in COLD_CHILDREN}
     names = list(overlays)
     for kind in COLD_CHILDREN:  # unmeasured: writes the bytecode an installed package ships
@@ -219,20 +235,24 @@ def cold_start(uri: str, overlays: dict[str, str | None], reps: int, log: Callab
     for kind, sides in runs.items():
         entry: dict[str, Any] = {}
         for side, reports in sides.items():
-            entry[side] = {key: statistics.median(r[key] for r in reports) for key in ("wall_s", "import_s", "work_s")}
+            entry[side] = {key: statistics.median(r[key] for r in reports)
+                           for key in ("wall_s", "cpu_s", "import_s", "work_s")}  # fmt: skip
             entry[side]["error"] = reports[-1]["error"]
         if len(sides) == 2:  # the imports compare even where the statement fails
-            entry["import_ratio"] = statistics.median(a["import_s"] / b["import_s"] for a, b in zip(*sides.values()))
+            pairs = list(zip(*sides.values()))
+            entry["import_ratio"] = statistics.median(a["import_s"] / b["import_s"] for a, b in pairs)
             if all(r["error"] is None for rs in sides.values() for r in rs):
-                entry["ratio"] = statistics.median(a["wall_s"] / b["wall_s"] for a, b in zip(*sides.values()))
+                entry["ratio"] = statistics.median(a["wall_s"] / b["wall_s"] for a, b in pairs)
+                entry["cpu_ratio"] = statistics.median(a["cpu_s"] / b["cpu_s"] for a, b in pairs)
         out[kind] = entry
     return out
 
 
-def parsing(workdir: str, sizes: dict[str, int], reps: int, cold_reps: int, overlay_path: str, build: bool,
+def parsing(workdir: str, sizes: dict[str, int], reps: int, overlay_path: str, build: bool,
             log: Callable[[str], None]) -> dict[str, Any]:  # fmt: skip
     """The section's results (see the module docstring). ``sizes``: ``iterations`` (each
-    statement per kind per round) and ``data_rows`` (the table the SELECT reads)."""
+    statement per kind per round), ``data_rows`` (the table the SELECT reads) and
+    ``cold_reps`` (new processes of each kind per side)."""
     import sqlglot
     import sqlglot.tokens
 
@@ -261,23 +281,30 @@ def parsing(workdir: str, sizes: dict[str, int], reps: int, cold_reps: int, over
             for side in names if rep % 2 == 0 else names[::-1]:
                 rounds[side].append(workers[side].run(rep + 1, sizes["iterations"]))
             log(f"  parsing rep {rep + 1}/{reps}")
-        cold = cold_start("file://" + os.path.abspath(os.path.join(base, "sqlglot")) + "/", overlays, cold_reps, log)
+        cold = cold_start("file://" + os.path.abspath(os.path.join(base, "sqlglot")) + "/", overlays,
+                          sizes["cold_reps"], log)  # fmt: skip
     finally:
         for worker in workers.values():
             worker.close()
     return summarize(rounds, {s: w.info["sqlglot"] for s, w in workers.items()}, cold, sizes, reps, why)
 
 
-def bound_if_it_ran(work: dict[str, dict[str, dict[str, Any]]]) -> dict[str, float]:
+def bound_if_it_ran(work: dict[str, dict[str, dict[str, Any]]], cpu: bool = False) -> dict[str, float]:
     """Per statement, the DB-API ratio sqlglotc could give at best if the TrinityLake
     parser could run compiled: its tokenize + parse (sqlglot side) sped up by what
     sqlglotc gives sqlglot's own Spark parser on the same text, the rest of the
     statement unchanged (Amdahl). A text the cursor has seen before is not parsed again,
-    so for repeated texts the bound is 1x."""
+    so for repeated texts the bound is 1x. ``cpu``: from CPU times (the statement's
+    waits for the disk left out, so a higher bound: a host with an instant disk)."""
     out = {}
     for name in STATEMENTS:
-        total, parse = work["dbapi"][name]["sqlglot"], work["parse"][name]["sqlglot"]
-        gain = work["parse_spark"][name].get("ratio")
+        dbapi, parse = work["dbapi"][name], work["parse"][name]
+        if cpu:
+            total, parse_s = dbapi["cpu"]["sqlglot"], parse["cpu"]["sqlglot"]
+        else:
+            total, parse_s = dbapi["sqlglot"], parse["sqlglot"]
+        parse = parse_s
+        gain = work["parse_spark"][name].get("cpu_ratio" if cpu else "ratio")
         if total and parse and gain:
             out[name] = total / (total - min(parse, total) + min(parse, total) / gain)
     return out
@@ -292,19 +319,26 @@ def summarize(rounds: dict[str, list[dict]], builds: dict[str, dict], cold: dict
         work[kind] = {}
         for name in STATEMENTS:
             entry: dict[str, Any] = {}
+            entry["cpu"] = {}
             for side, runs in rounds.items():
                 times = [r[kind][name] for r in runs if name in r[kind]]
                 entry[side] = statistics.median(times) if len(times) == len(runs) else None
-            both = [(a[kind].get(name), b[kind].get(name)) for a, b in zip(*rounds.values())] if len(rounds) == 2 else []
-            if both and all(a and b for a, b in both):
-                entry["ratio"] = statistics.median(a / b for a, b in both)
+                cpu = [r["cpu"][kind][name] for r in runs if name in r["cpu"][kind]]
+                entry["cpu"][side] = statistics.median(cpu) if len(cpu) == len(runs) else None
+            pairs = list(zip(*rounds.values())) if len(rounds) == 2 else []
+            for key, of in (("ratio", lambda r: r[kind]), ("cpu_ratio", lambda r: r["cpu"][kind])):
+                both = [(of(a).get(name), of(b).get(name)) for a, b in pairs]
+                if both and all(a and b for a, b in both):
+                    entry[key] = statistics.median(a / b for a, b in both)
             work[kind][name] = entry
     out: dict[str, Any] = {"sqlglot": builds, "iterations": sizes["iterations"], "data_rows": sizes["data_rows"],
-                           "reps": reps, "work": work, "errors": errors, "cold_start": cold}  # fmt: skip
+                           "reps": reps, "cold_reps": sizes["cold_reps"], "work": work, "errors": errors,
+                           "cold_start": cold}  # fmt: skip
     if skipped:
         out["skipped"] = skipped
         return out
     out["bound_if_it_ran"] = bound_if_it_ran(work)
+    out["bound_if_it_ran_cpu"] = bound_if_it_ran(work, cpu=True)
     ratios = {kind: [e["ratio"] for e in work[kind].values() if "ratio" in e] for kind in KINDS}
     out["ratio_range"] = {kind: [min(r), max(r)] for kind, r in ratios.items() if r}
     dbapi_error = errors["sqlglotc"].get("dbapi")

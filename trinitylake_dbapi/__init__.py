@@ -12,6 +12,9 @@
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from trinitylake_dbapi.errors import (
     DatabaseError,
     DataError,
@@ -38,6 +41,14 @@ from trinitylake_dbapi.types_dbapi import (
     Timestamp,
     TimestampFromTicks,
 )
+
+if TYPE_CHECKING:
+    from trinitylake_dbapi.catalog import DEFAULT_NAMESPACE
+    from trinitylake_dbapi.connection import Connection
+    from trinitylake_dbapi.cursor import Cursor
+    from trinitylake_dbapi.format.types import TypeSpec, parse_type
+    from trinitylake_dbapi.sql.dialect import KEYWORDS, quote_identifier, split_statements
+    from trinitylake_dbapi.sql.like import like_to_regex
 
 __version__ = "0.1.0"
 
@@ -78,6 +89,8 @@ def connect(
     the most memory DuckDB may use for this connection's data statements (e.g.
     ``"2GB"``; default DuckDB's, 80 % of the machine's memory).
     """
+    from trinitylake_dbapi.connection import Connection
+
     return Connection(
         location,
         create=create,
@@ -92,15 +105,37 @@ def connect(
     )
 
 
-from trinitylake_dbapi.connection import Connection  # noqa: E402 - after connect's docstring
-from trinitylake_dbapi.cursor import Cursor  # noqa: E402
+#: Names this package exports from modules it loads on first use (PEP 562): the SQL
+#: layer (sqlglot) and the connection load with the first ``connect()`` or the first use
+#: of one of these names, so what imports only part of the package (the Spark data
+#: source in PySpark's planner processes, the PyIceberg catalog) does not pay for them.
+_LAZY = {
+    "Connection": "trinitylake_dbapi.connection",
+    "Cursor": "trinitylake_dbapi.cursor",
+    # Beyond PEP 249: what tools built on the driver (the shell, the SQLAlchemy dialect)
+    # need of TrinityLake SQL and types, so they never reach into the layers below.
+    "DEFAULT_NAMESPACE": "trinitylake_dbapi.catalog",
+    "TypeSpec": "trinitylake_dbapi.format.types",
+    "parse_type": "trinitylake_dbapi.format.types",
+    "KEYWORDS": "trinitylake_dbapi.sql.dialect",
+    "quote_identifier": "trinitylake_dbapi.sql.dialect",
+    "split_statements": "trinitylake_dbapi.sql.dialect",
+    "like_to_regex": "trinitylake_dbapi.sql.like",
+}
 
-# Beyond PEP 249: what tools built on the driver (the shell, the SQLAlchemy dialect) need
-# of TrinityLake SQL and types, so they never reach into the layers below.
-from trinitylake_dbapi.catalog import DEFAULT_NAMESPACE  # noqa: E402
-from trinitylake_dbapi.format.types import TypeSpec, parse_type  # noqa: E402
-from trinitylake_dbapi.sql.dialect import KEYWORDS, quote_identifier, split_statements  # noqa: E402
-from trinitylake_dbapi.sql.like import like_to_regex  # noqa: E402
+
+def __getattr__(name: str) -> Any:
+    """Load one of the names of ``_LAZY`` from its module (once: it is then set here)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 def system_tables() -> dict[tuple[str, str], tuple[str, ...]]:

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -48,6 +49,11 @@ def loaded_after(location: str, statements: list[str]) -> dict:
         f"print(json.dumps({{'loaded': sorted(m for m in {WATCHED!r} if m in sys.modules),\n"
         "                  'rows': [list(map(str, r)) for r in rows]}))\n"
     )
+    return last_json_line(code)
+
+
+def last_json_line(code: str) -> Any:
+    """Run ``code`` in a new interpreter on this one's path; the JSON it printed last."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = os.pathsep.join(sys.path)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
@@ -89,3 +95,18 @@ def test_planning_reads_manifests_under_the_root_through_the_lakehouse(lake: str
         hits = counters.cache_hits
         assert cur.execute("SELECT count(*) FROM ns.t WHERE k = 3").fetchall() == [(len(range(3, 100, 7)),)]
         assert counters.cache_hits - hits >= 2  # the manifest list and its manifest
+
+
+def test_the_spark_data_source_loads_without_the_sql_layer() -> None:
+    """PySpark imports ``pyspark_trinitylake`` in every planner process it starts (data
+    source lookup, read planning, each write): none of them parses SQL, so none pays for
+    sqlglot or the connection, nor for maintenance, verification or table data."""
+    pytest.importorskip("pyspark", reason="the spark extra (pyspark) is not installed")
+    watched = ("sqlglot", "trinitylake_dbapi.connection", "pyiceberg", "duckdb", "trinitylake_dbapi.verify",
+               "trinitylake_dbapi.spark.maintenance", "trinitylake_dbapi.spark.tabledata")
+    code = (
+        "import json, sys\n"
+        "import pyspark_trinitylake\n"
+        f"print(json.dumps(sorted(m for m in {watched!r} if m in sys.modules)))\n"
+    )
+    assert last_json_line(code) == []

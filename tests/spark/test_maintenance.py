@@ -92,7 +92,7 @@ def test_spark_and_local_expiration_delete_the_same_files(spark, big) -> None:  
         for orphan in big["orphans"]["fresh"]:  # not yet expired: remove for a clean verify
             os.unlink(os.path.join(copy, orphan))
     assert_clean(local_copy)
-    assert_clean(spark_copy, spark)
+    assert_clean(spark_copy)  # the Spark verifier's agreement: test_verify_reports_what_the_local_verifier_reports_and_names_its_jobs
     assert LakehouseCatalog(spark_copy).begin(version="keep").list_tables() == \
         LakehouseCatalog(big["location"]).begin(version=EXPORTED_VERSION).list_tables()
 
@@ -135,7 +135,7 @@ def test_spark_and_local_export_produce_the_same_files(spark, big) -> None:  # t
         assert exported.latest_version() == version
         assert exported.begin().list_tables() == expected
     assert_clean(local_target)
-    assert_clean(spark_target, spark)
+    assert_clean(spark_target)
 
 
 def test_export_errors(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -174,7 +174,7 @@ def test_expiration_stops_before_deleting_when_a_file_is_missing(spark, tmp_path
     assert all_files(location) == before
 
 
-def test_verify_reports_what_the_local_verifier_reports(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_verify_reports_what_the_local_verifier_reports_and_names_its_jobs(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
     location = str(tmp_path / "lake")
     lake = build_history(location, 60)
     assert_clean(location, spark)
@@ -186,7 +186,24 @@ def test_verify_reports_what_the_local_verifier_reports(spark, tmp_path) -> None
     os.unlink(os.path.join(location, definition))  # a missing definition
     os.unlink(os.path.join(location, paths.root_node_path(30)))  # a hole in the history
     orphans = add_orphans(location, old=1, fresh=1)  # format files and killed writers' temp files
-    remote = verify(spark, location)
+    sc = spark.sparkContext
+    sc.setJobGroup("mine", "my description")
+    seen: list[tuple[str, str | None, str | None]] = []
+
+    def progress(description: str) -> None:
+        seen.append((description, sc.getLocalProperty("spark.job.description"),
+                     sc.getLocalProperty("spark.jobGroup.id")))
+
+    remote = verify(spark, location, progress=progress)
+    # Every job is named for the Spark UI, in a group of its own; the caller's are restored.
+    assert len(seen) >= 4
+    for description, current, group in seen:
+        assert description.startswith("trinitylake verify [") and current == description
+        assert group is not None and group.startswith("trinitylake-verify-")
+    assert sc.getLocalProperty("spark.jobGroup.id") == "mine"
+    assert sc.getLocalProperty("spark.job.description") == "my description"
+    sc.setLocalProperty("spark.jobGroup.id", None)
+    sc.setLocalProperty("spark.job.description", None)
     local = local_verify.verify(location, all_versions=True)
     assert not remote.ok and not local.ok
     remote_errors = {(p.path, p.rule) for p in remote.errors}
@@ -196,28 +213,6 @@ def test_verify_reports_what_the_local_verifier_reports(spark, tmp_path) -> None
     assert remote.orphans == local.orphans
     assert set(orphans["old"] + orphans["fresh"]) <= set(local.orphans)
     assert not set(orphans["foreign"]) & set(local.orphans)
-
-
-def test_progress_names_every_job(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    location = str(tmp_path / "lake")
-    build_history(location, 10)
-    sc = spark.sparkContext
-    sc.setJobGroup("mine", "my description")
-    seen: list[tuple[str, str | None, str | None]] = []
-
-    def progress(description: str) -> None:
-        seen.append((description, sc.getLocalProperty("spark.job.description"),
-                     sc.getLocalProperty("spark.jobGroup.id")))
-
-    verify(spark, location, progress=progress)
-    assert len(seen) >= 4
-    for description, current, group in seen:
-        assert description.startswith("trinitylake verify [") and current == description
-        assert group is not None and group.startswith("trinitylake-verify-")
-    assert sc.getLocalProperty("spark.jobGroup.id") == "mine"  # restored afterwards
-    assert sc.getLocalProperty("spark.job.description") == "my description"
-    sc.setLocalProperty("spark.jobGroup.id", None)
-    sc.setLocalProperty("spark.job.description", None)
 
 
 def test_small_lakehouse_with_tables_of_every_shape(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -506,3 +506,32 @@ def test_update_sets_a_map_column_from_a_dict(auto: Any) -> None:
     auto.execute("UPDATE ns.kv SET attrs = ? WHERE id = 2", [{"b": 2, "c": 3}])
     assert auto.rowcount == 1
     assert q(auto, "SELECT id, attrs FROM ns.kv ORDER BY id") == [(1, {"a": 1}), (2, {"b": 2, "c": 3})]
+
+
+def test_data_files_hold_row_groups_that_duckdb_scans_in_parallel(tmp_path: Any) -> None:
+    """iceberg/writing.py W1: CREATE TABLE AS, INSERT and UPDATE write row groups of at
+    most 122,880 rows (DuckDB reads a file's row groups in parallel, one per thread), and
+    a table's own ``write.parquet.row-group-limit`` wins; the rows are all there."""
+    import glob
+    import os
+
+    import pyarrow.parquet as pq
+
+    location = str(tmp_path / "lake")
+    with tl.connect(location, create=True, autocommit=True) as conn:
+        cur = conn.cursor()
+        q(cur, "CREATE NAMESPACE ns")
+        q(cur, "CREATE TABLE ns.big AS SELECT range AS id FROM range(300000)")
+        q(cur, "CREATE TABLE ns.own (id BIGINT) TBLPROPERTIES ('write.parquet.row-group-limit' = '50000')")
+        q(cur, "INSERT INTO ns.own SELECT range FROM range(120000)")
+        q(cur, "UPDATE ns.big SET id = id + 1 WHERE id < 10")
+        assert q(cur, "SELECT count(*), sum(id) FROM ns.big") == [(300_000, sum(range(300_000)) + 10)]
+        assert q(cur, "SELECT count(*), sum(id) FROM ns.own") == [(120_000, sum(range(120_000)))]
+
+    def row_groups(table: str) -> list[list[int]]:
+        files = sorted(glob.glob(os.path.join(location, "tables", "ns", f"{table}-*", "data", "*.parquet")))
+        metadata = [pq.ParquetFile(f).metadata for f in files]
+        return [[m.row_group(i).num_rows for i in range(m.num_row_groups)] for m in metadata]
+
+    assert row_groups("big") == [[122_880, 122_880, 54_240]] * 2  # CREATE TABLE AS, then UPDATE's rewrite
+    assert row_groups("own") == [[50_000, 50_000, 20_000]]

@@ -13,20 +13,46 @@ Needs the ``spark`` extra (``pip install 'trinitylake-dbapi[spark]'``).
   runs on the executors, see :mod:`.maintenance`.
 """
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from .datasource import TrinityLakeDataSource, register
-from .maintenance import SparkExpireResult, SparkExportResult, expire_versions, export_snapshot
-from .schema import (
-    from_spark_field,
-    from_spark_schema,
-    from_spark_type,
-    table_schema,
-    to_spark_field,
-    to_spark_schema,
-    to_spark_type,
-)
-from .verification import SparkVerifyReport, verify
+
+#: Names loaded from their module on first use (PEP 562). PySpark imports this package
+#: (through ``pyspark_trinitylake``) in every planner process it starts, a data source
+#: lookup, a read's planning, each write's set-up and commit: those need only the data
+#: source, so maintenance, verification, schemas and table data (PyIceberg) wait.
+_LAZY = {
+    "SparkExpireResult": ".maintenance",
+    "SparkExportResult": ".maintenance",
+    "expire_versions": ".maintenance",
+    "export_snapshot": ".maintenance",
+    "from_spark_field": ".schema",
+    "from_spark_schema": ".schema",
+    "from_spark_type": ".schema",
+    "table_schema": ".schema",
+    "to_spark_field": ".schema",
+    "to_spark_schema": ".schema",
+    "to_spark_type": ".schema",
+    "SparkVerifyReport": ".verification",
+    "verify": ".verification",
+    "transaction": ".tabledata",
+    "SparkTransaction": ".tabledata",
+}
+
+if TYPE_CHECKING:
+    from .maintenance import SparkExpireResult, SparkExportResult, expire_versions, export_snapshot
+    from .schema import (
+        from_spark_field,
+        from_spark_schema,
+        from_spark_type,
+        table_schema,
+        to_spark_field,
+        to_spark_schema,
+        to_spark_type,
+    )
+    from .tabledata import SparkTransaction, transaction
+    from .verification import SparkVerifyReport, verify
 
 __all__ = [
     "table_schema",
@@ -43,18 +69,21 @@ __all__ = [
     "expire_versions",
     "export_snapshot",
     "verify",
-
     "SparkExpireResult",
     "SparkExportResult",
     "SparkVerifyReport",
-
 ]
 
 
 def __getattr__(name: str) -> Any:
-    """:func:`transaction` and :class:`SparkTransaction`, imported on first use (PEP 562)."""
-    if name in ("transaction", "SparkTransaction"):
-        from . import tabledata
+    """Load one of the names of ``_LAZY`` from its module (once: it is then set here)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
 
-        return getattr(tabledata, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

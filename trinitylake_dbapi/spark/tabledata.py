@@ -78,6 +78,7 @@ from ..format import paths
 from ..iceberg.catalog import TrinityLakeCatalog
 from ..iceberg.io import DurableFileIO, file_io_properties
 from ..iceberg.schema import schema_from_columns
+from ..iceberg.writing import for_writing
 from .schema import from_spark_schema, split_table_name, table_schema
 from . import _runtime as rt
 
@@ -376,7 +377,7 @@ class TableWriter(DataSourceArrowWriter):
         from pyiceberg.table import WriteTask
 
         io = _file_io(self.location)
-        metadata = self.target.metadata
+        metadata = for_writing(self.target.metadata)
         schema = metadata.schema()
         arrow_schema = schema_to_pyarrow(schema, include_field_ids=False)
         write_uuid = uuid.uuid4()

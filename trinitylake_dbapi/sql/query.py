@@ -1193,8 +1193,17 @@ def _bound_rows(insert: exp.Insert, parameter_rows: Sequence[Any]) -> exp.Insert
 def _append(session: Session, namespace: str, name: str, data: Any) -> Result:
     """Append checked rows (Q3) to a table in the statement's transaction (Q4)."""
     if data.num_rows:
+        from trinitylake_dbapi.iceberg.writing import write_unpartitioned
+
         table = _load(session, namespace, name)
-        table.append(_as_iceberg(data, table))
+        rows = _as_iceberg(data, table)
+        if not table.spec().is_unpartitioned():
+            table.append(rows)  # PyIceberg splits the rows by partition
+            return Result(None, [], data.num_rows)
+        with table.transaction() as transaction:
+            with transaction.update_snapshot().fast_append() as append:
+                for data_file in write_unpartitioned(table, rows, append.commit_uuid):
+                    append.append_data_file(data_file)
     return Result(None, [], data.num_rows)
 
 
@@ -1267,28 +1276,18 @@ def _replace_files(table: Any, replaced: set[str], rows: Any) -> None:
     DuckDB opened them) go, new files holding ``rows`` come (Q4)."""
     import uuid
 
-    from pyiceberg.io.pyarrow import bin_pack_arrow_table, write_file
-    from pyiceberg.table import TableProperties, WriteTask
+    from trinitylake_dbapi.iceberg.writing import write_unpartitioned
 
     keys = {_file_key(f) for f in replaced}
     old = [t.file for t in table.scan().plan_files() if _file_key(t.file.file_path) in keys]
     if len(old) != len(keys):
         raise OperationalError(f"table {table.name()}: the files to rewrite are not all in its snapshot")
-    target_size = int(table.properties.get(
-        TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT
-    ))  # fmt: skip
     with table.transaction() as transaction:
         with transaction.update_snapshot().overwrite() as overwrite:
             for data_file in old:
                 overwrite.delete_data_file(data_file)
-            if rows.num_rows:
-                write_uuid = uuid.uuid4()
-                tasks = (
-                    WriteTask(write_uuid=write_uuid, task_id=i, schema=table.schema(), record_batches=batches)
-                    for i, batches in enumerate(bin_pack_arrow_table(rows, target_size))
-                )
-                for data_file in write_file(table.io, table.metadata, tasks):
-                    overwrite.append_data_file(data_file)
+            for data_file in write_unpartitioned(table, rows, uuid.uuid4()):
+                overwrite.append_data_file(data_file)
 
 
 def run_delete(delete: exp.Delete, session: Session) -> Result:

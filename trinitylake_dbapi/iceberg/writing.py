@@ -1,0 +1,55 @@
+"""How this package writes a table's data files (SQL and Spark alike).
+
+Rules:
+
+  W1 Row groups: a data file's Parquet row groups hold at most ``ROW_GROUP_ROWS`` rows,
+     unless the table sets ``write.parquet.row-group-limit`` itself (then that). DuckDB
+     scans a file's row groups in parallel, one per thread, and so do Spark and PyArrow's
+     dataset reader; PyIceberg's default limit (1,048,576 rows) makes a file of a million
+     rows one row group, which one thread reads. 122,880 is DuckDB's own row group size.
+  W2 Only the files change: the table's stored metadata keeps its own properties (the
+     lakehouse definition's, SPEC 8); W1's limit is applied when files are written.
+  W3 A file's rows come in the order given; files are cut at the table's target file
+     size (``write.target-file-size-bytes``), as PyIceberg's own append cuts them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Iterator
+
+from pyiceberg.table import TableProperties
+from pyiceberg.table.metadata import TableMetadata
+
+__all__ = ["ROW_GROUP_ROWS", "for_writing", "write_unpartitioned"]
+
+#: W1: the most rows in one row group of a data file written here.
+ROW_GROUP_ROWS = 122_880
+
+
+def for_writing(metadata: TableMetadata) -> TableMetadata:
+    """``metadata`` as data files are to be written by it (W1, W2): the table's own
+    properties, with ``ROW_GROUP_ROWS`` as the row-group limit where the table sets none.
+    Pass it to PyIceberg's ``write_file``; never commit it."""
+    if TableProperties.PARQUET_ROW_GROUP_LIMIT in metadata.properties:
+        return metadata
+    properties = {**metadata.properties, TableProperties.PARQUET_ROW_GROUP_LIMIT: str(ROW_GROUP_ROWS)}
+    return metadata.model_copy(update={"properties": properties})
+
+
+def write_unpartitioned(table: Any, rows: Any, write_uuid: uuid.UUID) -> Iterator[Any]:
+    """Write ``rows`` (a PyArrow table in ``table``'s Iceberg schema) as data files of
+    the unpartitioned PyIceberg ``table`` (W1, W3); the DataFiles to add to a snapshot."""
+    from pyiceberg.io.pyarrow import bin_pack_arrow_table, write_file
+    from pyiceberg.table import WriteTask
+
+    if not rows.num_rows:
+        return iter(())
+    target_size = int(table.properties.get(
+        TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT
+    ))  # fmt: skip
+    tasks = (
+        WriteTask(write_uuid=write_uuid, task_id=i, schema=table.schema(), record_batches=batches)
+        for i, batches in enumerate(bin_pack_arrow_table(rows, target_size))
+    )
+    return write_file(table.io, for_writing(table.metadata), tasks)
