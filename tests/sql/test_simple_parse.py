@@ -96,7 +96,7 @@ def test_the_plain_spellings_take_the_fast_path(sql: str) -> None:
 @pytest.mark.parametrize("sql", [
     "DESCRIBE TABLE `a`.b", "DESCRIBE select.t", "DESCRIBE t VERSION AS OF 3", "DESCRIBE\nt",
     "SHOW TABLES IN ns LIKE 'a\\'b'", "SHOW TABLES LIKE ?", "DROP TABLE a.b.c", "DROP TABLE t -- c",
-    "DESCRIBE NAMESPACE ns", "DESCRIBE EXTENDED t",
+    "DESCRIBE NAMESPACE ns", "DESCRIBE EXTENDED t", "DESCRIBE \u212aelvin", "DROP TABLE \u017ft",
 ])  # fmt: skip
 def test_other_spellings_go_to_the_parser(sql: str) -> None:
     assert parse_simple(sql) is None

@@ -31,9 +31,10 @@ __all__ = ["parse_simple"]
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _END = r" *(?:;[ \t\r\n]*)?\Z"
-_DESCRIBE = re.compile(rf"( *)DESCRIBE +(?:TABLE +)?({_NAME})(?:\.({_NAME}))?{_END}", re.IGNORECASE)
-_SHOW_TABLES = re.compile(rf" *SHOW +TABLES(?: +IN +({_NAME}))?(?: +LIKE +('[^'\\\r\n]*'))?{_END}", re.IGNORECASE)
-_DROP_TABLE = re.compile(rf" *DROP +TABLE +(IF +EXISTS +)?({_NAME})(?:\.({_NAME}))?{_END}", re.IGNORECASE)
+_DESCRIBE = re.compile(rf"( *)DESCRIBE +(?:TABLE +)?({_NAME})(?:\.({_NAME}))?{_END}", re.IGNORECASE | re.ASCII)
+_SHOW_TABLES = re.compile(rf" *SHOW +TABLES(?: +IN +({_NAME}))?(?: +LIKE +('[^'\\\r\n]*'))?{_END}", re.IGNORECASE | re.ASCII)
+_DROP_TABLE = re.compile(rf" *DROP +TABLE +(IF +EXISTS +)?({_NAME})(?:\.({_NAME}))?{_END}", re.IGNORECASE | re.ASCII)
+
 
 def _name(match: re.Match, group: int) -> exp.Identifier | None:
     text = match.group(group)
