@@ -15,6 +15,7 @@ from sqlglot import exp
 from trinitylake_dbapi.errors import Error
 from trinitylake_dbapi.sql.dialect import RESERVED_WORDS, parse_marked
 from trinitylake_dbapi.sql import simple
+from trinitylake_dbapi.sql.compat import Expr
 
 
 def parse_simple(sql: str) -> exp.Expr | None:
@@ -30,7 +31,7 @@ SPACES = [" ", " ", " ", "  ", "\t", "\n"]
 
 def _dump(node: Any) -> Any:
     """Everything equality and error positions depend on: type, source position, args."""
-    if isinstance(node, exp.Expr):
+    if isinstance(node, Expr):  # exp.Expression on sqlglot 28
         args = {k: _dump(v) for k, v in sorted(node.args.items())}
         return (type(node).__name__, dict(node.meta), args)
     if isinstance(node, list):
