@@ -22,7 +22,10 @@ Commit protocol. A transaction that began at version v:
       version conflicts when it changed a key this transaction wrote or guarded, or,
       under SERIALIZABLE, a key (or a key in a range) it read; a rollback version
       conflicts with everything. No conflict: the messages are applied again on w and
-      C2 is retried at w+1 (bounded, with jittered backoff). Conflict: the transaction
+      C2 is retried at w+1 (bounded, with jittered backoff). After the backoff the
+      latest version is observed again (D1) before the retry: other writers commit
+      during it, and a retry aimed at the version seen before it lost again and again
+      (a writer gave up after 64 lost races among 4 writers). Conflict: the transaction
       fails with a SerializationError naming the object and the version.
   C5. a commit that fails (a conflict, a storage error, C6) removes every file it wrote,
       best effort, before the error reaches the caller: a failed statement leaves no
@@ -334,6 +337,7 @@ class Transaction:
             self._check_conflicts(version, latest)
             base = self.lakehouse.snapshot(latest)
             time.sleep(min(_BACKOFF_MAX_S, _BACKOFF_BASE_S * 2**min(attempt, 8)) * random.random())
+            observed_at = None  # C4: the view from before the backoff is not trusted after it
         raise CommitFailedError(
             f"gave up after {MAX_COMMIT_ATTEMPTS} attempts: other writers kept committing first"
         )

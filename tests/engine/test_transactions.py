@@ -119,6 +119,33 @@ def test_disjoint_transactions_are_replayed_not_failed(lake: LakehouseCatalog) -
     assert lake.begin().list_tables("ns") == [("ns", "a"), ("ns", "b")]
 
 
+def test_a_retry_after_its_backoff_aims_at_the_latest_version(lake: LakehouseCatalog, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """C4: a writer that lost a race backs off, and another writer commits meanwhile; the
+    retry observes the latest version again and wins at once. (A retry aimed at the
+    version seen before the backoff lost again, and under steady contention again and
+    again: a writer gave up after 64 lost races among 4 writers.)"""
+    from trinitylake_dbapi import transaction as transaction_module
+
+    rivals = LakehouseCatalog(lake.storage.root_uri)
+    mine, first = lake.begin(), rivals.begin()
+    mine.create_table("ns", "mine", columns("x"))
+    first.create_table("ns", "r1", columns("y"))
+    assert first.commit() == 2  # mine's first attempt, at version 2, loses
+    backoffs: list[float] = []
+
+    def backoff(seconds: float) -> None:
+        backoffs.append(seconds)
+        if len(backoffs) == 1:  # another writer commits during the first backoff
+            second = rivals.begin()
+            second.create_table("ns", "r2", columns("z"))
+            assert second.commit() == 3
+
+    monkeypatch.setattr(transaction_module.time, "sleep", backoff)
+    assert mine.commit() == 4
+    assert len(backoffs) == 1
+    assert [t for _, t in lake.begin().list_tables("ns")] == ["mine", "r1", "r2"]
+
+
 def test_time_travel_by_version_and_by_time(lake: LakehouseCatalog) -> None:
     states = {}
     for i in range(6):
