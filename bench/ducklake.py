@@ -46,6 +46,7 @@ import time
 from typing import Any, Callable
 
 from . import lakeworker, targets
+from .installs import step_failure
 from .sides import CREATE_TABLE_COLUMNS_SQL, Side, TrinityLakeDbapiSide
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -78,13 +79,9 @@ def venv_python(path: str, build: bool, log: Callable[[str], None]) -> tuple[str
     steps = [[sys.executable, "-m", "venv", path],
              [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *REQUIREMENTS]]  # fmt: skip
     for step in steps:
-        try:
-            done = subprocess.run(step, capture_output=True, text=True, timeout=900)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return None, f"building its venv failed ({' '.join(step[:4])}): {exc}"
-        if done.returncode != 0:
-            tail = " ".join((done.stderr or done.stdout).strip().splitlines()[-2:])
-            return None, f"building its venv failed ({' '.join(step[:4])}): {tail}"
+        failure = step_failure(step)
+        if failure is not None:
+            return None, f"building its venv failed ({' '.join(step[:4])}): {failure}"
     with open(stamp, "w") as f:
         f.write("\n".join(REQUIREMENTS) + "\n")
     return python, None

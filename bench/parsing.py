@@ -50,6 +50,7 @@ import time
 from typing import Any, Callable
 
 from . import targets
+from .installs import step_failure
 from .queries import AGGREGATE
 from .sides import CREATE_TABLE_COLUMNS_SQL
 
@@ -99,13 +100,9 @@ def overlay(path: str, version: str, build: bool, log: Callable[[str], None]) ->
     log(f"parsing: installing {requirement} into {path}")
     step = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-warn-conflicts",
             "--target", path, requirement]  # fmt: skip
-    try:
-        done = subprocess.run(step, capture_output=True, text=True, timeout=900)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, f"installing {requirement} failed: {exc}"
-    if done.returncode != 0:
-        tail = " ".join((done.stderr or done.stdout).strip().splitlines()[-2:])
-        return None, f"installing {requirement} failed: {tail}"
+    failure = step_failure(step)
+    if failure is not None:
+        return None, f"installing {requirement} failed: {failure}"
     with open(stamp, "w") as f:
         f.write(requirement + "\n")
     return path, None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import targets as _targets
+from . import targets as target_rules
 from .timing import REQUEST_LATENCY_S
 
 PEER = "pyiceberg"
@@ -15,9 +15,9 @@ SIDE_LABELS = {
 }
 
 #: Issue 21's targets (bench/targets.py): label prefix -> minimum speedup of the SQL side.
-TARGETS = _targets.SUITE_TARGETS
-DUCKLAKE_TARGETS = _targets.DUCKLAKE_TARGETS
-DUCKLAKE_DATA_TARGETS = _targets.DUCKLAKE_DATA_TARGETS
+TARGETS = target_rules.SUITE_TARGETS
+DUCKLAKE_TARGETS = target_rules.DUCKLAKE_TARGETS
+DUCKLAKE_DATA_TARGETS = target_rules.DUCKLAKE_DATA_TARGETS
 
 
 def _rate(seconds: float, ops: int) -> str:
@@ -31,10 +31,10 @@ def _rate(seconds: float, ops: int) -> str:
 
 
 def side_by_side(results: dict, peer: str = PEER, targets: dict[str, float] = TARGETS,
-                 judged: str = _targets.SUITE_SIDE) -> str:
+                 judged: str = target_rules.SUITE_SIDE) -> str:
     """One row per workload: each side's median rate and speedup vs the peer; only the
     ``judged`` side's speedup (SQL) is marked against ``targets``."""
-    entries = list(_targets.workloads(results))
+    entries = list(target_rules.workloads(results))
     if not entries:
         return ""
     ours = [s for s in SIDE_LABELS if s != peer and any(s in e["sides"] for _, e in entries)]
@@ -47,9 +47,9 @@ def side_by_side(results: dict, peer: str = PEER, targets: dict[str, float] = TA
         for s in [*ours, peer]:
             side = entry["sides"].get(s)
             cells.append(_rate(side["median_seconds"], ops) if side else "-")
-        target = _targets.target_for(label, targets)
+        target = target_rules.target_for(label, targets)
         for s in ours:
-            value = _targets.speedup(entry, s, peer)
+            value = target_rules.speedup(entry, s, peer)
             if value is None:
                 cells.append("-")
             else:
@@ -64,7 +64,7 @@ def storage_calls(results: dict) -> str:
     header = ["workload", "side", "requests/op", "reads", "writes", "creates", "exists", "lists",
               "KB read", "KB written", "cache hits", f"projected on S3 ({REQUEST_LATENCY_S * 1000:.0f} ms/req, 100 MB/s)"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for label, entry in _targets.workloads(results):
+    for label, entry in target_rules.workloads(results):
         for name, side in entry["sides"].items():
             c = side.get("calls")
             if not c:
@@ -111,7 +111,7 @@ def concurrency(summary: dict) -> str:
     for writers, s in summary.items():
         if writers == "targets":
             continue
-        value = _targets.commits_ratio(summary, writers)
+        value = target_rules.commits_ratio(summary, writers)
         ratio = "" if value is None else f"{value:.2f}"
         lines.append(f"| {writers} | {s['commits_per_s']:.0f} | {ratio} | "
                      f"{s['retries_per_commit']:.2f} | {s['failures']} |")
@@ -203,7 +203,7 @@ def ducklake(summary: dict) -> str:
     header = ["workload", "TrinityLake DB-API", "DuckLake", "speedup", "target"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for op, s in d["operations"].items():
-        target = _targets.target_for(op, DUCKLAKE_DATA_TARGETS)
+        target = target_rules.target_for(op, DUCKLAKE_DATA_TARGETS)
         lines.append(f"| {op} | {s['median_seconds']['trinitylake-dbapi'] * 1000:.1f} ms | "
                      f"{s['median_seconds']['ducklake'] * 1000:.1f} ms | {s['speedup']:.2f}x{_mark(s['speedup'], target)} | "
                      + (f">= {target:g}x |" if target else "|"))  # fmt: skip
@@ -375,7 +375,7 @@ def cell(value: object) -> str:
 def targets(results: dict) -> str:
     """Every target the run measured, from every section's "targets" rows
     (bench/targets.py), with its verdict; then the sections skipped, and why."""
-    rows, skipped = _targets.collect(results, SECTION_ORDER)
+    rows, skipped = target_rules.collect(results, SECTION_ORDER)
     header = ["section", "target", "goal", "measured", "verdict"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for section, r in rows:

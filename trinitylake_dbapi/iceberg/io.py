@@ -244,21 +244,15 @@ class DurableFileIO(PyArrowFileIO):
 
     def new_output(self, location: str) -> PyArrowFile:
         plain = super().new_output(location)
-        if local_path(location) is None:
-            return _ObjectStoreFile(
-                location=plain.location,
-                path=plain._path,  # noqa: SLF001 - PyIceberg's own attribute, not ours
-                fs=plain._filesystem,  # noqa: SLF001
-                buffer_size=plain._buffer_size,  # noqa: SLF001
-                on_written=self._remember,
-            )
-        return _RecordedFile(
+        same_file = dict(
             location=plain.location,
-            path=plain._path,  # noqa: SLF001 - PyIceberg's own attribute, not ours
+            path=plain._path,  # noqa: SLF001 - PyIceberg's own attributes, not ours
             fs=plain._filesystem,  # noqa: SLF001
             buffer_size=plain._buffer_size,  # noqa: SLF001
-            on_create=self._record,
         )
+        if local_path(location) is None:
+            return _ObjectStoreFile(**same_file, on_written=self._remember)
+        return _RecordedFile(**same_file, on_create=self._record)
 
     def _record(self, location: str) -> None:
         path = local_path(location)
