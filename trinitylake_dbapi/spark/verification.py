@@ -35,6 +35,7 @@ Anything the local verifier reports as an error makes this report invalid too.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
@@ -65,7 +66,7 @@ SparkVerifyReport = VerifyReport
 MAX_ORPHANS_REPORTED = 1000
 
 # One row type for everything the stages emit.
-#   kind: problem | child | definition | reached | root
+#   kind: problem | child | definition | reached | root | seen (a node read in a context)
 _ROWS = T.StructType(
     [
         T.StructField("kind", T.StringType(), False),
@@ -267,15 +268,22 @@ def _check_roots(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]],
 
 
 def _check_nodes(location: rt.Location, counter: Any) -> Callable[[Iterable[Any]], Iterator[tuple]]:
-    """Rows arrive sorted by path: each node is read once for all its contexts."""
+    """Rows arrive sorted by path: each node is read once for all its contexts. Each
+    (node, context) pair comes back as a ``seen`` row, so later levels skip it."""
+
+    def groups(rows: Iterable[Any]) -> Iterator[tuple[str, list[str]]]:
+        for path, same in itertools.groupby(rows, key=lambda row: row[0]):
+            yield path, [row[1] for row in same]
 
     def run(rows: Iterable[Any]) -> Iterator[tuple]:
         store = rt.storage(location)
 
-        def one(group: tuple[str, list[list[Any]]]) -> list[tuple]:
-            path, contexts = group
+        def one(group: tuple[str, list[str]]) -> list[tuple]:
+            path, texts = group
+            contexts = [json.loads(text) for text in texts]
             counter.add(1)
             out: list[tuple] = [("reached", path, None, None, None)]
+            out += [("seen", path, text, None, None) for text in texts]
             try:
                 data = store.read(path)
             except MissingFileError:
@@ -293,7 +301,7 @@ def _check_nodes(location: rt.Location, counter: Any) -> Callable[[Iterable[Any]
                 out += context_rows(path, node, settings, low, high, remaining, depth)
             return out
 
-        for out in rt.thread_map(one, _by_path(rows)):
+        for out in rt.thread_map(one, groups(rows)):
             yield from out
 
     return run
@@ -389,12 +397,14 @@ def verify(
                         .mapPartitions(_check_roots(loc)))
         parts = [emitted]
         report.roots_read = len(versions)
-        seen = spark.createDataFrame([], T.StructType([T.StructField("path", T.StringType()),
-                                                       T.StructField("a", T.StringType())]))
+        seen: list[DataFrame] = []  # each earlier level's (node, context) pairs read
         depth = 1
         while True:
-            pending = (emitted.filter(F.col("kind") == "child").select("path", "a").distinct()
-                       .join(seen, ["path", "a"], "left_anti").localCheckpoint(eager=True))
+            # One job per level: the pairs not read before, read; the job's own "seen"
+            # rows say which it read (its lineage: checkpoints, one per level).
+            pending = emitted.filter(F.col("kind") == "child").select("path", "a").distinct()
+            if seen:
+                pending = pending.join(functools.reduce(DataFrame.union, seen), ["path", "a"], "left_anti")
             progress_.step(f"checking the node files at depth {depth}")
             ordered = pending.repartition(parallelism * 2, "path").sortWithinPartitions("path", "a")
             read = sc.accumulator(0)
@@ -402,9 +412,11 @@ def verify(
             if read.value == 0:
                 break
             parts.append(emitted)
-            seen = seen.union(pending)
+            seen.append(emitted.filter(F.col("kind") == "seen").select("path", "a"))
             depth += 1
-        report.nodes_read = seen.select("path").distinct().count()
+        report.nodes_read = (
+            functools.reduce(DataFrame.union, seen).select("path").distinct().count() if seen else 0
+        )
         everything = parts[0]
         for part in parts[1:]:
             everything = everything.union(part)
