@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import multiprocessing
 import os
 import queue
 import time
@@ -22,6 +21,7 @@ from typing import Any
 
 import pytest
 
+import warm_processes
 from trinitylake_dbapi.errors import MissingFileError, StorageError
 from trinitylake_dbapi.storage import Storage
 
@@ -106,12 +106,7 @@ def _reader(root: str, options: Any, rounds: int, barrier: Any, out: Any) -> Non
 
 
 def _race(root: str, options: Any, rounds: int) -> dict[str, Any]:
-    # Forked by a forkserver that has imported this module (and with it the engine and
-    # s3fs) once: "spawn" imported them in each of the 9 processes, most of the run's CPU
-    # on a 2-core host. The server is a fresh interpreter (no moto or fsspec threads to
-    # fork), and it never runs the engine, so each child starts with no S3 session.
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload([_writer.__module__, "s3fs"])
+    ctx = warm_processes.context(_writer.__module__)  # spawn's imports were most of the run
     barrier = ctx.Barrier(N_WRITERS + 1)
     out = ctx.Queue()
     procs = [
