@@ -3,7 +3,7 @@ the catalog API")."""
 
 from __future__ import annotations
 
-import multiprocessing
+import warm_processes
 import time
 import uuid
 
@@ -43,7 +43,7 @@ def _assert_contiguous(catalog: LakehouseCatalog, latest: int) -> None:
 
 def _run_writers(location: str, storage_options: dict | None, workers: int, each: int) -> None:
     _new(location, storage_options=storage_options)
-    context = multiprocessing.get_context("spawn")
+    context = warm_processes.context("engine_workers")  # spawn's imports were most of the run
     with context.Pool(workers) as pool:
         results = pool.starmap(
             create_tables, [(location, storage_options, w, each) for w in range(workers)]

@@ -16,10 +16,16 @@ of file paths ever has to fit in the driver:
   versions together: each level's node files are a DataFrame, hash-partitioned by
   path, deduplicated against every node already expanded, read by executors (several
   reads in flight per task) and expanded into children and definition paths. One
-  Spark job per tree level.
+  Spark job per tree level: the deduplication is a stage of the job that reads, and
+  the nodes it read come out of that job marked as expanded, so no separate job
+  materializes the frontier or the set of visited nodes. A level's plan reads only
+  local checkpoints (the level above and each earlier level's expanded nodes): its
+  lineage grows with the tree's depth, never with the lakehouse's size or history.
 * Set operations (reachable from kept versions, reachable only from expired ones,
-  listed but unreachable) are DataFrame joins; every intermediate result is a local
-  checkpoint, so nothing is listed or read twice.
+  listed but unreachable) are DataFrame joins; every result read more than once is a
+  local checkpoint, so nothing is listed or read twice. Whether an executor met an
+  unreadable file is counted in an accumulator, so a walk with no error runs no job
+  to look for error rows.
 * Executors copy and delete files. Expired roots are deleted first, oldest first, by
   the driver (E5: a crash part-way leaves a shorter history, never a kept version with
   a missing file), then executors delete the rest.
@@ -77,12 +83,14 @@ _PATH = T.StructType([T.StructField("path", T.StringType(), False)])
 _REACH = T.StructType(
     [
         T.StructField("path", T.StringType(), False),
-        T.StructField("kind", T.StringType(), False),  # root | lakehouse_def | node | definition | error
+        T.StructField("kind", T.StringType(), False),  # root | lakehouse_def | node | definition | error | expanded
         T.StructField("detail", T.StringType(), True),
         T.StructField("group", T.IntegerType(), False),  # which set of roots reached it
     ]
 )
-_NODES = T.StructType([T.StructField("path", T.StringType(), False), T.StructField("group", T.IntegerType(), False)])
+_POINTERS = T.StructType(
+    [T.StructField("metadata_location", T.StringType(), False), T.StructField("external", T.BooleanType(), False)]
+)
 _DOOMED = T.StructType(
     [T.StructField("path", T.StringType(), False), T.StructField("expired", T.BooleanType(), False)]
 )
@@ -137,7 +145,7 @@ def _refs(node: NodeFile) -> list[tuple[str, str, None]]:
     return rows
 
 
-def _expand_roots(location: rt.Location) -> Callable[[Iterable[tuple[int, int, int]]], Iterator[tuple]]:
+def _expand_roots(location: rt.Location, errors: Any) -> Callable[[Iterable[tuple[int, int, int]]], Iterator[tuple]]:
     def run(ranges: Iterable[tuple[int, int, int]]) -> Iterator[tuple]:
         lakehouse = rt.catalog(location).lakehouse
 
@@ -146,6 +154,7 @@ def _expand_roots(location: rt.Location) -> Callable[[Iterable[tuple[int, int, i
             try:
                 snapshot = lakehouse.snapshot(version)  # the local code path: def, order
             except Error as e:
+                errors.add(1)
                 return [_error_row(path, e)]
             return [(path, "root", None), (snapshot.lakehouse_def_path, "lakehouse_def", None),
                     *_refs(snapshot.root)]
@@ -157,18 +166,25 @@ def _expand_roots(location: rt.Location) -> Callable[[Iterable[tuple[int, int, i
     return run
 
 
-def _expand_nodes(location: rt.Location, order: int, counter: Any) -> Callable[[Iterable[Any]], Iterator[tuple]]:
+def _expand_nodes(
+    location: rt.Location, order: int, counter: Any, errors: Any
+) -> Callable[[Iterable[Any]], Iterator[tuple]]:
+    """Reads each (path, group) node; emits what it points at and an ``expanded`` row
+    for the node itself (the next levels' deduplication reads those)."""
+
     def run(rows: Iterable[Any]) -> Iterator[tuple]:
         store = rt.storage(location)
 
         def one(row: Any) -> list[tuple]:
             counter.add(1)
             path, group = row[0], row[1]
+            done = (path, "expanded", None, group)
             try:
                 node = decode_node_file(store.read(path), path, order)
             except Error as e:
-                return _in_group([_error_row(path, e)], group)
-            return _in_group(_refs(node), group)
+                errors.add(1)
+                return [done, *_in_group([_error_row(path, e)], group)]
+            return [done, *_in_group(_refs(node), group)]
 
         for out in rt.thread_map(one, rows):
             yield from out
@@ -200,9 +216,11 @@ def _read_created(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]]
     return run
 
 
-def _doomed(location: rt.Location, now: int, grace: int) -> Callable[[Iterable[Any]], Iterator[tuple[str, bool]]]:
+def _doomed(
+    location: rt.Location, now: int, grace: int, counter: Any
+) -> Callable[[Iterable[Any]], Iterator[tuple[str, bool]]]:
     """E3/E4 for files no kept root reaches: reached only by expired versions, or an
-    orphan older than the grace period."""
+    orphan older than the grace period; ``counter`` counts them."""
 
     def run(rows: Iterable[Any]) -> Iterator[tuple[str, bool]]:
         store = rt.storage(location)
@@ -218,6 +236,7 @@ def _doomed(location: rt.Location, now: int, grace: int) -> Callable[[Iterable[A
 
         for out in rt.thread_map(one, rows):
             if out is not None:
+                counter.add(1)
                 yield out
 
     return run
@@ -237,12 +256,15 @@ def _kept_metadata(location: rt.Location) -> Callable[[Iterable[Any]], Iterator[
     return run
 
 
-def _pointers(location: rt.Location) -> Callable[[Iterable[Any]], Iterator[tuple[str, bool]]]:
-    """E8 on executors: (metadata location, is EXTERNAL) of table definition files."""
+def _pointers(location: rt.Location, counter: Any) -> Callable[[Iterable[Any]], Iterator[tuple[str, bool]]]:
+    """E8 on executors: (metadata location, is EXTERNAL) of table definition files,
+    counted in ``counter``."""
 
     def run(rows: Iterable[Any]) -> Iterator[tuple[str, bool]]:
         lakehouse = rt.catalog(location).lakehouse
-        yield from local.metadata_pointers(local.table_definitions(lakehouse, (row[0] for row in rows)))
+        for pointer in local.metadata_pointers(local.table_definitions(lakehouse, (row[0] for row in rows))):
+            counter.add(1)
+            yield pointer
 
     return run
 
@@ -359,6 +381,16 @@ class _Job:
         Iceberg files under lakehouse-owned table locations that no kept version's
         metadata reaches, as (path, expired=False) rows for ``_doomed``'s age check."""
         self.progress.step("finding the tables' Iceberg files no kept version reaches")
+        # Table definition files (the executors check each name exactly, paths rule P1).
+        table_defs = reached.filter(F.col("path").contains("-table-") & F.col("path").endswith(".binpb"))
+        table_defs = table_defs.select("path").distinct()
+        found = self.sc.accumulator(0)
+        pointers = self.frame(table_defs.rdd.mapPartitions(_pointers(self.location, found)), _POINTERS)
+        pointers = pointers.distinct().localCheckpoint(eager=True)
+        if found.value == 0:
+            # No definition any version reaches names Iceberg metadata, so neither does a
+            # kept version's current one: nothing to read, no table location owns a file.
+            return self.empty(_DOOMED)
         ranges = []
         for version in kept:
             pivots = list(lakehouse.snapshot(version).tree.root.keys)
@@ -368,11 +400,7 @@ class _Job:
         kept_metadata = self.frame(
             self.sc.parallelize(ranges, parts).mapPartitions(_kept_metadata(self.location)), _PATH
         ).distinct()
-        # Table definition files (the executors check each name exactly, paths rule P1).
-        table_defs = reached.filter(F.col("path").contains("-table-") & F.col("path").endswith(".binpb"))
-        table_defs = table_defs.select("path").distinct()
-        pointers = table_defs.rdd.mapPartitions(_pointers(self.location)).distinct()
-        tables = pointers.mapPartitions(_table_locations(self.location)).distinct().collect()
+        tables = pointers.rdd.mapPartitions(_table_locations(self.location)).distinct().collect()
         owned = local.TableLocations.of(self.location.uri, [(row[0], row[1]) for row in tables])
         live = self.frame(kept_metadata.rdd.mapPartitions(_live_files(self.location)), _REACH)
         live = live.localCheckpoint(eager=True)
@@ -396,36 +424,39 @@ class _Job:
         """
         total = sum(len(v) for v in version_sets)
         self.progress.step(f"reading {total} root file(s){label}")
-        emitted = self.frame(self.groups_rdd(version_sets).mapPartitions(_expand_roots(self.location)), _REACH)
+        errors = self.sc.accumulator(0)
+        emitted = self.frame(self.groups_rdd(version_sets).mapPartitions(_expand_roots(self.location, errors)), _REACH)
         emitted = emitted.localCheckpoint(eager=True)
         parts = [emitted]
-        visited = self.empty(_NODES)
+        expanded: list[DataFrame] = []  # each earlier level's nodes read, (path, group)
         depth = 1
         while True:
             # This level's children, less every node expanded before for its set or an
-            # earlier one; the reading job's accumulator says whether there were any.
-            children = emitted.filter(F.col("kind") == "node").groupBy("path").agg(F.min("group").alias("group"))
-            done = visited.groupBy("path").agg(F.min("group").alias("done"))
-            frontier = (
-                children.join(done, "path", "left")
-                .filter(F.col("done").isNull() | (F.col("group") < F.col("done")))
-                .select("path", "group")
-                .localCheckpoint(eager=True)
-            )
+            # earlier one, read in the same job; its accumulator says whether there
+            # were any.
+            frontier = emitted.filter(F.col("kind") == "node").groupBy("path").agg(F.min("group").alias("group"))
+            if expanded:
+                visited = functools.reduce(DataFrame.union, expanded)
+                done = visited.groupBy("path").agg(F.min("group").alias("done"))
+                frontier = (
+                    frontier.join(done, "path", "left")
+                    .filter(F.col("done").isNull() | (F.col("group") < F.col("done")))
+                    .select("path", "group")
+                )
             read = self.sc.accumulator(0)
             self.progress.step(f"reading the node files at depth {depth}{label}")
-            emitted = self.frame(frontier.rdd.mapPartitions(_expand_nodes(self.location, order, read)), _REACH)
+            emitted = self.frame(frontier.rdd.mapPartitions(_expand_nodes(self.location, order, read, errors)), _REACH)
             emitted = emitted.localCheckpoint(eager=True)
             if read.value == 0:
                 break
             self.nodes_read += read.value
             parts.append(emitted)
-            visited = visited.union(frontier).localCheckpoint(eager=True)
+            expanded.append(emitted.filter(F.col("kind") == "expanded").select("path", "group"))
             depth += 1
-        everything = parts[0]
-        for part in parts[1:]:
-            everything = everything.union(part)
-        _check_errors(everything)  # a missing or corrupt file: stop, as the local walk does
+        everything = functools.reduce(DataFrame.union, parts)
+        if errors.value:
+            _check_errors(everything)  # a missing or corrupt file: stop, as the local walk does
+        everything = everything.filter(F.col("kind") != "expanded")
         return everything.select("path", "group").distinct().localCheckpoint(eager=True)
 
 Progress = rt.Progress
@@ -540,9 +571,10 @@ def expire_versions(
             expired_files.withColumn("expired", F.lit(True)), "path", "left"
         ).select("path", F.coalesce(F.col("expired"), F.lit(False)).alias("expired"))
         candidates = candidates.union(job.iceberg_candidates(lakehouse, kept, reached))
-        doomed = job.frame(candidates.rdd.mapPartitions(_doomed(loc, now, grace)), _DOOMED)
-        doomed = doomed.localCheckpoint(eager=True)
-        count = doomed.count()
+        counted = spark.sparkContext.accumulator(0)
+        doomed = job.frame(candidates.rdd.mapPartitions(_doomed(loc, now, grace, counted)), _DOOMED)
+        doomed = doomed.localCheckpoint(eager=True)  # computed once: the count is exact
+        count = counted.value
         expired.sort()
         if not dry_run:
             progress_.step(f"deleting {len(expired)} expired root file(s), oldest first")
