@@ -48,6 +48,7 @@ MODES = {
                             exists=20, drops=5, list_repeats=2, chunks=2),
         "last_of_many": None,
         "cold_reps": 1,
+        "cold_tables": 10,
         "concurrency": {"writers": [1, 4], "commits": 5, "reps": 1},
         "scale": {"points": [300], "batch": 100, "per_namespace": 200, "describes": 50,
                   "cold_describes": 3, "commits": 5},
@@ -58,7 +59,7 @@ MODES = {
                      "data": {"rows": 20_000, "insert_rows": 1_000, "reps": 2}, "fsync_commits": 1},
         "history": {"versions": 300, "trials": 5},
         "spark": {"rows": 2_000, "reps": 1},
-        "s3": {"ops": 3, "warmup": 2},
+        "s3": {"ops": 1, "warmup": 1},
         "parsing": {"iterations": 2, "data_rows": 1_000, "reps": 2, "cold_reps": 1},
     },
     "default": {
@@ -66,6 +67,7 @@ MODES = {
         "suite": SuiteSizes(),
         "last_of_many": None,
         "cold_reps": 3,
+        "cold_tables": 100,
         "concurrency": {"writers": [1, 2, 4], "commits": 150, "reps": 3},
         "scale": {"points": [1_000, 10_000], "batch": 5_000, "per_namespace": 10_000,
                   "describes": 2_000, "cold_describes": 20, "commits": 100},
@@ -83,6 +85,7 @@ MODES = {
         "suite": SuiteSizes(),
         "last_of_many": {"total": 20_000, "last": 1_000, "per_namespace": 1_000},
         "cold_reps": 3,
+        "cold_tables": 100,
         "concurrency": {"writers": [1, 2, 4], "commits": 300, "reps": 3},
         "scale": {"points": [1_000, 100_000, 1_000_000], "batch": 10_000, "per_namespace": 10_000,
                   "describes": 2_000, "cold_describes": 20, "commits": 100},
@@ -277,8 +280,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _cold_start(workdir: str, config: dict, with_dbapi: bool, log) -> dict:  # type: ignore[no-untyped-def]
-    """A small lakehouse per side (a namespace, 100 tables; on our side also a table
-    of rows for the first SELECT), then new processes."""
+    """A small lakehouse per side (a namespace of ``cold_tables`` tables, 100 but in a
+    quick run; on our side also a table of rows for the first SELECT), then new
+    processes describe the middle one."""
     from .coldstart import add_data_table, cold_start
     from .sides import IcebergSide, TrinityLakeCatalogSide
 
@@ -289,10 +293,10 @@ def _cold_start(workdir: str, config: dict, with_dbapi: bool, log) -> dict:  # t
         location = os.path.join(base, name)
         side = maker(location)
         side.create_namespace("ns")
-        for i in range(100):
+        for i in range(config["cold_tables"]):
             side.create_table("ns", f"t{i:03d}")
         side.close()
-        targets[name] = (location, "ns", "t042")
+        targets[name] = (location, "ns", f"t{config['cold_tables'] // 2:03d}")
     if not with_dbapi:
         return cold_start(targets, config["cold_reps"], log)
     add_data_table(targets["trinitylake"][0], "ns", "data")

@@ -203,7 +203,21 @@ def running_s3_server(buckets: tuple[str, ...] = ()) -> Iterator[S3Server]:
     # werkzeug logs every request to stderr; keep test output readable.
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     wire = WireLog()
-    app = wire.middleware(DomainDispatcherApplication(create_backend_app))
+
+    class Dispatcher(DomainDispatcherApplication):
+        """moto's dispatcher with its host -> backend lookup memoized (a function of the
+        host alone): as shipped, every request lists moto's package directory (~200
+        stats) and tries each service's URL patterns, under the dispatcher's lock, a
+        large share of the server's time per request."""
+
+        backends: dict[str | None, Any] = {}
+
+        def get_backend_for_host(self, host: str | None) -> Any:
+            if host not in self.backends:
+                self.backends[host] = super().get_backend_for_host(host)
+            return self.backends[host]
+
+    app = wire.middleware(Dispatcher(create_backend_app))
     server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=MotoRequestHandler)
     thread = threading.Thread(target=server.serve_forever, name="moto-s3", daemon=True)
     thread.start()

@@ -40,6 +40,12 @@ that created root v).
       last step before the root is published (after C1 and after the root's own file
       is prepared, both of which may be slow); if the base is no longer the latest,
       the prepared root is discarded and the attempt ends as a lost race does.
+  D4. A process that lost a race (C4) within CONTENDED_S re-observes the latest version
+      (D1: one existence check) when a transaction starts to commit, however fresh its
+      base: under contention the base a transaction began on is usually taken while it
+      runs, and a commit built on it is a lost race (its node files written and its root
+      prepared for nothing). A process that has not lost a race trusts a fresh base, so
+      a lone writer makes no extra request (the S3 budgets of docs/performance.md).
 
 Why D1 and D3 are safe: expiration deletes a root only EXPIRED_ROOT_DELETE_DELAY_S
 (> FRESH_LATEST_S) after a listing that showed it (maintenance rule E7). If root v+1 was
@@ -85,6 +91,8 @@ FRESH_LATEST_S = 0.25
 #: it. Must exceed FRESH_LATEST_S; the difference is the margin for a process pausing
 #: between its freshness check and its request.
 EXPIRED_ROOT_DELETE_DELAY_S = 1.0
+#: D4: for this long after a lost race, a process re-observes before each commit.
+CONTENDED_S = 2.0
 #: Buffers are flushed once they exceed this (SPEC 6 allows flushing before the
 #: capacity): a commit rewrites the root, so its size is the cost of every commit. On
 #: local disk (and in memory) bytes cost fsync time. Measured in docs/performance.md.
@@ -160,6 +168,8 @@ class Lakehouse:
         #: The last observation (version, monotonic time; module docstring), one tuple
         #: so that threads never see a version with another version's time.
         self._observed: tuple[int, float] | None = None
+        #: When a commit of this process last met another writer (monotonic; D4).
+        self._contended_at: float | None = None
 
     # -- opening ------------------------------------------------------------------
 
@@ -307,6 +317,15 @@ class Lakehouse:
     def is_fresh(self, observed_at: float) -> bool:
         """D1/D3: an observation made at ``observed_at`` (monotonic) is still trusted."""
         return time.monotonic() - observed_at <= FRESH_LATEST_S
+
+    def note_contention(self) -> None:
+        """D4: a commit of this process lost a race (C4) or waited for its turn."""
+        self._contended_at = time.monotonic()
+
+    def is_contended(self) -> bool:
+        """D4: this process lost a race within CONTENDED_S, so a fresh base is not trusted."""
+        seen = self._contended_at
+        return seen is not None and time.monotonic() - seen <= CONTENDED_S
 
     def is_still_latest(self, version: int, observed_at: float) -> bool:
         """D3, right before a C2 built on ``version``, observed to be the latest at

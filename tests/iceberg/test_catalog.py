@@ -5,7 +5,6 @@ The oracle is a plain list of rows kept beside the table: what was written, by v
 
 from __future__ import annotations
 
-import multiprocessing
 from typing import Any
 
 import pyarrow as pa
@@ -29,6 +28,7 @@ from pyiceberg.transforms import BucketTransform, IdentityTransform
 from pyiceberg.types import DoubleType, IntegerType, LongType, NestedField, StringType
 
 import trinitylake_dbapi
+import warm_processes
 from trinitylake_dbapi.errors import ReadOnlyError
 from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
 from trinitylake_dbapi.iceberg.io import file_io_properties
@@ -207,7 +207,7 @@ def test_four_processes_append_to_one_table_and_to_four(catalog: TrinityLakeCata
     for w in range(4):
         catalog.create_table(f"default.own{w}", ORDERS)
     count = 5
-    with multiprocessing.get_context("spawn").Pool(4) as pool:
+    with warm_processes.context(__name__).Pool(4) as pool:  # spawn's imports were most of the run
         assert sorted(pool.map(_append_worker, [(uri, "default.shared", w, count) for w in range(4)])) == [0, 1, 2, 3]
         before = catalog.lakehouse.latest_version()
         pool.map(_append_worker, [(uri, f"default.own{w}", w, count) for w in range(4)])

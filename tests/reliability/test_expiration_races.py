@@ -12,7 +12,7 @@ that remains is one contiguous chain, and ``verify`` finds no error.
 
 from __future__ import annotations
 
-import multiprocessing
+import warm_processes
 from typing import Any
 
 from reliability_workers import expirer, paced_creator
@@ -28,7 +28,7 @@ def test_no_commit_is_lost_while_expiration_runs(tmp_path: Any) -> None:
     txn.commit()
     signals = tmp_path / "signals"
     signals.mkdir()
-    context = multiprocessing.get_context("spawn")
+    context = warm_processes.context()  # spawn's imports were most of the run
     with context.Pool(4) as pool:
         expiring = pool.apply_async(expirer, (location, 3, str(signals)))
         writers = [pool.apply_async(paced_creator, (location, w, 12, w, str(signals))) for w in range(3)]

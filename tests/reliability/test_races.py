@@ -12,12 +12,12 @@ Checked after every run:
 
 from __future__ import annotations
 
-import multiprocessing
 from collections import Counter
 from typing import Any
 
 import pytest
 
+import warm_processes
 from reliability_helpers import SMALL_TREE
 from reliability_workers import check_linearizable, writer
 from trinitylake_dbapi.catalog import LakehouseCatalog
@@ -25,7 +25,7 @@ from trinitylake_dbapi.catalog import LakehouseCatalog
 
 def run_writers(location: str, storage_options: dict | None, workers: int, ops: int,
                 seed: int, **kwargs: Any) -> list[dict]:
-    context = multiprocessing.get_context("spawn")
+    context = warm_processes.context()  # spawn's imports were most of the run
     with context.Pool(workers) as pool:
         return pool.starmap(
             writer,

@@ -40,9 +40,16 @@ def short_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def s3_storage(root: str, server: Any, *, attempts: int = 5, s3fs_retries: int = 5) -> Storage:
+    """A new Storage (empty caches) over s3fs's cached filesystem for these settings.
+
+    The filesystem is shared, as fsspec shares it between a user's catalogs: a new one
+    per commit would build a new botocore session each time (0.3-0.4 s of parsing its
+    JSON models), most of this module's run time. Nothing the tests check lives in it:
+    the faults are injected by the server, each Storage keeps its own caches."""
     import s3fs
 
     options = dict(server.storage_options)
+    options["skip_instance_cache"] = False
     options["config_kwargs"] = {
         "retries": {"mode": "standard", "max_attempts": attempts},
         "read_timeout": READ_TIMEOUT_S,

@@ -11,6 +11,16 @@ Rules:
      lakehouse definition's, SPEC 8); W1's limit is applied when files are written.
   W3 A file's rows come in the order given; files are cut at the table's target file
      size (``write.target-file-size-bytes``), as PyIceberg's own append cuts them.
+  W4 A PyIceberg transaction on a table of this package's catalog (a
+     :class:`LakehouseTable`: SQL's writes, and PyIceberg users' ``append``,
+     ``overwrite``, ``delete``) computes its metadata once per staged state. PyIceberg 0.12's ``Transaction.table_metadata`` replays the
+     staged updates and deep-copies the whole metadata, snapshot list included, at
+     every read, and one append reads it 14 times: an INSERT's cost grew with the
+     table's history (apache/iceberg-python#3302 and #3784 propose this same cache).
+     The cache is keyed on the identity of the table's metadata and of the tuple of
+     staged updates, both replaced (never mutated) by PyIceberg when they change, so a
+     stale state is never returned; the metadata models are immutable, so sharing one
+     copy between reads changes nothing but the time.
 """
 
 from __future__ import annotations
@@ -18,10 +28,10 @@ from __future__ import annotations
 import uuid
 from typing import Any, Iterator
 
-from pyiceberg.table import TableProperties
+from pyiceberg.table import Table, TableProperties, Transaction
 from pyiceberg.table.metadata import TableMetadata
 
-__all__ = ["ROW_GROUP_ROWS", "for_writing", "write_unpartitioned"]
+__all__ = ["ROW_GROUP_ROWS", "LakehouseTable", "for_writing", "write_unpartitioned"]
 
 #: W1: the most rows in one row group of a data file written here.
 ROW_GROUP_ROWS = 122_880
@@ -53,3 +63,25 @@ def write_unpartitioned(table: Any, rows: Any, write_uuid: uuid.UUID) -> Iterato
         for i, batches in enumerate(bin_pack_arrow_table(rows, target_size))
     )
     return write_file(table.io, for_writing(table.metadata), tasks)
+
+
+class _OneCopyTransaction(Transaction):
+    """PyIceberg's Transaction with W4's cache of ``table_metadata``."""
+
+    _state: tuple[Any, Any, TableMetadata] | None = None
+
+    @property
+    def table_metadata(self) -> TableMetadata:
+        base, updates, state = self._table.metadata, self._updates, self._state
+        if state is None or state[0] is not base or state[1] is not updates:
+            state = self._state = (base, updates, super().table_metadata)
+        return state[2]
+
+
+class LakehouseTable(Table):
+    """The PyIceberg Table this package's catalog returns: PyIceberg's own, except that
+    its transactions (``transaction()``, and so ``append``, ``overwrite``, ``delete``)
+    compute their metadata once per staged state (W4)."""
+
+    def transaction(self) -> Transaction:
+        return _OneCopyTransaction(self)

@@ -1,0 +1,32 @@
+"""Worker processes that start warm: multiprocessing's "forkserver" with the engine, s3fs,
+PyIceberg and pytest imported once, in the server (``PRELOAD``).
+
+Why: "spawn" starts a fresh interpreter per worker, which imports all of that again
+(1-1.5 s of CPU per process here); in the tests that start 4-9 workers that was most of
+their run time on a 2-core host. The workers are as real as before: separate processes,
+forked from the server, each opening its own sessions and files.
+
+Invariants: the server is a fresh interpreter that only imports (no moto or fsspec
+thread, no open session to inherit across fork); it reads the preload list once, when
+the first worker of the test process starts, so a module named later is imported by the
+workers themselves, as with spawn (slower, the same behaviour). A preload module that
+cannot be imported is skipped by multiprocessing.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from multiprocessing.context import BaseContext
+
+#: What the workers of the tests import (the test modules themselves pull in pytest).
+PRELOAD = ["pytest", "pyarrow", "s3fs", "trinitylake_dbapi.catalog", "trinitylake_dbapi.iceberg.catalog",
+           "pyiceberg.io.pyarrow", "reliability_workers"]
+
+
+def context(*modules: str) -> BaseContext:
+    """The forkserver context; ``modules`` (e.g. the calling test module, whose worker
+    functions the children look up by name) are preloaded too if the server has not
+    started yet."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([*PRELOAD, *modules])
+    return ctx
