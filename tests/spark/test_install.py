@@ -25,8 +25,9 @@ def test_a_fresh_session_finds_the_format_with_no_registration(tmp_path) -> None
         copy = shutil.copytree if os.path.isdir(os.path.join(REPO, part)) else shutil.copy
         copy(os.path.join(REPO, part), source / part, **({"ignore": shutil.ignore_patterns("__pycache__")} if copy is shutil.copytree else {}))
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(target), str(source)],
+        # No index, no version check: nothing here needs the network.
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
+         "--disable-pip-version-check", "--target", str(target), str(source)],
         check=True, capture_output=True, cwd=tmp_path,
     )  # fmt: skip
     assert (target / "pyspark_trinitylake" / "__init__.py").exists()

@@ -92,6 +92,7 @@ from ..format.paths import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
 from .io import DurableFileIO, file_io_properties, storage_options_from_properties
 from .schema import columns_from_schema
 from .tables import ICEBERG, TableStates
+from .writing import LakehouseTable
 
 __all__ = [
     "TrinityLakeCatalog",
@@ -379,7 +380,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
         return self.tables.stage(metadata, location)
 
     def _table(self, namespace: str, name: str, metadata: TableMetadata, location: str | None) -> Table:
-        return Table(
+        return LakehouseTable(
             identifier=(namespace, name),
             metadata=metadata,
             metadata_location=location or "",

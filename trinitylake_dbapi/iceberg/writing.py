@@ -11,8 +11,9 @@ Rules:
      lakehouse definition's, SPEC 8); W1's limit is applied when files are written.
   W3 A file's rows come in the order given; files are cut at the table's target file
      size (``write.target-file-size-bytes``), as PyIceberg's own append cuts them.
-  W4 A write's PyIceberg transaction (:func:`transaction`) computes its metadata once
-     per staged state. PyIceberg 0.12's ``Transaction.table_metadata`` replays the
+  W4 A PyIceberg transaction on a table of this package's catalog (a
+     :class:`LakehouseTable`: SQL's writes, and PyIceberg users' ``append``,
+     ``overwrite``, ``delete``) computes its metadata once per staged state. PyIceberg 0.12's ``Transaction.table_metadata`` replays the
      staged updates and deep-copies the whole metadata, snapshot list included, at
      every read, and one append reads it 14 times: an INSERT's cost grew with the
      table's history (apache/iceberg-python#3302 and #3784 propose this same cache).
@@ -27,10 +28,10 @@ from __future__ import annotations
 import uuid
 from typing import Any, Iterator
 
-from pyiceberg.table import TableProperties, Transaction
+from pyiceberg.table import Table, TableProperties, Transaction
 from pyiceberg.table.metadata import TableMetadata
 
-__all__ = ["ROW_GROUP_ROWS", "for_writing", "transaction", "write_unpartitioned"]
+__all__ = ["ROW_GROUP_ROWS", "LakehouseTable", "for_writing", "write_unpartitioned"]
 
 #: W1: the most rows in one row group of a data file written here.
 ROW_GROUP_ROWS = 122_880
@@ -77,7 +78,10 @@ class _OneCopyTransaction(Transaction):
         return state[2]
 
 
-def transaction(table: Any) -> Transaction:
-    """A PyIceberg transaction on ``table`` (as ``table.transaction()``) whose metadata
-    is computed once per staged state (W4)."""
-    return _OneCopyTransaction(table)
+class LakehouseTable(Table):
+    """The PyIceberg Table this package's catalog returns: PyIceberg's own, except that
+    its transactions (``transaction()``, and so ``append``, ``overwrite``, ``delete``)
+    compute their metadata once per staged state (W4)."""
+
+    def transaction(self) -> Transaction:
+        return _OneCopyTransaction(self)

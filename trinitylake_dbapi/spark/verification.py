@@ -35,6 +35,7 @@ Anything the local verifier reports as an error makes this report invalid too.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
@@ -65,7 +66,7 @@ SparkVerifyReport = VerifyReport
 MAX_ORPHANS_REPORTED = 1000
 
 # One row type for everything the stages emit.
-#   kind: problem | child | definition | reached | root
+#   kind: problem | child | definition | reached | root | seen (a node read in a context)
 _ROWS = T.StructType(
     [
         T.StructField("kind", T.StringType(), False),
@@ -267,15 +268,22 @@ def _check_roots(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]],
 
 
 def _check_nodes(location: rt.Location, counter: Any) -> Callable[[Iterable[Any]], Iterator[tuple]]:
-    """Rows arrive sorted by path: each node is read once for all its contexts."""
+    """Rows arrive sorted by path: each node is read once for all its contexts. Each
+    (node, context) pair comes back as a ``seen`` row, so later levels skip it."""
+
+    def groups(rows: Iterable[Any]) -> Iterator[tuple[str, list[str]]]:
+        for path, same in itertools.groupby(rows, key=lambda row: row[0]):
+            yield path, [row[1] for row in same]
 
     def run(rows: Iterable[Any]) -> Iterator[tuple]:
         store = rt.storage(location)
 
-        def one(group: tuple[str, list[list[Any]]]) -> list[tuple]:
-            path, contexts = group
+        def one(group: tuple[str, list[str]]) -> list[tuple]:
+            path, texts = group
+            contexts = [json.loads(text) for text in texts]
             counter.add(1)
             out: list[tuple] = [("reached", path, None, None, None)]
+            out += [("seen", path, text, None, None) for text in texts]
             try:
                 data = store.read(path)
             except MissingFileError:
@@ -293,18 +301,21 @@ def _check_nodes(location: rt.Location, counter: Any) -> Callable[[Iterable[Any]
                 out += context_rows(path, node, settings, low, high, remaining, depth)
             return out
 
-        for out in rt.thread_map(one, _by_path(rows)):
+        for out in rt.thread_map(one, groups(rows)):
             yield from out
 
     return run
 
 
-def _check_definitions(location: rt.Location) -> Callable[[Iterable[Any]], Iterator[tuple]]:
+def _check_definitions(location: rt.Location, counter: Any) -> Callable[[Iterable[Any]], Iterator[tuple]]:
+    """Rows arrive partitioned and sorted by path: each file is read once, and counted."""
+
     def run(rows: Iterable[Any]) -> Iterator[tuple]:
         store = rt.storage(location)
 
         def one(group: tuple[str, list[list[Any]]]) -> list[tuple]:
             path, uses = group
+            counter.add(1)
             kind, _, referrer, described = uses[0]
             out: list[tuple] = [("reached", path, None, None, None)]
             found_name, problem = rules.definition_problem(path, kind, store.read, referrer, described)
@@ -327,7 +338,10 @@ def _check_definitions(location: rt.Location) -> Callable[[Iterable[Any]], Itera
     return run
 
 
-def _check_names(location: rt.Location) -> Callable[[Iterable[str]], Iterator[tuple]]:
+def _check_names(location: rt.Location, counter: Any) -> Callable[[Iterable[str]], Iterator[tuple]]:
+    """SPEC 2 names of the files under the prefixes; ``listed`` rows (counted) for the
+    files expiration considers."""
+
     def run(prefixes: Iterable[str]) -> Iterator[tuple]:
         store = rt.storage(location)
         for listed in rt.thread_map(functools.partial(store.list, include_reserved=True), prefixes):
@@ -336,6 +350,7 @@ def _check_names(location: rt.Location) -> Callable[[Iterable[str]], Iterator[tu
                 if found is not None:
                     yield _row(found)
                 if local.is_expirable_file(path):
+                    counter.add(1)
                     yield ("listed", path, None, None, None)
 
     return run
@@ -389,12 +404,14 @@ def verify(
                         .mapPartitions(_check_roots(loc)))
         parts = [emitted]
         report.roots_read = len(versions)
-        seen = spark.createDataFrame([], T.StructType([T.StructField("path", T.StringType()),
-                                                       T.StructField("a", T.StringType())]))
+        seen: list[DataFrame] = []  # each earlier level's (node, context) pairs read
         depth = 1
         while True:
-            pending = (emitted.filter(F.col("kind") == "child").select("path", "a").distinct()
-                       .join(seen, ["path", "a"], "left_anti").localCheckpoint(eager=True))
+            # One job per level: the pairs not read before, read; the job's own "seen"
+            # rows say which it read (its lineage: checkpoints, one per level).
+            pending = emitted.filter(F.col("kind") == "child").select("path", "a").distinct()
+            if seen:
+                pending = pending.join(functools.reduce(DataFrame.union, seen), ["path", "a"], "left_anti")
             progress_.step(f"checking the node files at depth {depth}")
             ordered = pending.repartition(parallelism * 2, "path").sortWithinPartitions("path", "a")
             read = sc.accumulator(0)
@@ -402,26 +419,30 @@ def verify(
             if read.value == 0:
                 break
             parts.append(emitted)
-            seen = seen.union(pending)
+            seen.append(emitted.filter(F.col("kind") == "seen").select("path", "a"))
             depth += 1
-        report.nodes_read = seen.select("path").distinct().count()
+        report.nodes_read = (
+            functools.reduce(DataFrame.union, seen).select("path").distinct().count() if seen else 0
+        )
         everything = parts[0]
         for part in parts[1:]:
             everything = everything.union(part)
 
         definitions = everything.filter(F.col("kind") == "definition").select("path", "a").distinct()
         definitions = definitions.repartition(parallelism * 2, "path").sortWithinPartitions("path", "a")
-        report.definitions_read = definitions.select("path").distinct().count()
-        progress_.step(f"checking {report.definitions_read} definition file(s)")
-        checked_defs = frame(definitions.rdd.mapPartitions(_check_definitions(loc)))
+        progress_.step("checking the definition files the nodes reference")
+        read_defs = sc.accumulator(0)  # computed once (a checkpoint): one per distinct file
+        checked_defs = frame(definitions.rdd.mapPartitions(_check_definitions(loc, read_defs)))
+        report.definitions_read = read_defs.value
 
         progress_.step(f"checking the names under {len(paths.PREFIX_DIRECTORIES)} path-prefix directories")
         prefixes = sc.parallelize(paths.PREFIX_DIRECTORIES, min(len(paths.PREFIX_DIRECTORIES), parallelism * 4))
-        listed = frame(prefixes.mapPartitions(_check_names(loc)))
-        top = spark.createDataFrame([("listed", p, None, None, None) for p in top_level if local.is_expirable_file(p)],
-                                    _ROWS)
+        listed_count = sc.accumulator(0)
+        listed = frame(prefixes.mapPartitions(_check_names(loc, listed_count)))
+        top_listed = [("listed", p, None, None, None) for p in top_level if local.is_expirable_file(p)]
+        top = spark.createDataFrame(top_listed, _ROWS)
         all_listed = listed.filter(F.col("kind") == "listed").select("path").union(top.select("path"))
-        report.files_listed = all_listed.count()
+        report.files_listed = listed_count.value + len(top_listed)
 
         progress_.step("collecting problems and orphans")
         results = everything.union(checked_defs).union(listed)
@@ -429,9 +450,13 @@ def verify(
         orphans = all_listed.join(reached, "path", "left_anti").distinct()
         orphan_count = orphans.count()
         report.orphans = sorted(r["path"] for r in orphans.limit(MAX_ORPHANS_REPORTED).collect())
-        for row in results.filter(F.col("kind") == "problem").distinct().collect():
-            problems.append(Problem(row["path"], row["a"], row["b"], row["c"]))
-        infos = {json.loads(r["a"])[0]: json.loads(r["a"]) for r in results.filter(F.col("kind") == "root").collect()}
+        infos = {}
+        for row in results.filter(F.col("kind").isin("problem", "root")).distinct().collect():  # one job
+            if row["kind"] == "problem":
+                problems.append(Problem(row["path"], row["a"], row["b"], row["c"]))
+            else:
+                info = json.loads(row["a"])
+                infos[info[0]] = info
         problems += rules.chain_problems(versions, {v: rules.RootInfo(*info[:5]) for v, info in infos.items()})
         report.definitions_read += len({info[5] for info in infos.values() if len(info) > 5 and info[5]})
         problems += map(rules.orphan_problem, report.orphans)

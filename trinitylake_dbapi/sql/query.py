@@ -1193,15 +1193,14 @@ def _bound_rows(insert: exp.Insert, parameter_rows: Sequence[Any]) -> exp.Insert
 def _append(session: Session, namespace: str, name: str, data: Any) -> Result:
     """Append checked rows (Q3) to a table in the statement's transaction (Q4)."""
     if data.num_rows:
-        from trinitylake_dbapi.iceberg.writing import transaction as iceberg_transaction, write_unpartitioned
+        from trinitylake_dbapi.iceberg.writing import write_unpartitioned
 
         table = _load(session, namespace, name)
         rows = _as_iceberg(data, table)
         if not table.spec().is_unpartitioned():
-            with iceberg_transaction(table) as transaction:
-                transaction.append(rows)  # PyIceberg splits the rows by partition
+            table.append(rows)  # PyIceberg splits the rows by partition
             return Result(None, [], data.num_rows)
-        with iceberg_transaction(table) as transaction:
+        with table.transaction() as transaction:
             with transaction.update_snapshot().fast_append() as append:
                 for data_file in write_unpartitioned(table, rows, append.commit_uuid):
                     append.append_data_file(data_file)
@@ -1277,13 +1276,13 @@ def _replace_files(table: Any, replaced: set[str], rows: Any) -> None:
     DuckDB opened them) go, new files holding ``rows`` come (Q4)."""
     import uuid
 
-    from trinitylake_dbapi.iceberg.writing import transaction as iceberg_transaction, write_unpartitioned
+    from trinitylake_dbapi.iceberg.writing import write_unpartitioned
 
     keys = {_file_key(f) for f in replaced}
     old = [t.file for t in table.scan().plan_files() if _file_key(t.file.file_path) in keys]
     if len(old) != len(keys):
         raise OperationalError(f"table {table.name()}: the files to rewrite are not all in its snapshot")
-    with iceberg_transaction(table) as transaction:
+    with table.transaction() as transaction:
         with transaction.update_snapshot().overwrite() as overwrite:
             for data_file in old:
                 overwrite.delete_data_file(data_file)
