@@ -37,6 +37,15 @@ class MemoryBackend(FsspecBackend):
         """Nothing to prepare (no conditional write to check for: M1)."""
         return PreparedCreate(path, data)
 
+    def exists(self, path: str) -> bool:
+        """As for any fsspec store (``info`` says it is a file), but a path that is no
+        key of the store is answered from the store's dict: fsspec's ``info`` first
+        scans every key of the process's store for a directory of that name, which made
+        each check of a missing file cost O(all files of all memory lakehouses)."""
+        if self.fs._strip_protocol(self._full(path)) not in self.fs.store:
+            return False  # what info says too: a directory, or FileNotFoundError
+        return super().exists(path)
+
     def publish(self, prepared: PreparedCreate) -> bool:
         """M1: check-then-write under the process-wide lock."""
         full = self._full(prepared.path)
