@@ -168,8 +168,8 @@ class Lakehouse:
         #: The last observation (version, monotonic time; module docstring), one tuple
         #: so that threads never see a version with another version's time.
         self._observed: tuple[int, float] | None = None
-        #: When a commit of this process last met another writer (monotonic; D4).
-        self._contended_at: float | None = None
+        #: When a commit of this process last lost a race (monotonic; D4).
+        self._lost_race_at: float | None = None
 
     # -- opening ------------------------------------------------------------------
 
@@ -318,13 +318,13 @@ class Lakehouse:
         """D1/D3: an observation made at ``observed_at`` (monotonic) is still trusted."""
         return time.monotonic() - observed_at <= FRESH_LATEST_S
 
-    def note_contention(self) -> None:
-        """D4: a commit of this process lost a race (C4) or waited for its turn."""
-        self._contended_at = time.monotonic()
+    def note_lost_race(self) -> None:
+        """D4: a commit of this process lost a race (C4)."""
+        self._lost_race_at = time.monotonic()
 
     def is_contended(self) -> bool:
         """D4: this process lost a race within CONTENDED_S, so a fresh base is not trusted."""
-        seen = self._contended_at
+        seen = self._lost_race_at
         return seen is not None and time.monotonic() - seen <= CONTENDED_S
 
     def is_still_latest(self, version: int, observed_at: float) -> bool:

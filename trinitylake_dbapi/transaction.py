@@ -17,10 +17,8 @@ Commit protocol. A transaction that began at version v:
       the base is checked (D3: if versions were committed after it, the prepared root
       is discarded and the attempt ends as a lost race, C4); the root is published
       (``lakehouse.publish_root``). Nothing below calls back up into this protocol.
-      The base check and C2 run in this host's commit turn (storage rule B6: on local
-      disk writers of one host wait for one another rather than lose races and redo
-      C1's node files; the exclusive create still decides, the turn only orders), and
-      a writer that met contention observes the latest version first (lakehouse D4);
+      A writer that lost a race lately observes the latest version before it builds the
+      root (lakehouse D4);
   C3. overwrites ``_latest_hint.txt`` with v+1, best effort (it is only a hint);
   C4. if root v+1 already exists, reads every version v+1..w that won meanwhile. A
       version conflicts when it changed a key this transaction wrote or guarded, or,
@@ -326,21 +324,18 @@ class Transaction:
         observed_at = self.observed_at
         messages = list(self.writes.items())
         for attempt in range(MAX_COMMIT_ATTEMPTS):
-            with self.lakehouse.storage.commit_turn() as waited:  # C2: this host's turn
-                if waited:
-                    self.lakehouse.note_contention()  # D4
-                if observed_at is None or not self.lakehouse.is_fresh(observed_at) or self.lakehouse.is_contended():
-                    latest, observed_at = self.lakehouse.discover()  # D3, D4
-                    if latest != base.version:
-                        self._check_conflicts(base.version + 1, latest)
-                        base = self.lakehouse.snapshot(latest)
-                version = base.version + 1
-                check_version_limit(version)  # C6
-                if self._try_commit(base, version, messages, observed_at):
-                    self.closed = True
-                    return version
+            if observed_at is None or not self.lakehouse.is_fresh(observed_at) or self.lakehouse.is_contended():
+                latest, observed_at = self.lakehouse.discover()  # D3, D4
+                if latest != base.version:
+                    self._check_conflicts(base.version + 1, latest)
+                    base = self.lakehouse.snapshot(latest)
+            version = base.version + 1
+            check_version_limit(version)  # C6
+            if self._try_commit(base, version, messages, observed_at):
+                self.closed = True
+                return version
             observed_at = time.monotonic()
-            self.lakehouse.note_contention()  # D4
+            self.lakehouse.note_lost_race()  # D4
             latest = self.lakehouse.rebase_target(version)
             self._check_conflicts(version, latest)
             base = self.lakehouse.snapshot(latest)

@@ -146,41 +146,10 @@ def test_a_retry_after_its_backoff_aims_at_the_latest_version(lake: LakehouseCat
     assert [t for _, t in lake.begin().list_tables("ns")] == ["mine", "r1", "r2"]
 
 
-def test_writers_of_one_host_take_turns_and_lose_no_race(lake: LakehouseCatalog) -> None:
-    """C2 with storage rule B6: on local disk, writers of one host (here threads, each
-    with its own catalog) wait for their turn to commit instead of racing, so every root
-    they try to create is created: no lost race, no node files written for nothing."""
-    import threading
-
-    catalogs = [LakehouseCatalog(lake.storage.root_uri) for _ in range(3)]
-    start = threading.Barrier(len(catalogs))
-    failures: list[BaseException] = []
-
-    def write(worker: int, catalog: LakehouseCatalog) -> None:
-        start.wait()
-        try:
-            for i in range(15):
-                txn = catalog.begin()
-                txn.create_table("ns", f"w{worker}_{i}", columns("x"))
-                txn.commit()
-        except BaseException as error:  # noqa: BLE001 - reported below
-            failures.append(error)
-
-    threads = [threading.Thread(target=write, args=(w, c)) for w, c in enumerate(catalogs)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not failures
-    assert len(lake.begin().list_tables("ns")) == 45
-    assert sum(c.storage.counters.exclusive_creates for c in catalogs) == 45
-
-
 def test_after_a_lost_race_a_writer_observes_before_committing(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """D4: a process that lost a race does not trust the version its next transaction
     began on (others are committing): it checks for newer ones before building its root,
-    so it does not lose again to a version it could have seen. (Memory storage: no
-    commit turn, writers race.)"""
+    so it does not lose again to a version it could have seen."""
     lake = _new(f"memory://{uuid.uuid4().hex}")
     rival = LakehouseCatalog(lake.storage.root_uri)
     for name in ("a", "b"):

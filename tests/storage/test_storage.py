@@ -634,36 +634,3 @@ def test_local_publish_falls_back_to_a_temp_name_when_the_kernel_refuses_the_lin
     assert storage.read("_root.arrow") == b"r"
     assert not storage.create_exclusive("_root.arrow", b"other")
     assert _entries(tmp_path / "lake") == ["_root.arrow", "keep.bin"]
-
-
-_TRY_THE_TURN = """
-import sys
-from trinitylake_dbapi.storage import Storage
-with Storage(sys.argv[1]).commit_turn() as waited:
-    print(waited)
-"""
-
-
-def test_the_commit_turn_on_local_disk_is_one_writer_at_a_time(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """B6/L5: while a writer holds the turn, a writer of another process finds it held
-    (and, past COMMIT_TURN_WAIT_MAX_S, goes on without it: the turn never blocks a
-    commit for good); once it is released, the turn is free."""
-    import subprocess
-    import sys
-
-    root = tmp_path.as_uri()
-    storage = Storage(root)
-    storage.write("x", b"")  # the root directory exists
-
-    def other_writer_waited() -> bool:
-        done = subprocess.run([sys.executable, "-c", _TRY_THE_TURN, root], capture_output=True, text=True, timeout=60)
-        assert done.returncode == 0, done.stderr
-        return {"True": True, "False": False}[done.stdout.strip()]
-
-    with storage.commit_turn() as waited:
-        assert waited is False
-        assert other_writer_waited() is True
-    assert other_writer_waited() is False
-    with storage.commit_turn() as waited:  # threads of one process take turns too
-        with Storage(root).commit_turn() as other:
-            assert other is True

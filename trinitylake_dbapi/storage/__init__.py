@@ -53,7 +53,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, ContextManager
+from typing import TYPE_CHECKING, Any, Callable
 
 from trinitylake_dbapi.errors import Error, InvalidLocationError, MissingFileError, StorageError
 from trinitylake_dbapi.format.paths import check_relative_path, qualify_root_uri
@@ -379,12 +379,6 @@ class Storage:
             raise
         except Exception as e:  # noqa: BLE001
             raise self._error("exclusive create", path, e) from e
-
-    def commit_turn(self) -> ContextManager[bool]:
-        """This host's turn to commit under this root (rule B6 of ``storage.base``):
-        writers of one host wait for one another instead of losing races; yields
-        whether another writer held the turn first. Not a storage call (not counted)."""
-        return self.backend.commit_turn()
 
     def publish(self, prepared: PreparedCreate) -> bool:
         """The second half of ``create_exclusive``: create ``prepared.path`` with its data

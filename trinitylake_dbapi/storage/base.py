@@ -26,30 +26,17 @@ one kind of store. The contract between the two:
   checks its base there, transaction C1-C2, lakehouse D3): nothing of the storage
   layer ever calls back up. Whether published or discarded, the backend's hold on a
   prepared file (an open descriptor, a temp file) is released exactly once.
-* B6. ``commit_turn`` lets the committers of one host take turns instead of racing: a
-  context in which this process holds the host's turn for the root, if the store has a
-  way to give one (on local disk an advisory lock on the root directory; elsewhere
-  none, and writers race as before). It only orders writers: correctness never rests on
-  it (the exclusive create still decides every race, and a writer that waits longer
-  than ``COMMIT_TURN_WAIT_MAX_S``, or whose store refuses the lock, goes on without
-  the turn). It yields whether the turn was held by another writer first.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from contextlib import nullcontext
-from typing import TYPE_CHECKING, Any, Callable, ContextManager
+from typing import TYPE_CHECKING, Any, Callable
 
 from trinitylake_dbapi.errors import StorageError
 
 if TYPE_CHECKING:
     import fsspec
-
-#: B6: the longest a writer waits for its turn before committing without it (a turn is
-#: one commit's critical section, milliseconds; a holder stopped in a debugger must not
-#: stop every other writer of the host).
-COMMIT_TURN_WAIT_MAX_S = 1.0
 
 #: Last-component prefix of the backends' own temporary and probe files (rule B4).
 RESERVED_PREFIX = ".tl-"
@@ -190,11 +177,6 @@ class Backend(ABC):
         come before the file may become visible, none of it visible. This default has
         nothing to do."""
         return PreparedCreate(path, data)
-
-    def commit_turn(self) -> ContextManager[bool]:
-        """This host's turn to commit under this root (rule B6); yields whether another
-        writer held it first. This default gives no turn: writers race."""
-        return nullcontext(False)
 
     @abstractmethod
     def publish(self, prepared: PreparedCreate) -> bool:

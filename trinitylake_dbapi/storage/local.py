@@ -31,30 +31,21 @@ is made atomic and durable by hand. The rules this module keeps:
   before creating their root, so a root that survives a crash never names a lost file.
   The fsyncs of one batch are issued together, on a few threads (a device completes
   concurrent flushes sooner than the same flushes one after another).
-* L5. The commit turn (rule B6) is ``flock`` on the root directory, through a descriptor
-  of its own for each turn, so that threads of one process take turns as processes do.
-  It is polled (``LOCK_NB``) rather than awaited, to give up after
-  ``COMMIT_TURN_WAIT_MAX_S``; a filesystem refusing ``flock`` (some network
-  filesystems) gives no turn. The lock is on the directory, not on a file in it: it
-  adds nothing to the lakehouse, and the kernel drops it when its holder dies.
 """
 
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import stat
 import threading
-import time
 import uuid
-from contextlib import contextmanager
 from functools import partial
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from trinitylake_dbapi.errors import Error, InvalidLocationError, StorageError
 
-from .base import COMMIT_TURN_WAIT_MAX_S, RESERVED_PREFIX, Backend, PreparedCreate, filesystem_protocols, operation_failed
+from .base import RESERVED_PREFIX, Backend, PreparedCreate, filesystem_protocols, operation_failed
 
 # Threads running the fsyncs of write_many (fsync waits for the device, not the CPU).
 _WRITE_THREADS = 8
@@ -71,9 +62,6 @@ _NO_TMPFILE_ERRNOS = frozenset(
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-
-# L5: how often a writer waiting for its commit turn tries the lock again.
-_TURN_POLL_S = 0.0002
 
 
 class LocalBackend(Backend):
@@ -424,34 +412,6 @@ class LocalBackend(Backend):
             prepared.discard()
             raise
         return prepared
-
-    @contextmanager
-    def commit_turn(self) -> Iterator[bool]:
-        """L5: flock on the root directory, given up after COMMIT_TURN_WAIT_MAX_S."""
-        try:
-            fd = os.open(self._base or "/", os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
-        except OSError:
-            yield False  # no root directory to lock: the commit itself reports why
-            return
-        try:
-            waited = False
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                waited = True
-                deadline = time.monotonic() + COMMIT_TURN_WAIT_MAX_S
-                while time.monotonic() < deadline:
-                    time.sleep(_TURN_POLL_S)
-                    try:
-                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        break
-                    except BlockingIOError:
-                        continue
-            except OSError:
-                pass  # flock refused (e.g. ENOLCK): no turn, the writers race
-            yield waited
-        finally:
-            os.close(fd)  # releases the lock
 
     def publish(self, prepared: PreparedCreate) -> bool:
         """L3 from the link on: the prepared file gets its name, unless the name is
