@@ -10,7 +10,7 @@ S3
     tests/s3_server.py). ``s3_storage_options``: s3fs options for it (a picklable dict).
     ``s3_bucket``: a fresh, empty bucket per test. ``s3_root``: "s3://<fresh bucket>/lake".
 
-Parallel runs (pytest-xdist, ``scripts/test`` passes ``-n auto``)
+Parallel runs (pytest-xdist; ``scripts/test`` passes ``-n`` with one worker more than cores)
     Each worker is its own process with its own session fixtures (a moto server on a free
     port, a SparkSession, memory:// filesystems) and its own tmp_path tree. Tests go to
     the workers one by one, except those that share an expensive set-up, which go to one
