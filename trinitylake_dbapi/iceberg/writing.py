@@ -13,10 +13,11 @@ Rules:
      size (``write.target-file-size-bytes``), as PyIceberg's own append cuts them.
   W4 A PyIceberg transaction on a table of this package's catalog (a
      :class:`LakehouseTable`: SQL's writes, and PyIceberg users' ``append``,
-     ``overwrite``, ``delete``) computes its metadata once per staged state. PyIceberg 0.12's ``Transaction.table_metadata`` replays the
-     staged updates and deep-copies the whole metadata, snapshot list included, at
-     every read, and one append reads it 14 times: an INSERT's cost grew with the
-     table's history (apache/iceberg-python#3302 and #3784 propose this same cache).
+     ``overwrite``, ``delete``) computes its metadata once per staged state. PyIceberg
+     0.12's ``Transaction.table_metadata`` replays the staged updates and deep-copies
+     the whole metadata, snapshot list included, at every read, and one append reads it
+     14 times: an INSERT's cost grew with the table's history (apache/iceberg-python
+     #3302 and #3784 propose this same cache).
      The cache is keyed on the identity of the table's metadata and of the tuple of
      staged updates, both replaced (never mutated) by PyIceberg when they change, so a
      stale state is never returned; the metadata models are immutable, so sharing one
