@@ -216,11 +216,9 @@ def _read_created(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]]
     return run
 
 
-def _doomed(
-    location: rt.Location, now: int, grace: int, counter: Any
-) -> Callable[[Iterable[Any]], Iterator[tuple[str, bool]]]:
+def _doomed(location: rt.Location, now: int, grace: int) -> Callable[[Iterable[Any]], Iterator[tuple[str, bool]]]:
     """E3/E4 for files no kept root reaches: reached only by expired versions, or an
-    orphan older than the grace period; ``counter`` counts them."""
+    orphan older than the grace period."""
 
     def run(rows: Iterable[Any]) -> Iterator[tuple[str, bool]]:
         store = rt.storage(location)
@@ -236,7 +234,6 @@ def _doomed(
 
         for out in rt.thread_map(one, rows):
             if out is not None:
-                counter.add(1)
                 yield out
 
     return run
@@ -571,10 +568,11 @@ def expire_versions(
             expired_files.withColumn("expired", F.lit(True)), "path", "left"
         ).select("path", F.coalesce(F.col("expired"), F.lit(False)).alias("expired"))
         candidates = candidates.union(job.iceberg_candidates(lakehouse, kept, reached))
-        counted = spark.sparkContext.accumulator(0)
-        doomed = job.frame(candidates.rdd.mapPartitions(_doomed(loc, now, grace, counted)), _DOOMED)
-        doomed = doomed.localCheckpoint(eager=True)  # computed once: the count is exact
-        count = counted.value
+        doomed = job.frame(candidates.rdd.mapPartitions(_doomed(loc, now, grace)), _DOOMED)
+        doomed = doomed.localCheckpoint(eager=True)
+        # Counted from the checkpoint: an accumulator updated in a transformation counts a
+        # retried task twice (Spark applies such updates once only inside actions).
+        count = doomed.count()
         expired.sort()
         if not dry_run:
             progress_.step(f"deleting {len(expired)} expired root file(s), oldest first")

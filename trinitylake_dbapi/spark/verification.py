@@ -307,15 +307,15 @@ def _check_nodes(location: rt.Location, counter: Any) -> Callable[[Iterable[Any]
     return run
 
 
-def _check_definitions(location: rt.Location, counter: Any) -> Callable[[Iterable[Any]], Iterator[tuple]]:
-    """Rows arrive partitioned and sorted by path: each file is read once, and counted."""
+def _check_definitions(location: rt.Location) -> Callable[[Iterable[Any]], Iterator[tuple]]:
+    """Rows arrive partitioned and sorted by path: each file is read once (one
+    ``reached`` row each)."""
 
     def run(rows: Iterable[Any]) -> Iterator[tuple]:
         store = rt.storage(location)
 
         def one(group: tuple[str, list[list[Any]]]) -> list[tuple]:
             path, uses = group
-            counter.add(1)
             kind, _, referrer, described = uses[0]
             out: list[tuple] = [("reached", path, None, None, None)]
             found_name, problem = rules.definition_problem(path, kind, store.read, referrer, described)
@@ -338,9 +338,9 @@ def _check_definitions(location: rt.Location, counter: Any) -> Callable[[Iterabl
     return run
 
 
-def _check_names(location: rt.Location, counter: Any) -> Callable[[Iterable[str]], Iterator[tuple]]:
-    """SPEC 2 names of the files under the prefixes; ``listed`` rows (counted) for the
-    files expiration considers."""
+def _check_names(location: rt.Location) -> Callable[[Iterable[str]], Iterator[tuple]]:
+    """SPEC 2 names of the files under the prefixes; ``listed`` rows for the files
+    expiration considers."""
 
     def run(prefixes: Iterable[str]) -> Iterator[tuple]:
         store = rt.storage(location)
@@ -350,7 +350,6 @@ def _check_names(location: rt.Location, counter: Any) -> Callable[[Iterable[str]
                 if found is not None:
                     yield _row(found)
                 if local.is_expirable_file(path):
-                    counter.add(1)
                     yield ("listed", path, None, None, None)
 
     return run
@@ -431,18 +430,18 @@ def verify(
         definitions = everything.filter(F.col("kind") == "definition").select("path", "a").distinct()
         definitions = definitions.repartition(parallelism * 2, "path").sortWithinPartitions("path", "a")
         progress_.step("checking the definition files the nodes reference")
-        read_defs = sc.accumulator(0)  # computed once (a checkpoint): one per distinct file
-        checked_defs = frame(definitions.rdd.mapPartitions(_check_definitions(loc, read_defs)))
-        report.definitions_read = read_defs.value
+        checked_defs = frame(definitions.rdd.mapPartitions(_check_definitions(loc)))
+        # Counts come from data, not accumulators: an accumulator updated in a
+        # transformation counts a retried task twice.
+        report.definitions_read = checked_defs.filter(F.col("kind") == "reached").count()
 
         progress_.step(f"checking the names under {len(paths.PREFIX_DIRECTORIES)} path-prefix directories")
         prefixes = sc.parallelize(paths.PREFIX_DIRECTORIES, min(len(paths.PREFIX_DIRECTORIES), parallelism * 4))
-        listed_count = sc.accumulator(0)
-        listed = frame(prefixes.mapPartitions(_check_names(loc, listed_count)))
+        listed = frame(prefixes.mapPartitions(_check_names(loc)))
         top_listed = [("listed", p, None, None, None) for p in top_level if local.is_expirable_file(p)]
         top = spark.createDataFrame(top_listed, _ROWS)
         all_listed = listed.filter(F.col("kind") == "listed").select("path").union(top.select("path"))
-        report.files_listed = listed_count.value + len(top_listed)
+        report.files_listed = listed.filter(F.col("kind") == "listed").count() + len(top_listed)
 
         progress_.step("collecting problems and orphans")
         results = everything.union(checked_defs).union(listed)
