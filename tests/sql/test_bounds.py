@@ -39,7 +39,10 @@ def run(location: str, sql: str, params: Any = None, **options: Any) -> tuple[li
 def test_show_versions_limit_reads_about_n_roots(history: str) -> None:
     rows, reads = run(history, "SHOW VERSIONS LIMIT 3")
     assert [r[0] for r in rows] == [300, 299, 298]
-    assert reads <= 3 + 3  # the three roots, the one below the last, the definition
+    # the three roots, the one below the last, the definition; and the hint, when the
+    # connection's view of the latest version aged past FRESH_LATEST_S before the
+    # statement ran (lakehouse D2: seen on a loaded host, at nice 19 in scripts/test)
+    assert reads <= 3 + 3 + 1
     everything, all_reads = run(history, "SHOW VERSIONS")
     assert [r[0] for r in everything] == list(range(VERSIONS, -1, -1))
     assert all_reads > VERSIONS
