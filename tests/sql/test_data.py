@@ -398,11 +398,23 @@ def test_interrupt_and_timeout_cancel_a_data_query(memory_lake: Lake) -> None:
     cur = conn.cursor()
     q(cur, "CREATE TABLE t AS SELECT range AS i FROM range(3000)")
     slow = "SELECT count(*) FROM t a, t b, t c WHERE a.i + b.i + c.i = -1"
-    timer = threading.Timer(0.5, conn.interrupt)
-    timer.start()
+    # An interrupt before the statement has started cancels nothing, so it is repeated
+    # until the statement ends (on a starved host the statement may start late).
+    ended = threading.Event()
+
+    def interrupt_until_ended() -> None:
+        while not ended.wait(0.5):
+            conn.interrupt()
+
+    interrupter = threading.Thread(target=interrupt_until_ended)
+    interrupter.start()
     started = time.monotonic()
-    with pytest.raises(errors.QueryCanceledError):
-        q(cur, slow)
+    try:
+        with pytest.raises(errors.QueryCanceledError):
+            q(cur, slow)
+    finally:
+        ended.set()
+        interrupter.join()
     assert time.monotonic() - started < 30
     conn.statement_timeout = 0.5
     with pytest.raises(errors.QueryCanceledError):
