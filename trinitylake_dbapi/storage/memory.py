@@ -41,8 +41,10 @@ class MemoryBackend(FsspecBackend):
         """As for any fsspec store (``info`` says it is a file), but a path that is no
         key of the store is answered from the store's dict: fsspec's ``info`` first
         scans every key of the process's store for a directory of that name, which made
-        each check of a missing file cost O(all files of all memory lakehouses)."""
-        if self.fs._strip_protocol(self._full(path)) not in self.fs.store:
+        each check of a missing file cost O(all files of all memory lakehouses). The
+        store's keys are the paths ``_full`` gives (the root's protocol stripped once, in
+        the constructor)."""
+        if self._full(path) not in self.fs.store:
             return False  # what info says too: a directory, or FileNotFoundError
         return super().exists(path)
 
