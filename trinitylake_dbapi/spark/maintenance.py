@@ -340,7 +340,6 @@ class _Job:
         self.location = location
         self.progress = progress
         self.parallelism = max(2, self.sc.defaultParallelism)
-        self.nodes_read = 0
 
     def frame(self, rdd: Any, schema: T.StructType) -> DataFrame:
         return self.spark.createDataFrame(rdd, schema)
@@ -446,7 +445,6 @@ class _Job:
             emitted = emitted.localCheckpoint(eager=True)
             if read.value == 0:
                 break
-            self.nodes_read += read.value
             parts.append(emitted)
             expanded.append(emitted.filter(F.col("kind") == "expanded").select("path", "group"))
             depth += 1
