@@ -217,3 +217,30 @@ def test_timestamps_print_with_a_fixed_width() -> None:
     millis = dt.datetime(2026, 1, 2, 3, 4, 5, 120_000)
     assert _cell(whole) == "2026-01-02 03:04:05.000"
     assert len(_cell(whole)) == len(_cell(millis))
+
+
+def test_the_command_exits_with_its_status_all_its_output_and_a_frozen_heap(tmp_path: Any) -> None:
+    """``trinitylake`` as a process (cli.run): the exit status of main, every line of
+    output written before exit, and the heap frozen when the interpreter shuts down (so
+    its shutdown does not walk the imported libraries' objects)."""
+    import subprocess
+
+    lake = str(tmp_path / "lake")
+    probe = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('frozen:', gc.get_freeze_count() > 0, file=sys.stderr))\n"
+        "from trinitylake_dbapi.cli import run\n"
+        "sys.argv = ['trinitylake', *sys.argv[1:]]\n"
+        "run()\n"
+    )
+    statements = "CREATE NAMESPACE sales; CREATE TABLE sales.t (id INT); SELECT count(*) AS n FROM sales.t"
+    ok = subprocess.run([sys.executable, "-c", probe, lake, "--create", "-c", statements],
+                        capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.splitlines()[-3:] == ["---", " 0", "(1 row)"]
+    assert ok.stderr == "frozen: True\n"
+    failed = subprocess.run([sys.executable, "-c", probe, lake, "-c", "SHOW TABLES IN nowhere"],
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert failed.returncode == 1
+    assert failed.stderr.splitlines()[0].startswith("ERROR:") and "nowhere" in failed.stderr
+    assert failed.stderr.splitlines()[-1] == "frozen: True"
