@@ -17,10 +17,7 @@ bisection over version numbers: about log2(n) roots, of each of which only the s
 rows are read (``nodefile.decode_system_rows``: a tenth of a millisecond, not half of
 one, for a root of a lakehouse of 50,000 versions); only the answer is opened whole, and
 the times seen are remembered (roots are immutable), so later searches of the same
-process skip the first steps. The search (:func:`version_at_time`) interpolates between
-the two nearest times it knows, as commits come at a roughly steady rate, and bisects
-whenever an interpolated step did not halve the range: a handful of roots for a steady
-history, never more than about 2 log2(n) for any. H2: expiration deletes old roots only, keeping exported ones, so the
+process skip the first steps. H2: expiration deletes old roots only, keeping exported ones, so the
 missing roots below the latest are older than every kept one except those snapshots;
 bisection treats a missing root as too old and looks at the exported snapshots last.
 H3: the history is read lazily, one root at a time, newest first (memory stays
@@ -65,7 +62,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from .errors import (
     CommitFailedError,
@@ -481,17 +478,17 @@ class Lakehouse:
 
     def snapshot_at(self, millis: int) -> Snapshot:
         """The newest version created at or before ``millis`` (FOR SYSTEM_TIME AS OF),
-        found by searching the version numbers (H1, H2, :func:`version_at_time`)."""
+        found by bisection over version numbers (H1, H2): O(log n) root reads."""
         latest = self.snapshot()
         if latest.created_at_millis <= millis:
             return latest
-        found = self._version_at(millis, latest.version, latest.created_at_millis)
+        found = self._version_at(millis, latest.version)
         if found is not None:
             try:
                 return self.snapshot(found)
             except ObjectNotFoundError:  # expired since its time was remembered: look again
                 self._times.clear()
-                found = self._version_at(millis, latest.version, latest.created_at_millis)
+                found = self._version_at(millis, latest.version)
                 if found is not None:
                     return self.snapshot(found)
         # Older than every root of the chain: an exported snapshot?
@@ -504,10 +501,22 @@ class Lakehouse:
                 return candidate
         raise ObjectNotFoundError(f"no version of the lakehouse existed at {millis} ms since epoch")
 
-    def _version_at(self, millis: int, newer: int, newer_millis: int) -> int | None:
-        """The newest version below ``newer`` (created at ``newer_millis``, after
-        ``millis``) created at or before ``millis``; None if every existing one is newer."""
-        return version_at_time(millis, newer, newer_millis, self.created_at)
+    def _version_at(self, millis: int, newer: int) -> int | None:
+        """The newest version below ``newer`` created at or before ``millis``, by
+        bisection; None if every existing one is newer (H1). A missing root counts as
+        too old (H2)."""
+        low, high = 0, newer - 1  # the answer, if any, is in [low, high]
+        found: int | None = None
+        while low <= high:
+            middle = (low + high) // 2
+            at = self.created_at(middle)
+            if at is None:
+                low = middle + 1  # H2: a missing root is older than every kept one
+            elif at <= millis:
+                found, low = middle, middle + 1
+            else:
+                high = middle - 1
+        return found
 
     # -- transactions -----------------------------------------------------------------
 
@@ -516,52 +525,6 @@ class Lakehouse:
         if latest is None or latest < attempted:  # pragma: no cover - roots never vanish
             raise CommitFailedError(f"root version {attempted} vanished during a commit")
         return latest
-
-
-def version_at_time(
-    millis: int, newer: int, newer_millis: int, created_at: Callable[[int], int | None]
-) -> int | None:
-    """The newest version below ``newer`` created at or before ``millis``, None if every
-    existing one is newer. ``created_at(v)``: root v's ``created_at_millis``, None when
-    the root is missing; ``newer_millis`` (> ``millis``) is root ``newer``'s.
-
-    H1 makes the times a non-decreasing function of the version, and H2 puts every
-    missing root below the kept ones (a missing root counts as too old), so the answer
-    is the last version of a sorted sequence and any search over it is correct; this one
-    reads few roots. The answer lies in [low, high], with the times of low - 1 (when
-    known: ``below``) and high + 1 (``above``). Knowing both, it probes where a steady
-    commit rate puts ``millis`` between them; when such a step leaves more than half of
-    the range, the next step bisects, so the probes are at most about 2 log2(newer).
-    Where the versions between them are more than one per millisecond, times tie at the
-    clock's resolution and say little about positions: there it bisects.
-    The first probe is version 0 (the oldest time, one read), unless it is missing:
-    then bisection finds the first kept root (an expired prefix is not scanned).
-    """
-    low, high = 0, newer - 1
-    below: tuple[int, int] | None = None
-    above = (newer, newer_millis)
-    found: int | None = None
-    bisect_next = False
-    while low <= high:
-        size = high - low + 1
-        interpolated = False
-        if below is not None and not bisect_next and above[1] - below[1] >= above[0] - below[0]:
-            (v0, t0), (v1, t1) = below, above  # t0 <= millis < t1
-            middle = min(high, max(low, v0 + (millis - t0) * (v1 - v0) // (t1 - t0)))
-            interpolated = True
-        elif low == 0 and below is None:
-            middle = 0
-        else:
-            middle = (low + high) // 2
-        at = created_at(middle)
-        if at is None:
-            low = middle + 1  # H2: a missing root is older than every kept one
-        elif at <= millis:
-            found, low, below = middle, middle + 1, (middle, at)
-        else:
-            high, above = middle - 1, (middle, at)
-        bisect_next = interpolated and high - low + 1 > size // 2
-    return found
 
 
 def prepare_root(storage: Storage, version: int, data: bytes) -> PreparedCreate:
