@@ -9,6 +9,8 @@ PEER = "pyiceberg"
 SIDE_LABELS = {
     "trinitylake-dbapi": "TrinityLake DB-API (SQL)",
     "trinitylake-dbapi-select": "TrinityLake DB-API, first SELECT over data",
+    "trinitylake-command": "`trinitylake -c` command, DESCRIBE",
+    "trinitylake-command-select": "`trinitylake -c` command, first SELECT over data",
     "trinitylake": "TrinityLake catalog API",
     "pyiceberg": "PyIceberg SqlCatalog",
     "ducklake": "DuckLake (DuckDB file)",
@@ -93,7 +95,8 @@ def cold_start(summary: dict) -> str:
             continue
         lines.append("| " + " | ".join([
             SIDE_LABELS.get(name, name), f"{s['wall_s']:.3f} s", f"{s.get('cpu_s', 0):.3f} s", f"{s['import_s']:.3f} s",
-            f"{s['open_s']:.3f} s", f"{s['describe_s'] * 1000:.1f} ms", ", ".join(s["heavy"]) or "none",
+            "in the statement" if s["open_s"] is None else f"{s['open_s']:.3f} s",
+            f"{s['describe_s'] * 1000:.1f} ms", ", ".join(s["heavy"]) or "none",
             _verdict(s),
         ]) + " |")
     if "python" in summary:
