@@ -90,17 +90,10 @@ def _rows(problems: Iterable[Problem | None]) -> list[tuple]:
     return [_row(p) for p in problems if p is not None]
 
 
-def _by_path(rows: Iterable[Any]) -> Iterator[tuple[str, list[Any]]]:
-    """(path, JSON) rows sorted by path, as (path, [decoded JSON, ...]) groups."""
-    current, group = None, []
-    for row in rows:
-        if row[0] != current:
-            if current is not None:
-                yield current, group
-            current, group = row[0], []
-        group.append(json.loads(row[1]))
-    if current is not None:
-        yield current, group
+def _by_path(rows: Iterable[Any]) -> Iterator[tuple[str, list[str]]]:
+    """(path, JSON text) rows sorted by path, as (path, [JSON text, ...]) groups."""
+    for path, same in itertools.groupby(rows, key=lambda row: row[0]):
+        yield path, [row[1] for row in same]
 
 
 # ---------------------------------------------------------------------------
@@ -271,10 +264,6 @@ def _check_nodes(location: rt.Location, counter: Any) -> Callable[[Iterable[Any]
     """Rows arrive sorted by path: each node is read once for all its contexts. Each
     (node, context) pair comes back as a ``seen`` row, so later levels skip it."""
 
-    def groups(rows: Iterable[Any]) -> Iterator[tuple[str, list[str]]]:
-        for path, same in itertools.groupby(rows, key=lambda row: row[0]):
-            yield path, [row[1] for row in same]
-
     def run(rows: Iterable[Any]) -> Iterator[tuple]:
         store = rt.storage(location)
 
@@ -301,7 +290,7 @@ def _check_nodes(location: rt.Location, counter: Any) -> Callable[[Iterable[Any]
                 out += context_rows(path, node, settings, low, high, remaining, depth)
             return out
 
-        for out in rt.thread_map(one, groups(rows)):
+        for out in rt.thread_map(one, _by_path(rows)):
             yield from out
 
     return run
@@ -314,8 +303,9 @@ def _check_definitions(location: rt.Location) -> Callable[[Iterable[Any]], Itera
     def run(rows: Iterable[Any]) -> Iterator[tuple]:
         store = rt.storage(location)
 
-        def one(group: tuple[str, list[list[Any]]]) -> list[tuple]:
-            path, uses = group
+        def one(group: tuple[str, list[str]]) -> list[tuple]:
+            path, texts = group
+            uses = [json.loads(text) for text in texts]
             kind, _, referrer, described = uses[0]
             out: list[tuple] = [("reached", path, None, None, None)]
             found_name, problem = rules.definition_problem(path, kind, store.read, referrer, described)
