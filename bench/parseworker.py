@@ -18,10 +18,10 @@ mostly waiting for a core; DuckDB's threads count in it too):
 
 * ``tokenize``: the TrinityLake tokenizer (runs on both builds: its compiled core is
   used by composition, not subclassed);
-* ``parse``: ``sql.dialect.parse``, what the cursor does with a text it has not seen:
-  tokenize + the TrinityLake parser, or for the plainest DESCRIBE and SHOW TABLES the
-  fast path without the tokenizer (``sql/simple.py``); on the compiled build it fails,
-  and the answer names the error instead of a time;
+* ``parse``: what the cursor does with a text it has not seen: ``sql.plain.recognise``
+  (the plainest DESCRIBE, SHOW TABLES and DROP TABLE, which then run without sqlglot),
+  and for any other text ``sql.dialect.parse``, tokenize + the TrinityLake parser; on
+  the compiled build the parser fails, and the answer names the error instead of a time;
 * ``parse_spark``: sqlglot's own Spark dialect, no subclass: what compiling sqlglot gives
   a parser that it allows (the dialect TrinityLake SQL is built on);
 * ``dbapi``: ``cursor.execute`` + ``fetchall`` in autocommit: the whole statement,
@@ -61,13 +61,14 @@ class Worker:
 
         import trinitylake_dbapi
         from trinitylake_dbapi.sql.dialect import parse, tokenize
+        from trinitylake_dbapi.sql.plain import recognise
 
         # sqlglot's Spark parser logs a warning for each statement it reads as a Command
         # (SHOW TABLES): not what is measured.
         logging.getLogger("sqlglot").setLevel(logging.ERROR)
         self.sqlglot = sqlglot
         self.tokenize = tokenize
-        self.parse = parse
+        self.parse = lambda text: recognise(text) or parse(text)
         self.errors: dict[str, str] = {}
         self.cursor = None
         try:

@@ -23,7 +23,8 @@ The statement mix (``STATEMENTS``): CREATE TABLE of the 10-column schema, DESCRI
 SHOW TABLES LIKE, a SELECT of ``information_schema.columns`` and the GROUP BY aggregate
 of bench/queries.py over a small table of data, each text new to the cursor. For each:
 the TrinityLake tokenizer alone, the parse the cursor does (tokenizer + TrinityLake
-parser, or for DESCRIBE and SHOW TABLES the fast path of ``sql/simple.py``), sqlglot's
+parser, or for DESCRIBE and SHOW TABLES the regular expression of ``sql/plain.py``,
+which runs them without sqlglot), sqlglot's
 own Spark parser on the same text (the ceiling of what compiling gives a parser it
 allows; SHOW TABLES is a Command to it), and the statement through the DB-API. The two workers run
 round by round, the order reversed every repetition; ratio = sqlglot time / sqlglotc

@@ -52,7 +52,7 @@ from typing import Any, Callable, Iterable, NoReturn, Sequence, TextIO
 import trinitylake_dbapi
 from trinitylake_dbapi import errors
 from trinitylake_dbapi.catalog import CatalogTransaction
-from trinitylake_dbapi import like_to_regex, quote_identifier, split_statements, system_tables
+from trinitylake_dbapi import like_to_regex, system_tables
 
 __all__ = [
     "main", "run", "SUBCOMMANDS", "META_COMMANDS", "FORMATTERS", "format_table", "format_csv",
@@ -245,7 +245,8 @@ def _meta_schema(shell: "Shell", args: list[str]) -> bool:
     if args and not names:
         raise errors.ProgrammingError(f".schema: no table matches '{args[0]}'")
     for namespace, table in names:
-        shell.cur.execute(f"SHOW CREATE TABLE {quote_identifier(namespace)}.{quote_identifier(table)}")
+        quote = trinitylake_dbapi.quote_identifier  # the SQL dialect (sqlglot): when first needed
+        shell.cur.execute(f"SHOW CREATE TABLE {quote(namespace)}.{quote(table)}")
         for (statement,) in shell.cur.fetchall():
             print(statement + ";", file=shell.out)
     return True
@@ -317,10 +318,26 @@ def _meta_line(line: str) -> tuple[str, list[str]] | None:
     return words[0], words[1:]
 
 
+#: What only the SQL tokenizer can tell apart from a statement-ending ``;``: a quote of
+#: a string or a name, a comment, a dollar-quoted string.
+_NEEDS_TOKENIZER = re.compile(r"""['"`$#]|--|/\*""")
+
+
+def split_script(text: str) -> tuple[list[str], str]:
+    """``trinitylake_dbapi.split_statements(text)``: the complete statements and the
+    unfinished rest. A text of ASCII without quotes or comments, in which every ``;``
+    ends a statement, is split here without the tokenizer, which imports sqlglot: a
+    ``-c "DESCRIBE t"`` process never needs it (sql.plain)."""
+    if text.isascii() and _NEEDS_TOKENIZER.search(text) is None:
+        *done, rest = text.split(";")
+        return [part.strip() for part in done if part.strip()], rest.strip()
+    return trinitylake_dbapi.split_statements(text)
+
+
 def _inside_literal(pending: str) -> bool:
     """True when ``pending`` ends inside a string, a quoted name or a block comment: a
     ``;`` appended to it is not a statement end."""
-    statements, rest = split_statements(pending + "\n;")
+    statements, rest = split_script(pending + "\n;")
     return bool(rest)
 
 
@@ -639,7 +656,7 @@ class Shell:
 
     def script(self, text: str) -> bool:
         """Run every statement of a script; stop at the first error."""
-        statements, rest = split_statements(text)
+        statements, rest = split_script(text)
         if rest:
             statements.append(rest)
         for sql in statements:
@@ -729,7 +746,7 @@ class Shell:
                     print(HELP, file=self.out)
                     continue
                 lines.append(line)
-                statements, rest = split_statements("\n".join(lines) + "\n")
+                statements, rest = split_script("\n".join(lines) + "\n")
                 if statements:
                     history.add("\n".join(lines))
                     lines = [rest] if rest else []

@@ -52,7 +52,7 @@ from typing import Any, Callable, Iterator
 from trinitylake_dbapi import errors
 from trinitylake_dbapi.catalog import CatalogTransaction, LakehouseCatalog
 from trinitylake_dbapi.sql.control import DEFAULT_MAX_QUERY_ROWS, StatementControl
-from trinitylake_dbapi.sql.execute import execute
+from trinitylake_dbapi.sql.plain import PlainStatement
 from trinitylake_dbapi.sql.session import Result
 from trinitylake_dbapi.transaction import Isolation
 from trinitylake_dbapi.translation import raise_translated, translate_errors
@@ -385,20 +385,28 @@ class Connection:
             raise errors.InterfaceError("the connection is closed")
 
     def run_statement(self, statement: Any, parameter_rows: Any = None) -> Result:
-        """Run one parsed and bound statement under the connection's transaction rules
-        (L1); what a Cursor calls for ``execute`` (and, with ``parameter_rows``, for the
-        ``executemany`` of a bulk INSERT)."""
+        """Run one parsed and bound statement, or a recognised plain one (sql.plain),
+        under the connection's transaction rules (L1); what a Cursor calls for
+        ``execute`` (and, with ``parameter_rows``, for the ``executemany`` of a bulk
+        INSERT)."""
         with self._lock:
             self._check_open()
             self.control.start()
             self._statements += 1
             try:
-                return self._run_work(lambda: execute(statement, self, parameter_rows))
+                return self._run_work(lambda: self._execute(statement, parameter_rows))
             except BaseException as e:
                 raise_translated(e)
             finally:
                 self._statements -= 1
                 self.control.finish()
+
+    def _execute(self, statement: Any, parameter_rows: Any) -> Result:
+        if isinstance(statement, PlainStatement):
+            return statement.run(self)
+        from trinitylake_dbapi.sql.execute import execute  # sqlglot: not for plain statements
+
+        return execute(statement, self, parameter_rows)
 
     def run_in_transaction(self, work: Callable[[CatalogTransaction], Any]) -> Any:
         """Run ``work`` on the connection's transaction under its rules (L1): with

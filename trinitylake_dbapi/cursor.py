@@ -2,11 +2,13 @@
 
 ``execute(sql, parameters)`` parses exactly one statement with the TrinityLake dialect,
 binds the parameters into its syntax tree (``?`` with a sequence, ``:name`` with a
-mapping) and runs it on the connection. Statements with a result set (SHOW, DESCRIBE,
-SELECT, ...) set ``description`` (7-tuples whose type code is a SPEC 5 type kind that
-compares equal to STRING, NUMBER, DATETIME or BINARY) and ``rowcount`` (the number of
-rows); other statements set ``description`` to None and ``rowcount`` to -1, except
-INSERT, UPDATE and DELETE, whose ``rowcount`` is the number of rows they wrote.
+mapping) and runs it on the connection; a plain DESCRIBE, SHOW TABLES or DROP TABLE
+without parameters is recognised and run without the parser (sql.plain). Statements
+with a result set (SHOW, DESCRIBE, SELECT, ...) set ``description`` (7-tuples whose type
+code is a SPEC 5 type kind that compares equal to STRING, NUMBER, DATETIME or BINARY)
+and ``rowcount`` (the number of rows); other statements set ``description`` to None and
+``rowcount`` to -1, except INSERT, UPDATE and DELETE, whose ``rowcount`` is the number
+of rows they wrote.
 
 A catalog statement's result set is held in memory. A query over tables' rows streams
 (sql.query Q5): its rows are made from DuckDB's record batches as they are fetched, and
@@ -22,15 +24,14 @@ import functools
 import threading
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
-from sqlglot import exp
-
 from trinitylake_dbapi import errors
 from trinitylake_dbapi.translation import raise_translated, translate_errors
-from trinitylake_dbapi.sql.binding import bind
-from trinitylake_dbapi.sql.dialect import parse_marked
+from trinitylake_dbapi.sql.plain import recognise
 from trinitylake_dbapi.sql.session import Result
 
 if TYPE_CHECKING:  # a cursor holds its connection; the connection module imports this one
+    from sqlglot import exp
+
     from trinitylake_dbapi.connection import Connection
 
 __all__ = ["Cursor"]
@@ -50,6 +51,20 @@ _SEEN: dict[str, None] = {}
 _SEEN_MAX = 4096
 # Cursors of several threads share both caches.
 _CACHE_LOCK = threading.Lock()
+
+
+def parse_marked(sql: str) -> tuple[exp.Expr, bool]:
+    """:func:`trinitylake_dbapi.sql.dialect.parse_marked`, imported when first needed:
+    the parser and the binder import sqlglot, which a process that runs only plain
+    statements (sql.plain) never does."""
+    from trinitylake_dbapi.sql.dialect import parse_marked as parse
+
+    return parse(sql)
+
+
+def _without_parameters(parameters: Any) -> bool:
+    """True for None or an empty collection: what a statement without markers accepts."""
+    return parameters is None or (hasattr(parameters, "__len__") and len(parameters) == 0)
 
 
 def _parse(sql: str) -> tuple[exp.Expr, bool]:
@@ -125,8 +140,13 @@ class Cursor:
         """Run one statement; returns the cursor (so ``cur.execute(...).fetchall()`` works)."""
         self._check_open()
         self._reset()
-        statement, markers = _parse_checked(operation)
         assert self._connection is not None
+        if isinstance(operation, str) and _without_parameters(parameters):
+            plain = recognise(operation)
+            if plain is not None:
+                self._set(self._connection.run_statement(plain))
+                return self
+        statement, markers = _parse_checked(operation)
         if markers and isinstance(parameters, Sequence) and not isinstance(parameters, (str, bytes)):
             from trinitylake_dbapi.sql.query import multi_row_template  # the data path: not for DDL
 
@@ -137,6 +157,8 @@ class Cursor:
                 self._set(self._connection.run_statement(template, rows))
                 return self
         if markers or parameters is not None:
+            from trinitylake_dbapi.sql.binding import bind
+
             with translate_errors():
                 statement = bind(statement, parameters, markers=markers)
         self._set(self._connection.run_statement(statement))
@@ -152,6 +174,7 @@ class Cursor:
         self._reset()
         statement, markers = _parse_checked(operation)
         assert self._connection is not None
+        from trinitylake_dbapi.sql.binding import bind
         from trinitylake_dbapi.sql.query import bulk_insert_template  # the data path: not for DDL
 
         if markers and bulk_insert_template(statement) is not None:

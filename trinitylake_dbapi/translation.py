@@ -6,9 +6,8 @@ Connections and cursors both use it, so neither imports the other for it.
 from __future__ import annotations
 
 import contextlib
+import sys
 from typing import Iterator, NoReturn
-
-from sqlglot.errors import SqlglotError
 
 from trinitylake_dbapi import errors
 
@@ -33,7 +32,10 @@ def raise_translated(e: BaseException) -> NoReturn:
     exceptions themselves instead of entering :func:`translate_errors`."""
     if isinstance(e, errors.Error) or not isinstance(e, Exception):
         raise e
-    if isinstance(e, SqlglotError):
+    # Only a process that imported sqlglot can raise its errors: one that ran plain
+    # statements alone (sql.plain) never imports it, and need not for this check.
+    sqlglot_errors = sys.modules.get("sqlglot.errors")
+    if sqlglot_errors is not None and isinstance(e, sqlglot_errors.SqlglotError):
         raise errors.ProgrammingError(str(e).replace("\x1b[4m", "").replace("\x1b[0m", "")) from e
     if isinstance(e, RecursionError):
         raise errors.ProgrammingError(

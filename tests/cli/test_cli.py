@@ -10,8 +10,10 @@ from typing import Any
 
 import pexpect
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from trinitylake_dbapi.cli import SUBCOMMANDS, format_table, main
+from trinitylake_dbapi.cli import SUBCOMMANDS, format_table, main, split_script
 
 
 def run(capsys: Any, *argv: str) -> tuple[int, str, str]:
@@ -244,3 +246,41 @@ def test_the_command_exits_with_its_status_all_its_output_and_a_frozen_heap(tmp_
     assert failed.returncode == 1
     assert failed.stderr.splitlines()[0].startswith("ERROR:") and "nowhere" in failed.stderr
     assert failed.stderr.splitlines()[-1] == "frozen: True"
+
+
+_SCRIPT_PIECES = ["DESCRIBE ns.t", "SHOW TABLES", "select 1", ";", ";", " ", "\n", "\t", "  ", "x", "-1",
+                  "a/b", "'a;b'", "\"q;\"", "`n;`", "-- c;\n", "/* c; */", "#", "$$", "'open", "é", ";;"]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(_SCRIPT_PIECES), max_size=12))
+@settings(max_examples=400, deadline=None)
+def test_a_script_is_split_as_the_sql_tokenizer_splits_it(pieces: list[str]) -> None:
+    """cli.split_script splits plain ASCII texts itself (no sqlglot import) and gives what
+    trinitylake_dbapi.split_statements gives for every text."""
+    import trinitylake_dbapi
+
+    text = "".join(pieces)
+    assert split_script(text) == trinitylake_dbapi.split_statements(text), text
+
+
+def test_the_command_runs_plain_statements_without_importing_sqlglot(tmp_path: Any) -> None:
+    """``trinitylake LAKE -c "DESCRIBE t; SHOW TABLES"`` in a new process: the plain
+    statements (sql.plain) and the script's split need no parser."""
+    import json
+    import subprocess
+
+    lake = str(tmp_path / "lake")
+    assert main([lake, "--create", "-c", "CREATE NAMESPACE sales; CREATE TABLE sales.t (id INT)"]) == 0
+    probe = (
+        "import atexit, json, sys\n"
+        "atexit.register(lambda: print(json.dumps(sorted(m for m in sys.modules if m.startswith('sqlglot'))),"
+        " file=sys.stderr))\n"
+        "from trinitylake_dbapi.cli import run\n"
+        "sys.argv = ['trinitylake', *sys.argv[1:]]\n"
+        "run()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, lake, "-c", "DESCRIBE sales.t; SHOW TABLES;"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert " id       | int4      | true     | NULL" in done.stdout and " sales     | t" in done.stdout
+    assert json.loads(done.stderr.splitlines()[-1]) == []

@@ -33,7 +33,6 @@ from trinitylake_dbapi.errors import InterfaceError, SQLSyntaxError
 from trinitylake_dbapi.format.types import is_plain_name, quote_name
 from trinitylake_dbapi.sql.compat import Spark, tokenizer_keywords
 from trinitylake_dbapi.sql.parser import TEXT_KEYWORDS, VOCABULARY, TrinityLakeParser, syntax_error
-from trinitylake_dbapi.sql.simple import parse_simple
 
 __all__ = [
     "TrinityLake",
@@ -211,23 +210,18 @@ def parse(sql: str) -> list[exp.Expr]:
     return _parse(sql)[0]
 
 
-def _parse(sql: str, simple: bool = True) -> tuple[list[exp.Expr], bool]:
-    """The statements of ``sql`` and whether they may contain parameter markers;
-    ``simple``: the catalog's everyday statements without the tokenizer (.simple, FP1)."""
+def _parse(sql: str) -> tuple[list[exp.Expr], bool]:
+    """The statements of ``sql`` and whether they may contain parameter markers."""
     if not isinstance(sql, str):
         raise SQLSyntaxError(
             f"SQL must be a str, not {type(sql).__name__}", line=0, column=0, text=""
         )
     # The parser first: with sqlglot's compiled build installed it cannot be made, and
-    # that is the error to give for every text, even one that does not tokenize (or that
-    # the fast path would take).
+    # that is the error to give for every text, even one that does not tokenize.
     parser = getattr(_SPARE, "parser", None) or _new_parser()
     _SPARE.parser = None
     tokens: list[Token] = []
     try:
-        node = parse_simple(sql, RESERVED_WORDS) if simple else None
-        if node is not None:
-            return [node], False
         tokens = tokenize(sql)
         statements, markers = parser.parse_with_markers(tokens, sql)
     except RecursionError:
@@ -250,12 +244,11 @@ def parse_statement(sql: str) -> exp.Expr:
     return parse_marked(sql)[0]
 
 
-def parse_marked(sql: str, simple: bool = True) -> tuple[exp.Expr, bool]:
+def parse_marked(sql: str) -> tuple[exp.Expr, bool]:
     """:func:`parse_statement`, and whether the statement may contain parameter markers
     (``?``, ``:name`` or an unsupported kind). False means it has none for certain, so
-    binding can be skipped when no parameters are given. ``simple=False``: always
-    through the tokenizer and the parser (the fast path's own tests compare the two)."""
-    statements, markers = _parse(sql, simple)
+    binding can be skipped when no parameters are given."""
+    statements, markers = _parse(sql)
     if not statements:
         raise SQLSyntaxError("empty statement: there is no SQL to run", line=1, column=1, text="")
     if len(statements) > 1:

@@ -25,19 +25,20 @@ from trinitylake_dbapi.errors import (
     InvalidNameError,
     NotSupportedError,
     ProgrammingError,
-    ReadOnlyError,
 )
-from trinitylake_dbapi.format.types import ColumnSpec, type_to_sql
+from trinitylake_dbapi.format.types import ColumnSpec
+from trinitylake_dbapi.sql import plain
 from trinitylake_dbapi.sql import statements as st
 from trinitylake_dbapi.sql.binding import constant
 from trinitylake_dbapi.sql.columns import column_specs, create_table_sql
-from trinitylake_dbapi.sql.like import like_literal, like_to_regex
+from trinitylake_dbapi.sql.like import like_filter, like_literal
 from trinitylake_dbapi.sql.session import (
     EMPTY_RESULT,
     Result,
     Session,
     millis_to_naive,
     reading,
+    refuse_write,
     rows_result,
     show_value,
     table_name,
@@ -146,11 +147,8 @@ def execute(statement: exp.Expr, session: Session, parameter_rows: Sequence[Any]
     handler = _HANDLERS.get(type(statement))
     if handler is None:
         raise NotSupportedError(f"statement {type(statement).__name__} is not supported")
-    if getattr(statement, "writes", False) and session.read_only:
-        raise ReadOnlyError(
-            f"{statement.title} refused: this connection reads a fixed version (time travel) "
-            "and is read-only"
-        )
+    if getattr(statement, "writes", False):
+        refuse_write(session, statement.title)
     return handler(statement, session)
 
 
@@ -191,11 +189,6 @@ def _drop_namespace(s: st.DropNamespace, session: Session) -> Result:
     return EMPTY_RESULT
 
 
-def _like(pattern: str | None) -> Callable[[str], object] | None:
-    """The catalog listings' name filter for a LIKE pattern (None: every name)."""
-    return None if pattern is None else like_to_regex(pattern).fullmatch
-
-
 _SHOW_NAMESPACES_COLUMNS = (("namespace", "varchar"),)
 
 
@@ -206,7 +199,7 @@ def _show_namespaces(s: st.ShowNamespaces, session: Session) -> Result:
         name = None if pattern is None else like_literal(pattern)
         names = None if name is None else _namespace_named(catalog, name)
         if names is None:
-            names = catalog.list_namespaces(_like(pattern))
+            names = catalog.list_namespaces(like_filter(pattern))
     return rows_result(_SHOW_NAMESPACES_COLUMNS, [(n,) for n in names])
 
 
@@ -355,9 +348,7 @@ def _alter_column(s: st.AlterColumn, session: Session) -> Result:
 
 @_handles(st.DropTable)
 def _drop_table(s: st.DropTable, session: Session) -> Result:
-    namespace, name = table_name(session, s.this)
-    session.transaction().drop_table(namespace, name, if_exists=bool(s.args.get("exists")))
-    return EMPTY_RESULT
+    return plain.drop_table(session, *table_name(session, s.this), if_exists=bool(s.args.get("exists")))
 
 
 @_handles(st.CommentOn)
@@ -378,57 +369,19 @@ def _comment_on(s: st.CommentOn, session: Session) -> Result:
     return EMPTY_RESULT
 
 
-_SHOW_TABLES_COLUMNS = (("namespace", "varchar"), ("table_name", "varchar"))
-
-
 @_handles(st.ShowTables)
 def _show_tables(s: st.ShowTables, session: Session) -> Result:
     ns_node = s.args.get("namespace")
     namespace = _namespace_name(ns_node) if ns_node is not None else session.current_namespace
     pattern = _string(s.args.get("like"), "the LIKE pattern", null=True)
     with reading(session, s.args.get("version")) as catalog:
-        name = None if pattern is None or namespace is None else like_literal(pattern)
-        tables = None if name is None else _table_named(catalog, namespace, name)
-        if tables is None:
-            tables = catalog.list_tables(namespace, _like(pattern))
-    return rows_result(_SHOW_TABLES_COLUMNS, tables)
-
-
-def _table_named(
-    catalog: CatalogTransaction, namespace: str, name: str
-) -> list[tuple[str, str]] | None:
-    """SHOW TABLES IN ns LIKE 'name' without wildcards (the usual existence check), as
-    one key lookup instead of listing the namespace: the rows and errors of the listing,
-    or None to let the listing answer (an invalid name, which the lookup refuses)."""
-    try:
-        if catalog.table_exists(namespace, name):
-            return [(namespace, name)]
-    except InvalidNameError:
-        return None
-    catalog.describe_namespace(namespace)  # the listing's error when it does not exist
-    return []
-
-
-_DESCRIBE_COLUMNS = (
-    ("col_name", "varchar"), ("data_type", "varchar"), ("nullable", "boolean"),
-    ("comment", "varchar"),
-)  # fmt: skip
+        return plain.show_tables(catalog, namespace, pattern)
 
 
 @_handles(st.DescribeTable)
 def _describe_table(s: st.DescribeTable, session: Session) -> Result:
     with reading(session, s.args.get("version")) as catalog:
-        info = catalog.describe_table(*table_name(session, s.this))
-    # The rows depend on the table's definition file alone (immutable): rendered once
-    # per file, kept by the catalog's cache of definition files.
-    rows = session.lakehouse.definitions.derived(
-        info.definition_path, "DESCRIBE rows", lambda: _describe_rows(info.columns)
-    )
-    return rows_result(_DESCRIBE_COLUMNS, list(rows))
-
-
-def _describe_rows(columns: Sequence[ColumnSpec]) -> tuple[tuple, ...]:
-    return tuple((c.name, type_to_sql(c.type), c.nullable, c.comment) for c in columns)
+        return plain.describe_table(session, catalog, *table_name(session, s.this))
 
 
 @_handles(st.ShowCreateTable)

@@ -18,8 +18,9 @@ only, which the SQL layer answers by one key lookup instead of a listing.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
-__all__ = ["like_to_regex", "like_literal"]
+__all__ = ["like_to_regex", "like_literal", "like_filter"]
 
 
 def like_to_regex(pattern: str) -> re.Pattern[str]:
@@ -36,6 +37,12 @@ def like_to_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(ch))
     return re.compile("".join(out), re.DOTALL)
+
+
+def like_filter(pattern: str | None) -> Callable[[str], object] | None:
+    """The name predicate the catalog's listings take for a LIKE ``pattern`` (LK1-LK3);
+    None, which lists every name, for no pattern."""
+    return None if pattern is None else like_to_regex(pattern).fullmatch
 
 
 def like_literal(pattern: str) -> str | None:

@@ -80,7 +80,6 @@ from trinitylake_dbapi.errors import (
     OperationalError,
     ProgrammingError,
     QueryCanceledError,
-    ReadOnlyError,
 )
 from trinitylake_dbapi.format.types import ColumnSpec, TypeSpec
 from trinitylake_dbapi.sql.compat import duckdb_dialect
@@ -90,6 +89,7 @@ from trinitylake_dbapi.sql.session import (
     SYSTEM_SCHEMAS,
     Result,
     Session,
+    refuse_write,
     table_name,
     time_travel,
     where_conjuncts,
@@ -856,11 +856,6 @@ def run_select(query: exp.Query, session: Session) -> Result:
 # ---------------------------------------------------------------------------
 
 
-def _refuse_read_only(session: Session, title: str) -> None:
-    if session.read_only:
-        raise ReadOnlyError(f"{title} refused: this connection reads a fixed version (time travel) and is read-only")
-
-
 def _target(session: Session, node: exp.Expr, title: str) -> tuple[exp.Table, str, str]:
     table = node.this if isinstance(node, exp.Schema) else node
     if not isinstance(table, exp.Table) or not table.name:
@@ -1110,7 +1105,7 @@ def run_insert(insert: exp.Insert, session: Session, parameter_rows: Sequence[An
     """INSERT INTO t [(columns)] VALUES ... | SELECT ... (Q3, Q4). ``parameter_rows``:
     the parameter sets of an ``executemany`` whose statement is a
     :func:`bulk_insert_template`; they are inserted as one append."""
-    _refuse_read_only(session, "INSERT")
+    refuse_write(session, "INSERT")
     if insert.args.get("overwrite") or insert.args.get("conflict") or insert.args.get("returning"):
         raise NotSupportedError("INSERT OVERWRITE, ON CONFLICT and RETURNING are not supported")
     target, namespace, name = _target(session, insert.this, "INSERT")
@@ -1218,7 +1213,7 @@ def _rewrite(
     """UPDATE and DELETE (Q4): count the rows the WHERE keeps and, if any, replace the
     data files that hold them with ``new_rows(source, condition, columns, node)`` of
     those files (or, for a table with delete files or partitions, the whole table)."""
-    _refuse_read_only(session, title)
+    refuse_write(session, title)
     target, namespace, name = _target(session, node.this, title)
     if node.args.get("returning") or node.args.get("limit") or node.args.get("from_") or node.args.get("using"):
         raise NotSupportedError(f"{title} with RETURNING, LIMIT, FROM or USING is not supported")
@@ -1338,7 +1333,7 @@ def run_create_as(
     """CREATE TABLE t AS SELECT: ``create(columns)`` makes the table (in the
     statement's transaction) with the query's columns, then its rows are appended. When
     ``create`` makes nothing (IF NOT EXISTS on an existing table), nothing is inserted."""
-    _refuse_read_only(session, "CREATE TABLE AS SELECT")
+    refuse_write(session, "CREATE TABLE AS SELECT")
     with _Statement(session) as statement, _translated(query, statement.engine):
         source = query.copy()
         statement.replace_tables(source)

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-from sqlglot import exp
+from typing import TYPE_CHECKING, Any, Protocol
 
 from trinitylake_dbapi.catalog import DEFAULT_NAMESPACE, CatalogTransaction, LakehouseCatalog
-from trinitylake_dbapi.errors import NotSupportedError, ProgrammingError
-from trinitylake_dbapi.sql.binding import constant
+from trinitylake_dbapi.errors import NotSupportedError, ProgrammingError, ReadOnlyError
 from trinitylake_dbapi.sql.control import StatementControl
+
+if TYPE_CHECKING:  # sqlglot is imported by the parser, not by the plain statements (sql.plain)
+    from sqlglot import exp
 
 __all__ = [
     "SYSTEM_SCHEMAS",
@@ -37,6 +37,8 @@ __all__ = [
     "to_millis",
     "millis_to_naive",
     "table_name",
+    "resolve_table",
+    "refuse_write",
     "reading",
     "time_travel",
 ]
@@ -158,6 +160,7 @@ def to_millis(value: Any, what: str) -> int:
 
 def where_conjuncts(where: exp.Expr | None) -> list[exp.Expr]:
     """The conditions AND-ed at the top of a WHERE clause (through parentheses)."""
+    from sqlglot import exp
     found, stack = [], [] if where is None else [where.this]
     while stack:
         node = stack.pop()
@@ -172,8 +175,22 @@ def where_conjuncts(where: exp.Expr | None) -> list[exp.Expr]:
 
 def table_name(session: Session, node: exp.Table) -> tuple[str, str]:
     """(namespace, name) of a table reference (see the module docstring)."""
-    namespace = node.text("db") or session.current_namespace or DEFAULT_NAMESPACE
-    return namespace, node.name
+    return resolve_table(session, node.text("db"), node.name)
+
+
+def resolve_table(session: Session, namespace: str | None, name: str) -> tuple[str, str]:
+    """(namespace, name) of a table named ``name`` in ``namespace``, or unqualified
+    (None or ""): in the session's current namespace, else in ``default``."""
+    return namespace or session.current_namespace or DEFAULT_NAMESPACE, name
+
+
+def refuse_write(session: Session, title: str) -> None:
+    """Raise ReadOnlyError for a statement that writes (``title``, e.g. "DROP TABLE")
+    on a read-only session, before anything is touched."""
+    if session.read_only:
+        raise ReadOnlyError(
+            f"{title} refused: this connection reads a fixed version (time travel) and is read-only"
+        )
 
 
 class reading:
@@ -202,6 +219,8 @@ class reading:
 def time_travel(session: Session, version: exp.Version) -> CatalogTransaction:
     """A read-only catalog at the version a ``FOR SYSTEM_VERSION | SYSTEM_TIME AS OF``
     clause names; the caller rolls it back when done."""
+    from trinitylake_dbapi.sql.binding import constant
+
     if version.args.get("kind") != "AS OF":
         raise NotSupportedError("only FOR SYSTEM_VERSION/SYSTEM_TIME AS OF is supported")
     if version.this == "VERSION":
