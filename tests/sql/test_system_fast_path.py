@@ -94,3 +94,18 @@ def test_the_inspector_query_runs_without_the_optimizer(cur: Any, monkeypatch: p
                 "WHERE table_schema = 'ns' AND 't1' = table_name")  # fmt: skip
     assert [d[0] for d in cur.description] == ["column_name", "data_type", "pos"]
     assert cur.fetchall() == [("id", "int8", 1), ("name", "varchar(20)", 2), ("at", "timestamp", 3)]
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT column_name FROM information_schema.columns WHERE table_schema = 'ns' AND table_name = 't2'",
+    "SELECT table_name FROM information_schema.tables t WHERE 1 = 1 ORDER BY 1",
+    "SELECT table_name FROM information_schema.tables FOR SYSTEM_VERSION AS OF 3 ORDER BY 1",
+    "SELECT a.table_name, b.table_name FROM information_schema.tables FOR SYSTEM_VERSION AS OF 4 a "
+    "JOIN information_schema.tables b ON a.table_name = b.table_name ORDER BY 1, 2",
+])  # fmt: skip
+def test_a_statement_gives_the_same_rows_every_time_it_runs(cur: Any, sql: str) -> None:
+    """The cursor keeps a parsed statement from its second run on and runs that same tree
+    again: answering it must not change it (the executor gets a copy of its own)."""
+    first = result(cur, sql)
+    assert first[1], first
+    assert [result(cur, sql) for _ in range(3)] == [first] * 3

@@ -221,15 +221,25 @@ def _table_function(node: exp.Table) -> str | None:
     return None
 
 
+#: What the catalog's own executor (sql.system_tables) cannot run.
+_EXECUTOR_CANNOT = (exp.Window, exp.Rollup, exp.Cube, exp.GroupingSets)
+
+
 def reads_table_data(query: exp.Expr) -> bool:
     """True when a query names a table that is neither a system table nor one of its
     CTEs, calls a table function, or uses what the catalog's own executor cannot run
     (window functions, ROLLUP, CUBE, GROUPING SETS): it runs in DuckDB (Q2); otherwise
     that executor answers it."""
-    if query.find(exp.Window, exp.Rollup, exp.Cube, exp.GroupingSets):
-        return True
-    ctes = _cte_names(query)
-    for node in query.find_all(exp.Table):
+    tables: list[exp.Table] = []
+    ctes: set[str] = set()
+    for node in query.walk():  # one walk: each find would walk the whole tree again
+        if isinstance(node, _EXECUTOR_CANNOT):
+            return True
+        if isinstance(node, exp.Table):
+            tables.append(node)
+        elif isinstance(node, exp.CTE):
+            ctes.add(node.alias_or_name.lower())
+    for node in tables:
         if not node.name:
             return True  # a table function: DuckDB runs it (or it is refused there)
         if _is_system(node):

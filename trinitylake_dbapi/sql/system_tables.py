@@ -267,15 +267,44 @@ def _kind_of_value(value: Any) -> str:
     return "varchar"
 
 
-def _single_table(query: exp.Expr) -> bool:
+@dataclass(frozen=True)
+class _Shape:
+    """What a query's tree holds, from one walk of it (each ``find`` walks the whole
+    tree again, and the checks below ask a dozen questions of every query): the node
+    types present, the table references in walk order, the names of the CTEs."""
+
+    types: frozenset[type]
+    tables: tuple[exp.Table, ...]
+    ctes: frozenset[str]
+
+    @classmethod
+    def of(cls, query: exp.Expr) -> _Shape:
+        types: set[type] = set()
+        tables: list[exp.Table] = []
+        ctes: set[str] = set()
+        for node in query.walk():
+            types.add(type(node))
+            if isinstance(node, exp.Table):
+                tables.append(node)
+            elif isinstance(node, exp.CTE):
+                ctes.add(node.alias_or_name.lower())
+        return cls(frozenset(types), tuple(tables), frozenset(ctes))
+
+    def has(self, *classes: type) -> bool:
+        """Whether a node of one of ``classes`` (or of a subclass) is in the tree, as
+        ``query.find(*classes) is not None`` says."""
+        return any(issubclass(kind, classes) for kind in self.types)
+
+
+def _single_table(query: exp.Expr, shape: _Shape) -> bool:
     return (isinstance(query, exp.Select) and not query.args.get("joins")
-            and not query.args.get("with_") and not query.find(exp.Subquery)
-            and len(list(query.find_all(exp.Table))) == 1)  # fmt: skip
+            and not query.args.get("with_") and not shape.has(exp.Subquery)
+            and len(shape.tables) == 1)  # fmt: skip
 
 
-def _conjuncts(query: exp.Expr) -> list[exp.Expr]:
+def _conjuncts(query: exp.Expr, shape: _Shape) -> list[exp.Expr]:
     """The conditions AND-ed at the top of a single-table SELECT's WHERE."""
-    return where_conjuncts(query.args.get("where")) if _single_table(query) else []
+    return where_conjuncts(query.args.get("where")) if _single_table(query, shape) else []
 
 
 _COMPARISONS = {exp.EQ: "=", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
@@ -307,9 +336,9 @@ def _version_bound(node: exp.Expr) -> tuple[int | None, int | None] | None:
             "<": (None, value - 1), "<=": (None, value)}[op]  # fmt: skip
 
 
-def _scope(query: exp.Expr, control: StatementControl) -> Scope:
+def _scope(query: exp.Expr, shape: _Shape, control: StatementControl) -> Scope:
     """What a single-table query lets a system table skip (see Scope)."""
-    conditions = _conjuncts(query)
+    conditions = _conjuncts(query, shape)
     low: int | None = None
     high: int | None = None
     rest = []
@@ -323,9 +352,9 @@ def _scope(query: exp.Expr, control: StatementControl) -> Scope:
         if bound[1] is not None:
             high = bound[1] if high is None else min(high, bound[1])
     limit = None
-    simple = _single_table(query) and not rest and not query.args.get("order") \
+    simple = _single_table(query, shape) and not rest and not query.args.get("order") \
         and not query.args.get("group") and not query.args.get("distinct") \
-        and not query.find(exp.AggFunc) and not query.args.get("offset")
+        and not shape.has(exp.AggFunc) and not query.args.get("offset")
     if simple and isinstance(query.args.get("limit"), exp.Limit):
         count = query.args["limit"].expression
         if isinstance(count, exp.Literal) and not count.is_string and count.this.isdigit():
@@ -366,18 +395,21 @@ def run_query(
     (namespace, name) for the error (raising when it does not exist).
     """
     control = control if control is not None else StatementControl()
-    query = query.copy()
+    shape = _Shape.of(query)
     built: list[tuple[SystemTable, Table]] = []
-    scope = _scope(query, control)
-    ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
+    scope = _scope(query, shape, control)
     tables: dict[str, dict[str, Table]] = {}
     schema: dict[str, dict[str, dict[str, str]]] = {}
     catalogs: dict[str, CatalogTransaction] = {}
-    for node in list(query.find_all(exp.Table)):
+    # The query is not changed (a parsed statement is shared by the cursor's cache): the
+    # executor gets a copy whose table references name the tables built here.
+    renamed: list[exp.Table | None] = []
+    for node in shape.tables:
+        renamed.append(None)
         if not node.name:
             raise NotSupportedError(f"unsupported FROM item {node.sql(dialect=TrinityLake)!r}")
         db = node.text("db").lower()
-        if not db and node.name.lower() in ctes:
+        if not db and node.name.lower() in shape.ctes:
             continue
         if node.args.get("catalog"):
             raise ProgrammingError(
@@ -414,32 +446,30 @@ def run_query(
                 c: _SQLGLOT_TYPES[k] for c, k in spec.columns
             }
         alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.name))
-        node.replace(
-            exp.Table(
-                this=exp.to_identifier(table_name),
-                db=exp.to_identifier(alias_db),
-                alias=alias,
-            )
-        )
+        renamed[-1] = exp.Table(this=exp.to_identifier(table_name), db=exp.to_identifier(alias_db), alias=alias)
     if len(built) == 1:
-        answer = _plain_lookup(query, *built[0])
+        answer = _plain_lookup(query, shape, *built[0])
         if answer is not None:
             control.check()
             return answer
+    query = query.copy()
+    for node, replacement in zip(list(query.find_all(exp.Table)), renamed):  # the same walk order
+        if replacement is not None:
+            node.replace(replacement.copy())
     return _execute(query, tables, schema, control)
 
 
-def _plain_lookup(query: exp.Expr, spec: SystemTable, table: Table) -> QueryResult | None:
+def _plain_lookup(query: exp.Expr, shape: _Shape, spec: SystemTable, table: Table) -> QueryResult | None:
     """The result of ``query`` over ``table`` (the rows of the system table ``spec``) when
     the query only projects columns (``*``, ``c``, ``t.c``, ``c AS x``) and keeps rows by
     equalities of a column and a literal of its kind (a string for text, digits for an
     integer), AND-ed, with at most a LIMIT; None for anything else, which the executor
     answers (errors included: an unknown or quoted upper-case name falls through too)."""
-    if not _single_table(query) or any(
+    if not _single_table(query, shape) or any(
         query.args.get(arg) for arg in ("group", "having", "order", "distinct", "offset", "qualify")
-    ) or query.find(exp.AggFunc, exp.Window, exp.CTE, exp.Union):
+    ) or shape.has(exp.AggFunc, exp.Window, exp.CTE, exp.Union):
         return None
-    (source,) = query.find_all(exp.Table)
+    (source,) = shape.tables
     qualifiers = {source.name.lower(), source.alias_or_name.lower()}
     kinds = dict(spec.columns)
     position = {name: i for i, (name, _) in enumerate(spec.columns)}
@@ -454,7 +484,7 @@ def _plain_lookup(query: exp.Expr, spec: SystemTable, table: Table) -> QueryResu
         return name if name in kinds else None
 
     keep: list[tuple[int, Any]] = []
-    for condition in _conjuncts(query):
+    for condition in _conjuncts(query, shape):
         if not isinstance(condition, exp.EQ):
             return None
         left, right = condition.left, condition.right
