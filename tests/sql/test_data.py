@@ -232,6 +232,28 @@ def test_executemany_is_one_append(auto: Any) -> None:
     assert q(auto, "SELECT note FROM ns.t WHERE id = 2 AND note = '3'") == [("3",)]
 
 
+@pytest.mark.parametrize("bad, message", [
+    ((3,), "parameter set 2: 1 value(s) for 2 parameter marker(s)"),
+    ((3, "c", "extra"), "parameter set 2: 3 value(s) for 2 parameter marker(s)"),
+    ("3c", "parameter set 2: ? parameters need a sequence"),
+    ({"id": 3}, "parameter set 2: ? parameters need a sequence"),
+    (3, "parameter set 2: ? parameters need a sequence"),
+])  # fmt: skip
+def test_a_wrong_parameter_set_of_a_bulk_insert_is_named_and_nothing_is_written(
+    auto: Any, bad: Any, message: str
+) -> None:
+    q(auto, "CREATE TABLE ns.t (id INT, note STRING)")
+    versions = len(q(auto, "SHOW VERSIONS"))
+    for sets in ([(1, "a"), [2, "b"], bad, (4, "d")], iter([(1, "a"), [2, "b"], bad, (4, "d")])):
+        with pytest.raises(errors.ProgrammingError) as info:
+            auto.executemany("INSERT INTO ns.t VALUES (?, ?)", sets)
+        assert str(info.value) == message
+    assert len(q(auto, "SHOW VERSIONS")) == versions
+    assert q(auto, "SELECT count(*) FROM ns.t") == [(0,)]
+    auto.executemany("INSERT INTO ns.t VALUES (?, ?)", iter([(1, "a"), [2, "b"]]))  # any iterable of sets
+    assert q(auto, "SELECT * FROM ns.t ORDER BY id") == [(1, "a"), (2, "b")]
+
+
 def test_lists_maps_and_structs_bind_as_parameters(auto: Any) -> None:
     q(auto, "CREATE TABLE ns.t (id INT, l ARRAY<BIGINT>, m MAP<STRING, BIGINT>, "
             "s STRUCT<x: INT, y: STRING>, ls ARRAY<STRUCT<x: INT, y: STRING>>, mi MAP<INT, STRING>)")

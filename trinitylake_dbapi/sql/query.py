@@ -1029,6 +1029,17 @@ def _parameter_columns(holes: list[exp.Placeholder], parameter_rows: Sequence[An
     named = any(n is not None for n in names)
     if named and not all(names):
         raise ProgrammingError("a statement uses one parameter style: ? or :name, not both")
+    if not named:
+        sets = parameter_rows if isinstance(parameter_rows, list) else list(parameter_rows)
+        # The usual case, checked and transposed in C: tuples or lists, each as long as
+        # the statement has markers. Anything else is checked set by set below, which
+        # names the first set that is wrong.
+        if sets and set(map(type, sets)) <= {tuple, list} and len(sets[0]) == len(holes):
+            try:
+                return [list(column) for column in zip(*sets, strict=True)]
+            except ValueError:
+                pass
+        parameter_rows = sets
     rows: list[Any] = []
     for i, parameters in enumerate(parameter_rows):
         if named:
