@@ -40,6 +40,9 @@ from trinitylake_dbapi.sql.words import PLAIN_REFUSED_WORDS
 
 __all__ = [
     "PlainStatement",
+    "DESCRIBE",
+    "SHOW_TABLES",
+    "DROP_TABLE",
     "recognise",
     "describe_table",
     "show_tables",
@@ -54,6 +57,7 @@ _DESCRIBE = re.compile(rf" *DESCRIBE +(?:TABLE +)?({_NAME})(?:\.({_NAME}))?{_END
 _SHOW_TABLES = re.compile(rf" *SHOW +TABLES(?: +IN +({_NAME}))?(?: +LIKE +'([^'\\\r\n]*)')?{_END}", re.IGNORECASE | re.ASCII)
 _DROP_TABLE = re.compile(rf" *DROP +TABLE +(IF +EXISTS +)?({_NAME})(?:\.({_NAME}))?{_END}", re.IGNORECASE | re.ASCII)
 
+#: The kinds of PlainStatement (each also the statement's title in errors).
 DESCRIBE = "DESCRIBE TABLE"
 SHOW_TABLES = "SHOW TABLES"
 DROP_TABLE = "DROP TABLE"

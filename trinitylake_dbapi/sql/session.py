@@ -161,6 +161,7 @@ def to_millis(value: Any, what: str) -> int:
 def where_conjuncts(where: exp.Expr | None) -> list[exp.Expr]:
     """The conditions AND-ed at the top of a WHERE clause (through parentheses)."""
     from sqlglot import exp
+
     found, stack = [], [] if where is None else [where.this]
     while stack:
         node = stack.pop()
