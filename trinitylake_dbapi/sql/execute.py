@@ -34,6 +34,7 @@ from trinitylake_dbapi.sql.columns import column_specs, create_table_sql
 from trinitylake_dbapi.sql.like import like_filter, like_literal
 from trinitylake_dbapi.sql.session import (
     EMPTY_RESULT,
+    QueryShape,
     Result,
     Session,
     millis_to_naive,
@@ -478,7 +479,8 @@ def _expire_versions(s: st.ExpireVersions, session: Session) -> Result:
 def _select(query: exp.Query, session: Session) -> Result:
     from trinitylake_dbapi.sql import query as data
 
-    if data.reads_table_data(query):
+    shape = QueryShape.of(query)  # one walk, for both questions
+    if data.reads_table_data(query, shape):
         return data.run_select(query, session)
     owned: list[CatalogTransaction] = []
 
@@ -499,7 +501,7 @@ def _select(query: exp.Query, session: Session) -> Result:
 
         result = system_tables.run_query(
             query, catalog_for=catalog_for, lakehouse=session.lakehouse,
-            resolve_table=resolve_table, control=session.control,
+            resolve_table=resolve_table, control=session.control, shape=shape,
         )  # fmt: skip
     finally:
         for catalog in owned:

@@ -87,6 +87,7 @@ from trinitylake_dbapi.sql.control import StatementControl
 from trinitylake_dbapi.sql.dialect import TrinityLake
 from trinitylake_dbapi.sql.session import (
     SYSTEM_SCHEMAS,
+    QueryShape,
     Result,
     Session,
     refuse_write,
@@ -225,26 +226,20 @@ def _table_function(node: exp.Table) -> str | None:
 _EXECUTOR_CANNOT = (exp.Window, exp.Rollup, exp.Cube, exp.GroupingSets)
 
 
-def reads_table_data(query: exp.Expr) -> bool:
+def reads_table_data(query: exp.Expr, shape: QueryShape | None = None) -> bool:
     """True when a query names a table that is neither a system table nor one of its
     CTEs, calls a table function, or uses what the catalog's own executor cannot run
     (window functions, ROLLUP, CUBE, GROUPING SETS): it runs in DuckDB (Q2); otherwise
-    that executor answers it."""
-    tables: list[exp.Table] = []
-    ctes: set[str] = set()
-    for node in query.walk():  # one walk: each find would walk the whole tree again
-        if isinstance(node, _EXECUTOR_CANNOT):
-            return True
-        if isinstance(node, exp.Table):
-            tables.append(node)
-        elif isinstance(node, exp.CTE):
-            ctes.add(node.alias_or_name.lower())
-    for node in tables:
+    that executor answers it. ``shape``: the query's, when the caller has it already."""
+    shape = shape if shape is not None else QueryShape.of(query)
+    if shape.has(*_EXECUTOR_CANNOT):
+        return True
+    for node in shape.tables:
         if not node.name:
             return True  # a table function: DuckDB runs it (or it is refused there)
         if _is_system(node):
             continue
-        if not node.text("db") and node.name.lower() in ctes:
+        if not node.text("db") and node.name.lower() in shape.ctes:
             continue
         return True
     return False

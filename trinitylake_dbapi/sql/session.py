@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # sqlglot is imported by the parser, not by the plain stateme
 __all__ = [
     "SYSTEM_SCHEMAS",
     "where_conjuncts",
+    "QueryShape",
     "Session",
     "Result",
     "RowStream",
@@ -172,6 +173,38 @@ def where_conjuncts(where: exp.Expr | None) -> list[exp.Expr]:
         else:
             found.append(node)
     return found
+
+
+@dataclass(frozen=True)
+class QueryShape:
+    """What a query's tree holds, from one walk of it (each ``find`` walks the whole
+    tree again, and choosing where a SELECT runs, then answering it over the system
+    tables, asks a dozen questions of it): the node types present, the table
+    references in walk order, the names of the CTEs (lower case)."""
+
+    types: frozenset[type]
+    tables: tuple[exp.Table, ...]
+    ctes: frozenset[str]
+
+    @classmethod
+    def of(cls, query: exp.Expr) -> QueryShape:
+        from sqlglot import exp
+
+        types: set[type] = set()
+        tables: list[exp.Table] = []
+        ctes: set[str] = set()
+        for node in query.walk():
+            types.add(type(node))
+            if isinstance(node, exp.Table):
+                tables.append(node)
+            elif isinstance(node, exp.CTE):
+                ctes.add(node.alias_or_name.lower())
+        return cls(frozenset(types), tuple(tables), frozenset(ctes))
+
+    def has(self, *classes: type) -> bool:
+        """Whether a node of one of ``classes`` (or of a subclass) is in the tree, as
+        ``query.find(*classes) is not None`` says."""
+        return any(issubclass(kind, classes) for kind in self.types)
 
 
 def table_name(session: Session, node: exp.Table) -> tuple[str, str]:

@@ -67,7 +67,7 @@ from trinitylake_dbapi.format.types import canonical_kind, type_to_sql
 from trinitylake_dbapi.sql.columns import DTYPE_NAMES
 from trinitylake_dbapi.sql.control import StatementControl
 from trinitylake_dbapi.sql.dialect import TrinityLake
-from trinitylake_dbapi.sql.session import SYSTEM_SCHEMAS, where_conjuncts
+from trinitylake_dbapi.sql.session import SYSTEM_SCHEMAS, QueryShape, where_conjuncts
 
 __all__ = ["SYSTEM_TABLES", "CATALOG_NAME", "QueryResult", "run_query", "millis_to_datetime"]
 
@@ -267,42 +267,13 @@ def _kind_of_value(value: Any) -> str:
     return "varchar"
 
 
-@dataclass(frozen=True)
-class _Shape:
-    """What a query's tree holds, from one walk of it (each ``find`` walks the whole
-    tree again, and the checks below ask a dozen questions of every query): the node
-    types present, the table references in walk order, the names of the CTEs."""
-
-    types: frozenset[type]
-    tables: tuple[exp.Table, ...]
-    ctes: frozenset[str]
-
-    @classmethod
-    def of(cls, query: exp.Expr) -> _Shape:
-        types: set[type] = set()
-        tables: list[exp.Table] = []
-        ctes: set[str] = set()
-        for node in query.walk():
-            types.add(type(node))
-            if isinstance(node, exp.Table):
-                tables.append(node)
-            elif isinstance(node, exp.CTE):
-                ctes.add(node.alias_or_name.lower())
-        return cls(frozenset(types), tuple(tables), frozenset(ctes))
-
-    def has(self, *classes: type) -> bool:
-        """Whether a node of one of ``classes`` (or of a subclass) is in the tree, as
-        ``query.find(*classes) is not None`` says."""
-        return any(issubclass(kind, classes) for kind in self.types)
-
-
-def _single_table(query: exp.Expr, shape: _Shape) -> bool:
+def _single_table(query: exp.Expr, shape: QueryShape) -> bool:
     return (isinstance(query, exp.Select) and not query.args.get("joins")
             and not query.args.get("with_") and not shape.has(exp.Subquery)
             and len(shape.tables) == 1)  # fmt: skip
 
 
-def _conjuncts(query: exp.Expr, shape: _Shape) -> list[exp.Expr]:
+def _conjuncts(query: exp.Expr, shape: QueryShape) -> list[exp.Expr]:
     """The conditions AND-ed at the top of a single-table SELECT's WHERE."""
     return where_conjuncts(query.args.get("where")) if _single_table(query, shape) else []
 
@@ -336,7 +307,7 @@ def _version_bound(node: exp.Expr) -> tuple[int | None, int | None] | None:
             "<": (None, value - 1), "<=": (None, value)}[op]  # fmt: skip
 
 
-def _scope(query: exp.Expr, shape: _Shape, control: StatementControl) -> Scope:
+def _scope(query: exp.Expr, shape: QueryShape, control: StatementControl) -> Scope:
     """What a single-table query lets a system table skip (see Scope)."""
     conditions = _conjuncts(query, shape)
     low: int | None = None
@@ -387,15 +358,17 @@ def run_query(
     lakehouse: LakehouseCatalog,
     resolve_table: Callable[[exp.Table], tuple[str, str]],
     control: StatementControl | None = None,
+    shape: QueryShape | None = None,
 ) -> QueryResult:
     """Run a bound SELECT over the system tables.
 
     ``catalog_for(version)`` gives the catalog to read for a table's time travel clause
     (None: the current transaction); ``resolve_table`` turns a user table reference into
-    (namespace, name) for the error (raising when it does not exist).
+    (namespace, name) for the error (raising when it does not exist); ``shape``: the
+    query's, when the caller has it already.
     """
     control = control if control is not None else StatementControl()
-    shape = _Shape.of(query)
+    shape = shape if shape is not None else QueryShape.of(query)
     built: list[tuple[SystemTable, Table]] = []
     scope = _scope(query, shape, control)
     tables: dict[str, dict[str, Table]] = {}
@@ -459,7 +432,7 @@ def run_query(
     return _execute(query, tables, schema, control)
 
 
-def _plain_lookup(query: exp.Expr, shape: _Shape, spec: SystemTable, table: Table) -> QueryResult | None:
+def _plain_lookup(query: exp.Expr, shape: QueryShape, spec: SystemTable, table: Table) -> QueryResult | None:
     """The result of ``query`` over ``table`` (the rows of the system table ``spec``) when
     the query only projects columns (``*``, ``c``, ``t.c``, ``c AS x``) and keeps rows by
     equalities of a column and a literal of its kind (a string for text, digits for an
