@@ -430,8 +430,9 @@ def verify(
         listed = frame(prefixes.mapPartitions(_check_names(loc)))
         top_listed = [("listed", p, None, None, None) for p in top_level if local.is_expirable_file(p)]
         top = spark.createDataFrame(top_listed, _ROWS)
-        all_listed = listed.filter(F.col("kind") == "listed").select("path").union(top.select("path"))
-        report.files_listed = listed.filter(F.col("kind") == "listed").count() + len(top_listed)
+        listed_paths = listed.filter(F.col("kind") == "listed").select("path")
+        all_listed = listed_paths.union(top.select("path"))
+        report.files_listed = listed_paths.count() + len(top_listed)
 
         progress_.step("collecting problems and orphans")
         results = everything.union(checked_defs).union(listed)
