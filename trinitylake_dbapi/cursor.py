@@ -92,6 +92,14 @@ def _parse_checked(operation: Any) -> tuple[exp.Expr, bool]:
         )
     try:
         return _parse(operation)
+    except errors.SQLSyntaxError:
+        # Written for a driver of another paramstyle (``%s``, ``%(name)s``)? Say so.
+        from trinitylake_dbapi.sql.binding import foreign_marker
+
+        foreign = foreign_marker(operation)
+        if foreign is not None:
+            raise foreign from None
+        raise
     except Exception as e:  # noqa: BLE001 - translated
         raise_translated(e)
 

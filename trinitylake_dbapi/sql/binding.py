@@ -30,6 +30,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -39,7 +40,10 @@ from sqlglot import exp
 from trinitylake_dbapi.sql.compat import DType
 from trinitylake_dbapi.errors import DataError, ProgrammingError
 
-__all__ = ["bind", "placeholders", "to_node", "constant"]
+__all__ = ["bind", "placeholders", "to_node", "constant", "foreign_marker", "MARKERS"]
+
+#: The parameter markers this driver accepts, as its messages name them.
+MARKERS = "? with a sequence of values, or :name with a mapping"
 
 
 def placeholders(statement: exp.Expr) -> list[exp.Placeholder]:
@@ -63,7 +67,7 @@ def bind(statement: exp.Expr, parameters: Any = None, *, markers: bool = True) -
         _check_no_parameters(parameters)
         return statement
     if any(True for _ in statement.find_all(exp.Parameter)):
-        raise ProgrammingError("unsupported parameter marker; use ? or :name")
+        raise ProgrammingError(f"unsupported parameter marker; this driver takes {MARKERS}")
     copied = statement.copy()
     holes = placeholders(copied)
     if not holes:
@@ -107,6 +111,37 @@ def bind(statement: exp.Expr, parameters: Any = None, *, markers: bool = True) -
         return node
 
     return copied.transform(replace, copy=False)
+
+
+# What a statement's text is read as when looking for another driver's markers: strings,
+# quoted names and comments (skipped whole), and the markers themselves.
+_SCAN = re.compile(
+    r"'(?:[^']|'')*'?|\"(?:[^\"]|\"\")*\"?|`(?:[^`]|``)*`?|--[^\n]*|/\*.*?(?:\*/|\Z)"
+    r"|(?P<marker>%\((?P<name>\w+)\)s|%s)",
+    re.S,
+)
+
+
+def foreign_marker(sql: str) -> ProgrammingError | None:
+    """The error for a statement written with another driver's parameter markers
+    (``%s`` or ``%(name)s``, the ``format`` and ``pyformat`` styles of psycopg and
+    others) outside strings, quoted names and comments: it names the marker, where it
+    stands and the markers this driver takes (``paramstyle`` is ``qmark``; ``:name``
+    works too). None when the text has no such marker. Called when a statement fails to
+    parse, so that the user reads this instead of a syntax error about ``%``."""
+    for match in _SCAN.finditer(sql):
+        marker = match.group("marker")
+        if marker is None:
+            continue
+        line = sql.count("\n", 0, match.start()) + 1
+        column = match.start() - (sql.rfind("\n", 0, match.start()) + 1) + 1
+        name = match.group("name")
+        instead = f":{name} with a mapping" if name else "? with a sequence of values"
+        return ProgrammingError(
+            f"parameter marker {marker} at line {line}, column {column}: this driver's "
+            f"paramstyle is 'qmark' and it takes {MARKERS}; write {instead} instead"
+        )
+    return None
 
 
 def _bound(hole: exp.Placeholder, value: Any, label: str) -> exp.Expr:

@@ -1,0 +1,58 @@
+"""What a new user of the driver types and reads (issue 32, items 5-10): other drivers'
+parameter markers, rowcount, numpy and pyarrow values as parameters, date and time
+functions, integer sums, savepoints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import trinitylake_dbapi as tl
+from trinitylake_dbapi import errors
+from tests.lakes import Lake
+
+
+@pytest.fixture
+def data(memory_lake: Lake) -> Any:
+    """A cursor (autocommit) on a lakehouse with ``ns.t (a INT, b STRING)`` holding 3 rows."""
+    conn = memory_lake.connect(autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE NAMESPACE ns")
+    cur.execute("CREATE TABLE ns.t (a INT, b STRING)")
+    cur.executemany("INSERT INTO ns.t VALUES (?, ?)", [(1, "x"), (2, "y"), (3, "z")])
+    yield cur
+    conn.close()
+
+
+# -- item 7: other drivers' parameter markers ------------------------------------------------
+
+@pytest.mark.parametrize(
+    "sql, parameters, marker, where, instead",
+    [
+        ("SELECT * FROM ns.t WHERE a = %(x)s", {"x": 1}, "%(x)s", "line 1, column 30", ":x"),
+        ("SELECT * FROM ns.t WHERE a = %s", (1,), "%s", "line 1, column 30", "?"),
+        ("INSERT INTO ns.t VALUES (%s, %s)", (4, "w"), "%s", "line 1, column 26", "?"),
+        ("SELECT '%s' AS s,\n  a FROM ns.t WHERE a = %(the_a)s", {"the_a": 1}, "%(the_a)s",
+         "line 2, column 25", ":the_a"),
+        ("SELECT \"%s\" /* %s */ -- %s\nFROM ns.t WHERE b = %s", ("x",), "%s", "line 2, column 21", "?"),
+    ],
+)  # fmt: skip
+def test_another_drivers_markers_name_the_paramstyle(
+    data: Any, sql: str, parameters: Any, marker: str, where: str, instead: str
+) -> None:
+    for run in (lambda: data.execute(sql, parameters), lambda: data.executemany(sql, [parameters])):
+        with pytest.raises(errors.ProgrammingError) as raised:
+            run()
+        message = str(raised.value)
+        assert f"parameter marker {marker} at {where}" in message
+        assert "paramstyle is 'qmark'" in message and f"write {instead} " in message
+        assert not isinstance(raised.value, errors.SQLSyntaxError)
+    assert tl.paramstyle == "qmark"
+
+
+def test_percent_inside_strings_and_real_syntax_errors_stay_what_they_are(data: Any) -> None:
+    data.execute("SELECT b FROM ns.t WHERE b LIKE '%s' OR b LIKE '%(x)s' OR a = ?", (1,))
+    assert data.fetchall() == [("x",)]
+    with pytest.raises(errors.SQLSyntaxError):
+        data.execute("SELECT * FROM ns.t WHERE a = 5 %")
