@@ -36,6 +36,10 @@ Threads (``threadsafety = 2``: threads may share a connection and its cursors).
       commit; otherwise one thread's ``commit()`` publishes the other threads' work too.
       ``serialized()`` holds the lock over several statements that must not be
       interleaved with other threads' statements.
+  L5. ``iceberg_catalog()`` returns a catalog that holds its connection strongly, as a
+      cursor does: the connection lives while the catalog (or a table loaded from it)
+      is referenced. The connection remembers its catalog only weakly, so no reference
+      cycle keeps either alive, and it returns the same catalog while that lives.
 
 Errors. Everything raised is a PEP 249 exception from :mod:`trinitylake_dbapi.errors`;
 the one translation of foreign exceptions is :func:`trinitylake_dbapi.translation.translate_errors`. Using a closed
@@ -130,7 +134,8 @@ class Connection:
         #: Statements running (L4: work inside one keeps a read-only transaction open).
         self._statements = 0
         self._cursors: weakref.WeakSet[Any] = weakref.WeakSet()
-        self._iceberg: Any = None
+        #: The connection's Iceberg catalog while someone references it (L5).
+        self._iceberg: weakref.ref[Any] | None = None
         self._table_states: Any = None
         self._engine: Any = None
         self._memory_limit = memory_limit
@@ -330,24 +335,28 @@ class Connection:
         return self._autocommit and not self._explicit
 
     def iceberg_catalog(self, name: str = "trinitylake", **properties: str) -> Any:
-        """A PyIceberg catalog (:class:`trinitylake_dbapi.iceberg.catalog.TrinityLakeCatalog`)
+        """A PyIceberg catalog (:class:`trinitylake_dbapi.iceberg.TrinityLakeCatalog`)
         bound to this connection's transaction: its commits join the transaction's SQL
-        DDL and publish together at ``commit()`` (or at once, under autocommit). The
-        catalog is created once per connection; ``properties`` are PyIceberg's (e.g.
-        ``warehouse``)."""
+        DDL and publish together at ``commit()`` (or at once, under autocommit).
+        ``properties`` are PyIceberg's (e.g. ``warehouse``).
+
+        The catalog keeps this connection alive while it is referenced, as a cursor
+        does, so ``connect(lake).iceberg_catalog()`` is a catalog that works; the
+        connection holds it only weakly (no reference cycle), and returns the same one
+        while it lives."""
         with self._lock:
             self._check_open()
-            if self._iceberg is None or properties:
+            catalog = self._iceberg() if self._iceberg is not None and not properties else None
+            if catalog is None:
                 from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
 
                 catalog = TrinityLakeCatalog.bound(
                     name, self._lakehouse, _ConnectionScope(self), read_only=self.read_only,
                     tables=None if properties else self.table_states(), **properties,
                 )  # fmt: skip
-                if properties:
-                    return catalog
-                self._iceberg = catalog
-            return self._iceberg
+                if not properties:
+                    self._iceberg = weakref.ref(catalog)
+            return catalog
 
     def table_states(self) -> Any:
         """The Iceberg states of this lakehouse's tables, shared by SQL DDL and the
@@ -440,18 +449,15 @@ class Connection:
 
 
 class _ConnectionScope:
-    """A connection's transaction as the Iceberg catalog's scope (iceberg.catalog P4)."""
+    """A connection's transaction as the Iceberg catalog's scope (iceberg.catalog P4).
+    It holds the connection strongly: a catalog keeps its connection alive (L5)."""
 
     def __init__(self, connection: Connection) -> None:
-        self._connection = weakref.ref(connection)
+        self._connection = connection
 
     def run(self, work: Callable[[CatalogTransaction], Any], *, writes: bool) -> Any:
-        connection = self._connection()
-        if connection is None:
-            raise errors.InterfaceError("the connection is closed")
-        return connection.run_in_transaction(work)
+        return self._connection.run_in_transaction(work)
 
     def commits_each_call(self) -> bool:
-        connection = self._connection()
-        return connection is not None and connection.commits_each_statement
+        return self._connection.commits_each_statement
 

@@ -110,3 +110,16 @@ def test_the_spark_data_source_loads_without_the_sql_layer() -> None:
         f"print(json.dumps(sorted(m for m in {watched!r} if m in sys.modules)))\n"
     )
     assert last_json_line(code) == []
+
+
+def test_importing_the_iceberg_package_imports_no_pyiceberg() -> None:
+    """``trinitylake_dbapi.iceberg`` names ``TrinityLakeCatalog`` lazily (issue 32 item 13):
+    importing the package stays cheap, and the name imports the catalog when asked."""
+    code = (
+        "import json, sys\n"
+        "import trinitylake_dbapi.iceberg as ice\n"
+        "before = 'pyiceberg' in sys.modules\n"
+        "from trinitylake_dbapi.iceberg import TrinityLakeCatalog\n"
+        "print(json.dumps([before, TrinityLakeCatalog.__module__]))\n"
+    )
+    assert last_json_line(code) == [False, "trinitylake_dbapi.iceberg.catalog"]

@@ -415,3 +415,56 @@ def test_a_connection_catalog_commits_with_the_connection(tmp_path: Any) -> None
         outside.load_table("default.t").append(orders((3, "eu", 3.0)))  # wins the race
         table.append(orders((4, "eu", 4.0)))  # built on the older head: rebased, retried
     assert [r[0] for r in rows_of(outside.load_table("default.t").scan().to_arrow())] == [2, 3, 4]
+
+
+def test_a_connection_catalog_keeps_its_connection_alive(tmp_path: Any) -> None:
+    """Issue 32 item 12: ``connect(lake).iceberg_catalog()`` works although nothing else
+    references the connection (as a cursor keeps its connection); the connection holds
+    its catalog weakly, so dropping the catalog frees both, with no cycle left for gc."""
+    import gc
+    import weakref
+
+    uri = str(tmp_path / "lake")
+    TrinityLakeCatalog("setup", uri=uri, create="true").create_table("default.t", ORDERS)
+    catalog = trinitylake_dbapi.connect(uri, autocommit=True).iceberg_catalog()
+    gc.collect()
+    assert catalog.list_tables("default") == [("default", "t")]
+    catalog.load_table("default.t").append(orders((1, "eu", 1.0)))
+    table = trinitylake_dbapi.connect(uri, autocommit=True).iceberg_catalog().load_table("default.t")
+    gc.collect()
+    table.append(orders((2, "eu", 2.0)))  # the table keeps its catalog, which keeps its connection
+    assert rows_of(table.scan().to_arrow()) == [(1, "eu", 1.0), (2, "eu", 2.0)]
+    conn = trinitylake_dbapi.connect(uri)
+    assert conn.iceberg_catalog() is conn.iceberg_catalog()  # the same while it lives
+    gone = weakref.ref(conn)
+    held = weakref.ref(conn.iceberg_catalog())
+    gc.disable()
+    try:
+        del conn
+        assert gone() is None and held() is None  # freed by reference counting alone: no cycle
+    finally:
+        gc.enable()
+
+
+def test_a_closed_connection_fails_its_catalog_with_interface_error(tmp_path: Any) -> None:
+    uri = str(tmp_path / "lake")
+    conn = trinitylake_dbapi.connect(uri, create=True)
+    catalog = conn.iceberg_catalog()
+    conn.close()
+    with pytest.raises(trinitylake_dbapi.InterfaceError, match="closed"):
+        catalog.list_namespaces()
+
+
+@pytest.mark.parametrize("impl", ["trinitylake_dbapi.iceberg.TrinityLakeCatalog", IMPL])
+def test_the_catalog_has_a_short_import_path(tmp_path: Any, impl: str) -> None:
+    """Issue 32 item 13: ``from trinitylake_dbapi.iceberg import TrinityLakeCatalog``, and
+    both paths as PyIceberg's ``py-catalog-impl``."""
+    from trinitylake_dbapi.iceberg import TrinityLakeCatalog as short
+
+    assert short is TrinityLakeCatalog
+    catalog = load_catalog("lake", **{"py-catalog-impl": impl, "uri": str(tmp_path / "lake"), "create": "true"})
+    assert isinstance(catalog, TrinityLakeCatalog) and catalog.list_namespaces() == [("default",)]
+    with pytest.raises(AttributeError, match="nothing"):
+        import trinitylake_dbapi.iceberg
+
+        trinitylake_dbapi.iceberg.nothing  # noqa: B018

@@ -85,7 +85,7 @@ class Session(Protocol):
 
     def iceberg_catalog(self) -> Any:
         """The PyIceberg catalog bound to this session's transaction
-        (:class:`trinitylake_dbapi.iceberg.catalog.TrinityLakeCatalog`)."""
+        (:class:`trinitylake_dbapi.iceberg.TrinityLakeCatalog`)."""
 
     def data_engine(self) -> Any:
         """The DuckDB engine that runs data statements (:class:`.query.Engine`), made
