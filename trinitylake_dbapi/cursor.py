@@ -11,8 +11,13 @@ and ``rowcount`` (the number of rows); other statements set ``description`` to N
 of rows they wrote.
 
 A catalog statement's result set is held in memory. A query over tables' rows streams
-(sql.query Q5): its rows are made from DuckDB's record batches as they are fetched, and
-its ``rowcount`` is -1. ``executemany`` of ``INSERT ... VALUES`` runs as one INSERT of
+(sql.query Q5): its rows are made from DuckDB's record batches as they are fetched, so
+its ``rowcount`` is -1 (PEP 249: not known) until a fetch reaches the end of the result
+(``fetchall()``, or a ``fetchone()``/``fetchmany(n)`` that returns fewer rows than asked,
+or iteration to the end); from then on it is the number of rows of the result.
+``executemany``'s ``rowcount`` is the total of its statements' counts (rows inserted,
+updated or deleted; 0 for no parameter sets), or -1 when one of them has none (a query).
+``executemany`` of ``INSERT ... VALUES`` runs as one INSERT of
 every parameter set's rows: one append to the table; ``execute`` of a multi-row
 ``INSERT ... VALUES (?, ?), (?, ?), ...`` with its flat parameter sequence runs the same
 way (as pandas' ``to_sql(method="multi")`` sends its chunks).
@@ -176,8 +181,9 @@ class Cursor:
         self, operation: str, seq_of_parameters: Any
     ) -> "Cursor":
         """Run one statement once per parameter set. Result sets are discarded;
-        ``rowcount`` is -1, except for an ``INSERT ... VALUES (?, ...)``, which runs as
-        one INSERT of every parameter set (one append) and counts its rows."""
+        ``rowcount`` is the total of the statements' counts (rows inserted, updated or
+        deleted), -1 when a statement has no count (a query). An ``INSERT ... VALUES
+        (?, ...)`` runs as one INSERT of every parameter set (one append)."""
         self._check_open()
         self._reset()
         statement, markers = _parse_checked(operation)
@@ -187,13 +193,18 @@ class Cursor:
 
         if markers and bulk_insert_template(statement) is not None:
             rows = list(seq_of_parameters)
-            if rows:
-                self.rowcount = self._connection.run_statement(statement, rows).rowcount
+            self.rowcount = self._connection.run_statement(statement, rows).rowcount if rows else 0
             return self
+        total = 0
         for parameters in seq_of_parameters:
             with translate_errors():
                 bound = bind(statement, parameters, markers=markers)
-            self._connection.run_statement(bound)
+            result = self._connection.run_statement(bound)
+            if result.columns is not None and result.stream is not None:
+                result.stream.close()  # a query's rows are not fetched: release them
+            count = result.rowcount if result.columns is None else -1
+            total = -1 if total < 0 or count < 0 else total + count
+        self.rowcount = total
         return self
 
     def setinputsizes(self, sizes: Any) -> None:
@@ -220,6 +231,8 @@ class Cursor:
         if result.stream is not None:
             with translate_errors():
                 chunk = result.stream.fetch(count)
+            if count is None or len(chunk) < count:  # the end: the count is known now
+                self.rowcount = self._position + len(chunk)
         else:
             end = None if count is None else self._position + count
             chunk = result.rows[self._position : end]

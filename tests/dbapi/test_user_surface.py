@@ -56,3 +56,47 @@ def test_percent_inside_strings_and_real_syntax_errors_stay_what_they_are(data: 
     assert data.fetchall() == [("x",)]
     with pytest.raises(errors.SQLSyntaxError):
         data.execute("SELECT * FROM ns.t WHERE a = 5 %")
+
+
+# -- item 8: rowcount ---------------------------------------------------------------------------
+
+def test_rowcount_of_a_data_query_is_known_once_its_end_is_fetched(data: Any) -> None:
+    data.executemany("INSERT INTO ns.t VALUES (?, ?)", [(i, "n") for i in range(10, 20)])
+    for fetch, ends in [
+        (lambda: data.fetchall(), True),
+        (lambda: data.fetchmany(5), False),
+        (lambda: data.fetchmany(13), False),  # all the rows, but the end is not reached yet
+        (lambda: data.fetchmany(14), True),
+        (lambda: [data.fetchone() for _ in range(13)], False),
+        (lambda: [data.fetchone() for _ in range(14)], True),
+        (lambda: list(data), True),
+    ]:
+        data.execute("SELECT * FROM ns.t")
+        assert data.rowcount == -1  # streaming: not known yet (PEP 249)
+        fetch()
+        assert data.rowcount == (13 if ends else -1)
+        assert data.fetchall() is not None and data.rowcount == 13
+        assert data.fetchone() is None and data.rowcount == 13
+    data.execute("SELECT * FROM ns.t WHERE a < 0")
+    assert data.fetchone() is None and data.rowcount == 0
+    data.execute("SELECT count(*) FROM ns.t")  # a new statement: unknown again
+    assert data.rowcount == -1
+    data.execute("SHOW TABLES IN ns")  # a catalog result is in memory: known at once
+    assert data.rowcount == 1
+
+
+def test_rowcount_of_executemany_is_the_total(data: Any) -> None:
+    data.executemany("UPDATE ns.t SET b = ? WHERE a >= ?", [("u", 2), ("v", 3), ("w", 9)])
+    assert data.rowcount == 2 + 1 + 0
+    data.executemany("DELETE FROM ns.t WHERE a = ?", [(1,), (2,), (2,)])
+    assert data.rowcount == 2
+    data.executemany("INSERT INTO ns.t VALUES (?, ?)", [])
+    assert data.rowcount == 0
+    data.executemany("INSERT INTO ns.t (b, a) SELECT ?, ?", [("p", 7), ("q", 8)])  # not the bulk form
+    assert data.rowcount == 2
+    data.executemany("INSERT INTO ns.t VALUES (?, 'const'), (?, 'const')", [(30, 31), (32, 33)])
+    assert data.rowcount == 4
+    data.executemany("SELECT * FROM ns.t WHERE a = ?", [(3,), (7,)])
+    assert data.rowcount == -1 and data.description is None
+    data.execute("SELECT count(*) FROM ns.t")
+    assert data.fetchall() == [(7,)]
