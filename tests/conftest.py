@@ -37,6 +37,15 @@ if _TESTS_DIR not in sys.path:
 
 from s3_server import S3Server, running_s3_server  # noqa: E402
 
+# No wall-clock limits on Hypothesis' examples (tests/deadlines.py DL3): the per-example
+# deadline and the too_slow health check fail a test on a loaded host, not a slow code path.
+# Explicit @settings(...) in a test inherit these unless they name the setting.
+from hypothesis import HealthCheck, settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile("trinitylake", deadline=None,
+                                      suppress_health_check=[HealthCheck.too_slow])
+_hypothesis_settings.load_profile("trinitylake")
+
 # The lakehouse fixtures of tests/lakes.py, for every directory (instead of a conftest each).
 pytest_plugins = ["lakes"]
 

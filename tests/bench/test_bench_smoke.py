@@ -20,6 +20,7 @@ if ROOT not in sys.path:
 
 import bench.__main__  # noqa: E402, F401  (fail at collection when the harness does not import)
 from bench import report  # noqa: E402
+from deadlines import HANG_S  # noqa: E402
 
 #: The DuckLake peer's venv of this checkout: used when a full run has built it.
 DUCKLAKE_VENV = os.path.join(ROOT, ".bench-venv-ducklake")
@@ -40,7 +41,7 @@ def quick_run(tmp_path_factory):  # type: ignore[no-untyped-def]
         [sys.executable, "-m", "bench", "--quick", "--quiet", "--workdir", str(tmp_path / "work"),
          "--out", str(out), "--only", "suite,cold_start,concurrency,data,queries,history,ducklake,s3,parsing,scale",
          "--ducklake-venv", DUCKLAKE_VENV, "--sqlglotc-overlay", SQLGLOTC_OVERLAY],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        cwd=ROOT, capture_output=True, text=True, timeout=HANG_S,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
     return run, json.loads((out / "latest-quick.json").read_text()), tmp_path / "work"

@@ -13,6 +13,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from bench import durability  # noqa: E402
+from deadlines import HANG_S  # noqa: E402
 
 SCRIPT = """
 import os, sys, threading
@@ -34,7 +35,7 @@ def test_windows_count_syncs_of_every_thread_and_sync_opens(tmp_path) -> None:  
     trace = tmp_path / "trace"
     script = SCRIPT.format(root=ROOT, path=str(tmp_path / "f"))
     subprocess.run(["strace", "-f", "-qq", "-o", str(trace), "-e", "trace=fsync,fdatasync,sync_file_range,syncfs,openat",
-                    sys.executable, "-c", script], check=True, timeout=120)  # fmt: skip
+                    sys.executable, "-c", script], check=True, timeout=HANG_S)  # fmt: skip
     windows = durability.count_windows(trace.read_text())
     assert windows == {"two": {"syncs": 2, "sync_opens": 0}, "threaded": {"syncs": 1, "sync_opens": 1},
                        "none": {"syncs": 0, "sync_opens": 0}}  # fmt: skip

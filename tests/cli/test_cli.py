@@ -13,6 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from deadlines import HANG_S
+
 from trinitylake_dbapi.cli import SUBCOMMANDS, format_table, main, split_script
 
 
@@ -139,7 +141,7 @@ def test_interactive_shell(tmp_path: Any) -> None:
                PYTHONUNBUFFERED="1")  # fmt: skip
     lake = str(tmp_path / "lake")
     child = pexpect.spawn(sys.executable, ["-m", "trinitylake_dbapi.cli", lake, "--create"],
-                          env=env, encoding="utf-8", timeout=30,
+                          env=env, encoding="utf-8", timeout=HANG_S,
                           preexec_fn=_ctrl_c_interrupts)  # fmt: skip
     try:
         child.expect_exact(".quit to quit.")
@@ -181,7 +183,7 @@ def test_interactive_shell(tmp_path: Any) -> None:
     assert "DESCRIBE NAMESPACE sales;" in history
     # History comes back in a new session: arrow up recalls the last statement.
     child = pexpect.spawn(sys.executable, ["-m", "trinitylake_dbapi.cli", lake],
-                          env=env, encoding="utf-8", timeout=30)  # fmt: skip
+                          env=env, encoding="utf-8", timeout=HANG_S)  # fmt: skip
     try:
         child.expect_exact("trinitylake> ")
         child.send("\x1b[A")
@@ -204,7 +206,7 @@ def test_a_closed_pipe_ends_the_shell_quietly(tmp_path: Any) -> None:
     trinitylake = os.path.join(os.path.dirname(sys.executable), "trinitylake")
     run = subprocess.run(
         f"{trinitylake} {lake} -c 'SHOW VERSIONS' | head -2",
-        shell=True, capture_output=True, text=True, timeout=120,
+        shell=True, capture_output=True, text=True, timeout=HANG_S,
     )
     assert run.stdout.count("\n") == 2
     assert run.stderr == ""
@@ -237,12 +239,12 @@ def test_the_command_exits_with_its_status_all_its_output_and_a_frozen_heap(tmp_
     )
     statements = "CREATE NAMESPACE sales; CREATE TABLE sales.t (id INT); SELECT count(*) AS n FROM sales.t"
     ok = subprocess.run([sys.executable, "-c", probe, lake, "--create", "-c", statements],
-                        capture_output=True, text=True, timeout=120)  # fmt: skip
+                        capture_output=True, text=True, timeout=HANG_S)  # fmt: skip
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.splitlines()[-3:] == ["---", " 0", "(1 row)"]
     assert ok.stderr == "frozen: True\n"
     failed = subprocess.run([sys.executable, "-c", probe, lake, "-c", "SHOW TABLES IN nowhere"],
-                            capture_output=True, text=True, timeout=120)  # fmt: skip
+                            capture_output=True, text=True, timeout=HANG_S)  # fmt: skip
     assert failed.returncode == 1
     assert failed.stderr.splitlines()[0].startswith("ERROR:") and "nowhere" in failed.stderr
     assert failed.stderr.splitlines()[-1] == "frozen: True"
@@ -280,7 +282,7 @@ def test_the_command_runs_plain_statements_without_importing_sqlglot(tmp_path: A
         "run()\n"
     )
     done = subprocess.run([sys.executable, "-c", probe, lake, "-c", "DESCRIBE sales.t; SHOW TABLES;"],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+                          capture_output=True, text=True, timeout=HANG_S)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert " id       | int4      | true     | NULL" in done.stdout and " sales     | t" in done.stdout
     assert json.loads(done.stderr.splitlines()[-1]) == []

@@ -19,6 +19,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from deadlines import HANG_S
+
 import trinitylake_dbapi
 from trinitylake_dbapi.cli import (
     CONTINUATION, META_COMMANDS, PROMPT, History, _escape_entry, _unescape_entry, format_csv,
@@ -38,7 +40,7 @@ class Session:
                    PYTHONUNBUFFERED="1")  # fmt: skip
         self.child = pexpect.spawn(
             sys.executable, ["-m", "trinitylake_dbapi.cli", lake, *args], env=env,
-            encoding="utf-8", timeout=30, dimensions=(24, 250),
+            encoding="utf-8", timeout=HANG_S, dimensions=(24, 250),
         )  # fmt: skip
         self.child.expect_exact(PROMPT)
         self.continued = False

@@ -73,13 +73,15 @@ from typing import Any
 
 import pytest
 
+from deadlines import HANG_S
+
 REPO = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).with_name("_worker.py")
 VENV_BIN = Path(sys.executable).parent
 SHOWN_PAGE_DIR = "/tmp/demo"
 
 LANGUAGES = {"python", "sql", "console", "bash", "text", ""}
-TIMEOUT_S = 180
+TIMEOUT_S = HANG_S  # tests/deadlines.py DL1
 
 
 def pages() -> list[Path]:
@@ -250,7 +252,7 @@ class Worker:
         if self.proc.stdin:
             self.proc.stdin.close()
         try:
-            self.proc.wait(timeout=60)
+            self.proc.wait(timeout=60)  # then killed: not a deadline
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
@@ -293,7 +295,7 @@ class Bash:
         if self.proc.stdin:
             self.proc.stdin.close()
         try:
-            self.proc.wait(timeout=30)
+            self.proc.wait(timeout=30)  # then killed: not a deadline
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()

@@ -25,6 +25,7 @@ from collections import Counter
 from typing import Any
 
 from lake_builders import columns
+from deadlines import HANG_S
 from trinitylake_dbapi.catalog import LakehouseCatalog
 from trinitylake_dbapi.errors import Error
 from trinitylake_dbapi import maintenance
@@ -312,7 +313,7 @@ def read_log(path: str) -> list[tuple[int, Op]]:
     return out
 
 
-def _wait_for(path: str, timeout: float = 300.0) -> None:
+def _wait_for(path: str, timeout: float = HANG_S) -> None:
     """Block until ``path`` exists (another process's signal)."""
     give_up = time.time() + timeout
     while not os.path.exists(path):

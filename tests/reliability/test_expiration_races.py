@@ -15,6 +15,7 @@ from __future__ import annotations
 import warm_processes
 from typing import Any
 
+from deadlines import HANG_S
 from reliability_workers import expirer, paced_creator
 from trinitylake_dbapi.catalog import LakehouseCatalog
 from trinitylake_dbapi.verify import verify
@@ -32,8 +33,8 @@ def test_no_commit_is_lost_while_expiration_runs(tmp_path: Any) -> None:
     with context.Pool(4) as pool:
         expiring = pool.apply_async(expirer, (location, 3, str(signals)))
         writers = [pool.apply_async(paced_creator, (location, w, 12, w, str(signals))) for w in range(3)]
-        results = [w.get(timeout=600) for w in writers]
-        expired = expiring.get(timeout=600)
+        results = [w.get(timeout=HANG_S) for w in writers]
+        expired = expiring.get(timeout=HANG_S)
 
     acknowledged = [pair for r in results for pair in r["acknowledged"]]
     versions = [v for v, _ in acknowledged]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from reliability_helpers import build_lake
+from deadlines import HANG_S
 from trinitylake_dbapi.cli import main
 from trinitylake_dbapi.format import paths
 
@@ -50,6 +51,6 @@ def test_the_console_script(location: str) -> None:
     if not os.path.exists(script):
         pytest.skip("the console script is not installed in this environment")
     done = subprocess.run([script, "verify", location], capture_output=True, text=True,
-                          timeout=60)
+                          timeout=HANG_S)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("OK: ")

@@ -23,6 +23,8 @@ import sys
 import traceback
 from typing import Any
 
+from deadlines import HANG_S
+
 
 class Zygote:
     """The parent's handle on a zygote process (a context manager)."""
@@ -56,7 +58,7 @@ class Zygote:
     def close(self) -> None:
         if self._proc.stdin is not None:
             self._proc.stdin.close()
-        self._proc.wait(30)
+        self._proc.wait(HANG_S)
 
     def __enter__(self) -> "Zygote":
         return self

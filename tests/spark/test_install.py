@@ -13,6 +13,8 @@ import subprocess
 import sys
 import textwrap
 
+from deadlines import HANG_S
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -54,6 +56,6 @@ def test_a_fresh_session_finds_the_format_with_no_registration(tmp_path) -> None
     """)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_LOCAL_IP", "PYSPARK_PYTHON")}
     env["PYTHONPATH"] = str(target)
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=tmp_path, timeout=HANG_S)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "[(1, 'a'), (2, 'b')]"

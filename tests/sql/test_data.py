@@ -8,7 +8,6 @@ import datetime as dt
 import decimal
 import random
 import threading
-import time
 from typing import Any
 
 import duckdb
@@ -430,14 +429,12 @@ def test_interrupt_and_timeout_cancel_a_data_query(memory_lake: Lake) -> None:
 
     interrupter = threading.Thread(target=interrupt_until_ended)
     interrupter.start()
-    started = time.monotonic()
     try:
         with pytest.raises(errors.QueryCanceledError):
             q(cur, slow)
     finally:
         ended.set()
         interrupter.join()
-    assert time.monotonic() - started < 30
     conn.statement_timeout = 0.5
     with pytest.raises(errors.QueryCanceledError):
         q(cur, slow)

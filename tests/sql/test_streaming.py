@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from deadlines import HANG_S
+
 ROWS = 10_000_000
 LIMIT_MB = 500
 
@@ -71,7 +73,7 @@ def _run(script: str, *args: str) -> str:
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True,
-                          text=True, timeout=600)  # fmt: skip
+                          text=True, timeout=HANG_S)  # fmt: skip
     assert done.returncode == 0, done.stderr
     return done.stdout
 

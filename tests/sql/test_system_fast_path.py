@@ -78,7 +78,7 @@ def lookups(draw: Any) -> tuple[str, str]:
     return f"SELECT {select} FROM {source}{where}{limit}", f"SELECT {select} FROM {source}{oracle_where}{limit}"
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(pair=lookups())
 def test_direct_answers_equal_the_executors(cur: Any, pair: tuple[str, str]) -> None:
     direct, oracle = pair

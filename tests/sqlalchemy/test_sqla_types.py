@@ -119,7 +119,7 @@ _TYPES = st.recursive(_LEAVES, _nested, max_leaves=8).filter(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(_TYPES)
 def test_any_nested_type_survives_every_round_trip(type_):
     cls = type(type_)

@@ -15,6 +15,7 @@ from sqlalchemy import exc
 from sqlalchemy.engine import make_url
 
 from trinitylake_sqlalchemy.base import TrinityLakeDialect
+from deadlines import HANG_S
 
 
 def connect_args(url: str) -> tuple[list, dict]:
@@ -37,7 +38,7 @@ def test_create_engine_after_installation_needs_no_registry_call(tmp_path):
         "print(sa.inspect(e).get_schema_names())\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=120)  # fmt: skip
+                         check=True, timeout=HANG_S)  # fmt: skip
     assert out.stdout.strip() == "['default', 'n']"
     assert (lake / "_latest_hint.txt").exists() or any(lake.iterdir())
 
