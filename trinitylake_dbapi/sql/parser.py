@@ -465,6 +465,8 @@ class TrinityLakeParser(ParserCompat, SparkParser):
             if handler is not None:
                 self._advance()
                 return handler(self)
+            if self._curr.text.upper() in ("SAVEPOINT", "RELEASE"):
+                self._tl_savepoints()
         if self._curr.token_type in (TokenType.SELECT, TokenType.WITH, TokenType.L_PAREN):
             start = self._curr
             query = super()._parse_statement()
@@ -754,8 +756,21 @@ class TrinityLakeParser(ParserCompat, SparkParser):
             return RollbackToVersion(this=self._tl_value("a version number"))
         self._match_texts(("TRANSACTION", "WORK"))
         if self._match_text_seq("TO", advance=False):
-            self._tl_unsupported(0, "ROLLBACK TO SAVEPOINT")
+            self._tl_savepoints()
         return RollbackWork()
+
+    def _tl_savepoints(self) -> t.NoReturn:
+        """SAVEPOINT, RELEASE [SAVEPOINT] and ROLLBACK TO [SAVEPOINT] (the current token
+        is the first word after ROLLBACK's): NotSupportedError saying so, and what to
+        do instead (SQLAlchemy's ``begin_nested()`` sends these)."""
+        start = self._prev if self._curr.text.upper() == "TO" and self._prev else self._curr
+        line, col = line_col(self.sql, start.start)
+        raise NotSupportedError(
+            f"savepoints are not supported (SAVEPOINT, RELEASE SAVEPOINT and ROLLBACK TO "
+            f"SAVEPOINT; line {line}, column {col}): a transaction commits or rolls back "
+            "whole. SQLAlchemy's Session.begin_nested() and Connection.begin_nested() need "
+            "savepoints; use a transaction of its own (Session.begin()) instead"
+        )
 
     def _tl_export(self) -> exp.Expr:
         self._tl_expect("SNAPSHOT")

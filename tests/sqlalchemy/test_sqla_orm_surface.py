@@ -1,0 +1,56 @@
+"""The SQLAlchemy ORM and pandas as a new user drives them (issue 32, items 5, 6, 9, 10):
+what is not supported says so, and what is works with the types users expect."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+import trinitylake_dbapi as tl
+
+
+class Base(orm.DeclarativeBase):
+    pass
+
+
+class Item(Base):
+    """SQLAlchemy's default model shape: an Integer primary key the database would fill."""
+
+    __tablename__ = "items"
+    id = sa.Column(sa.Integer, primary_key=True)
+    name = sa.Column(sa.String(50))
+    qty = sa.Column(sa.Integer)
+
+
+@pytest.fixture
+def items(engine: sa.Engine) -> sa.Engine:
+    Base.metadata.create_all(engine)
+    with orm.Session(engine) as session, session.begin():
+        session.add_all([Item(id=1, name="a", qty=3), Item(id=2, name="b", qty=4)])
+    return engine
+
+
+# -- item 5: savepoints ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("sql", ["SAVEPOINT sa_1", "RELEASE SAVEPOINT sa_1", "release sa_1",
+                                 "ROLLBACK TO SAVEPOINT sa_1", "ROLLBACK TO sa_1",
+                                 "ROLLBACK WORK TO SAVEPOINT sa_1"])
+def test_savepoint_statements_say_savepoints_are_not_supported(items: sa.Engine, sql: str) -> None:
+    with items.connect() as conn, pytest.raises(sa.exc.NotSupportedError) as raised:
+        conn.exec_driver_sql(sql)
+    assert isinstance(raised.value.orig, tl.NotSupportedError)
+    assert "savepoints are not supported" in str(raised.value.orig)
+    assert "line 1, column " in str(raised.value.orig)
+
+
+def test_session_begin_nested_says_savepoints_are_not_supported(items: sa.Engine) -> None:
+    with orm.Session(items) as session:
+        session.add(Item(id=3, name="c", qty=1))
+        with pytest.raises(sa.exc.NotSupportedError, match="savepoints are not supported"):
+            with session.begin_nested():
+                session.add(Item(id=4, name="d", qty=1))
+        session.rollback()
+        assert session.scalar(sa.select(sa.func.count()).select_from(Item)) == 2
