@@ -4,6 +4,7 @@ functions, integer sums, savepoints."""
 
 from __future__ import annotations
 
+import decimal
 from typing import Any
 
 import pytest
@@ -100,3 +101,47 @@ def test_rowcount_of_executemany_is_the_total(data: Any) -> None:
     assert data.rowcount == -1 and data.description is None
     data.execute("SELECT count(*) FROM ns.t")
     assert data.fetchall() == [(7,)]
+
+
+# -- item 5: integer sums stay integers ------------------------------------------------------
+
+def test_sums_of_integer_columns_are_bigint_ints(memory_lake: Lake) -> None:
+    conn = memory_lake.connect(autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE NAMESPACE ns")
+    cur.execute("CREATE TABLE ns.n (s SMALLINT, i INT, b BIGINT, d DECIMAL(10, 2), f DOUBLE, g STRING)")
+    cur.executemany("INSERT INTO ns.n VALUES (?, ?, ?, ?, ?, ?)",
+                    [(1, 10, 2**40, "1.25", 0.5, "x"), (-3, 20, 2**40, "2.00", 1.5, "y"), (None, None, None, None, None, "y")])  # fmt: skip
+    cur.execute("SELECT sum(s), sum(i), sum(b), sum(d), sum(f), sum(i) * 2 + sum(s), count(*), "
+                "sum(i) FILTER (WHERE g = 'none') FROM ns.n")  # fmt: skip
+    row = cur.fetchone()
+    assert row == (-2, 30, 2**41, decimal.Decimal("3.25"), 2.0, 58, 3, None)
+    assert [type(v) for v in row[:3]] == [int, int, int]
+    assert [d[1] for d in cur.description] == ["int8", "int8", "int8", "decimal", "float8", "int8", "int8", "int8"]
+    cur.execute("SELECT g, sum(i) AS total FROM ns.n GROUP BY g ORDER BY g")
+    assert cur.fetchall() == [("x", 10), ("y", 20)]
+    # Beyond BIGINT: a DataError naming the column, never a wrong number.
+    cur.execute("INSERT INTO ns.n (b) VALUES (?), (?)", (2**63 - 1, 2**63 - 1))
+    cur.execute("SELECT sum(b) AS big FROM ns.n")
+    with pytest.raises(errors.DataError, match="column 'big' of the result.*BIGINT"):
+        cur.fetchall()
+    cur.execute("SELECT sum(CAST(b AS DECIMAL(38, 0))) FROM ns.n")
+    assert cur.fetchone() == (decimal.Decimal(2 * (2**63 - 1) + 2**41),)
+    conn.close()
+
+
+def test_pandas_read_sql_of_an_integer_sum_is_int64(memory_lake: Lake) -> None:
+    pd = pytest.importorskip("pandas")
+    conn = memory_lake.connect(autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE NAMESPACE ns")
+    cur.execute("CREATE TABLE ns.n (g STRING, i INT)")
+    cur.executemany("INSERT INTO ns.n VALUES (?, ?)", [("a", 1), ("a", 2), ("b", 5)])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # pandas: "only SQLAlchemy connectables..."
+        frame = pd.read_sql("SELECT g, sum(i) AS total FROM ns.n GROUP BY g ORDER BY g", conn)
+    assert str(frame["total"].dtype) == "int64"
+    assert frame["total"].tolist() == [3, 5]
+    conn.close()

@@ -41,7 +41,9 @@ Rules:
       batch becomes Python rows only when reached, so a large result is read in
       bounded memory. Values are what PEP 249 users expect: Decimal, datetime (with
       tzinfo UTC for TIMESTAMPTZ), date, time, bytes, lists, dicts (for structs and
-      maps).
+      maps). An integer sum is a BIGINT (int), as in PostgreSQL, though DuckDB makes it
+      a HUGEINT: every HUGEINT result column is read as BIGINT, and a value beyond
+      BIGINT is DataError naming the column.
   Q6. ``Connection.interrupt()`` and ``statement_timeout`` interrupt DuckDB too
       (QueryCanceledError); the engine's ``memory_limit`` bounds DuckDB's memory
       (OperationalError when exceeded).
@@ -759,14 +761,17 @@ def _translated(statement: exp.Expr, engine: Engine) -> Iterator[None]:
 class _Rows:
     """A result's record batches, turned into Python rows as they are reached (Q5)."""
 
-    def __init__(self, statement: _Statement, reader: Any, source: exp.Expr) -> None:
+    def __init__(self, statement: _Statement, reader: Any, source: exp.Expr, wide: Sequence[bool] = ()) -> None:
         self._statement = statement
         self._reader = reader
         self._source = source
         self._rows: list[tuple] = []
         self._position = 0
         self._done = False
-        self._convert = [_converter(f.type) for f in reader.schema]
+        wide = tuple(wide) or (False,) * len(reader.schema)
+        self._convert = [
+            _bigint_converter(f.name) if w else _converter(f.type) for f, w in zip(reader.schema, wide)
+        ]
 
     def _next_batch(self) -> bool:
         control = self._statement.session.control
@@ -800,6 +805,25 @@ class _Rows:
             with contextlib.suppress(Exception):
                 self._reader.close()
             self._statement.close_cursor()
+
+
+def _bigint_converter(name: str) -> Callable[[Any], list]:
+    """Q5: DuckDB's HUGEINT (what its ``sum`` of integers gives) as BIGINT, as in
+    PostgreSQL's ``sum(int4)``: Python ints (pandas: int64), not Decimals. A value
+    beyond BIGINT is DataError naming the column."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def convert(column: Any) -> list:
+        try:
+            return pc.cast(column, pa.int64()).to_pylist()
+        except pa.ArrowInvalid:
+            raise DataError(
+                f"column {name!r} of the result: a value does not fit BIGINT (integer sums "
+                "are BIGINT); cast the summed values to DECIMAL(38, 0) for larger sums"
+            ) from None
+
+    return convert
 
 
 def _converter(t: Any) -> Callable[[Any], list]:
@@ -846,14 +870,17 @@ def run_select(query: exp.Query, session: Session) -> Result:
             statement.replace_tables(rewritten)
             sql = rewritten.sql(dialect=duckdb_dialect())
             with _interruptible(session.control, statement.cursor):
-                reader = _batches(statement.cursor.sql(sql), BATCH_ROWS)  # runs what must run first
+                relation = statement.cursor.sql(sql)
+                wide = tuple(str(getattr(t, "id", "")).lower() == "hugeint" for t in relation.types)
+                reader = _batches(relation, BATCH_ROWS)  # runs what must run first
     except BaseException:
         statement.close_cursor()
         raise
     finally:
         statement.close()
-    rows = _Rows(statement, reader, query)
-    return Result(query_columns(reader.schema), [], -1, rows)
+    rows = _Rows(statement, reader, query, wide)
+    columns = tuple((n, "int8" if w else k) for (n, k), w in zip(query_columns(reader.schema), wide))
+    return Result(columns, [], -1, rows)
 
 
 # ---------------------------------------------------------------------------
