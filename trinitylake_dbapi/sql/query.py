@@ -55,6 +55,17 @@ Rules:
       planning drops a file only when its statistics rule out every row; DuckDB still
       applies the whole WHERE. Other conditions (expressions, OR, casts, IS NULL, the
       ON of a join) prune nothing.
+  QX1. Names resolve by scope (docs/security.md): a table reference names a CTE only
+      inside that CTE's scope (``sql.session.is_cte_reference``: the body of its WITH,
+      the definitions of the CTEs after it in the list, its own under RECURSIVE);
+      every other name is a
+      lakehouse table, a system table or one of ``TABLE_FUNCTIONS``, else
+      ObjectNotFoundError naming it, never a file or URL (DuckDB's replacement scan
+      reads any unknown name that looks like one: CSV, TSV, .gz, JSON, NDJSON, Parquet,
+      globs, ``s3://`` through the lakehouse's registered filesystem). The functions
+      that show the engine (``ENGINE_FUNCTIONS``: settings, environment, the running
+      query's text) are refused wherever they appear, and CTE names starting with
+      ``__tl_`` (this module's views) are reserved.
 
 DuckDB is imported by the first data statement only: catalog statements never pay for
 it (nor for PyIceberg's data path).
@@ -202,10 +213,6 @@ class Engine:
 # ---------------------------------------------------------------------------
 
 
-def _cte_names(statement: exp.Expr) -> set[str]:
-    return {cte.alias_or_name.lower() for cte in statement.find_all(exp.CTE)}
-
-
 def _is_system(node: exp.Table) -> bool:
     return node.text("db").lower() in SYSTEM_SCHEMAS
 
@@ -213,6 +220,31 @@ def _is_system(node: exp.Table) -> bool:
 #: Table functions a query may call: they make rows, never read files (Q2: every file a
 #: data statement reads is a table's, found through the lakehouse).
 TABLE_FUNCTIONS = frozenset({"range", "generate_series"})
+
+
+#: DuckDB scalar functions that show the engine rather than compute on rows: its
+#: settings, environment, variables, logs, the text of the running (rewritten) query,
+#: serialized SQL (QX1). Refused wherever they appear, qualified or not.
+ENGINE_FUNCTIONS = frozenset({
+    "current_setting", "getenv", "getvariable", "current_query", "write_log",
+    "parse_duckdb_log_message", "json_serialize_sql", "json_deserialize_sql",
+    "json_serialize_plan", "json_execute_serialized_sql",
+})  # fmt: skip
+#: The prefix of the names of this module's views; no CTE may take such a name.
+_VIEW_PREFIX = "__tl_"
+
+
+def refuse_engine_functions(statement: exp.Expr) -> None:
+    """NotSupportedError when ``statement`` calls one of :data:`ENGINE_FUNCTIONS` or
+    names a CTE like this module's views (QX1)."""
+    for node in statement.find_all(exp.Func, exp.CTE):
+        if isinstance(node, exp.CTE):
+            if node.alias_or_name.lower().startswith(_VIEW_PREFIX):
+                raise ProgrammingError(f"CTE name {node.alias_or_name!r}: names starting with {_VIEW_PREFIX} are reserved")
+            continue
+        name = str(node.this) if isinstance(node, exp.Anonymous) else node.sql_name()
+        if name.lower() in ENGINE_FUNCTIONS:
+            raise NotSupportedError(f"function {name.lower()}() is not available: it shows the data engine, not data")
 
 
 def _table_function(node: exp.Table) -> str | None:
@@ -230,18 +262,20 @@ _EXECUTOR_CANNOT = (exp.Window, exp.Rollup, exp.Cube, exp.GroupingSets)
 
 def reads_table_data(query: exp.Expr, shape: QueryShape | None = None) -> bool:
     """True when a query names a table that is neither a system table nor one of its
-    CTEs, calls a table function, or uses what the catalog's own executor cannot run
-    (window functions, ROLLUP, CUBE, GROUPING SETS): it runs in DuckDB (Q2); otherwise
-    that executor answers it. ``shape``: the query's, when the caller has it already."""
+    CTEs in its scope (QX1), calls a table function, or uses what the catalog's own
+    executor cannot run (window functions, ROLLUP, CUBE, GROUPING SETS, WITH
+    RECURSIVE): it runs in DuckDB (Q2); otherwise that executor answers it. ``shape``: the query's, when the caller has it already."""
     shape = shape if shape is not None else QueryShape.of(query)
     if shape.has(*_EXECUTOR_CANNOT):
         return True
+    if shape.has(exp.With) and any(w.args.get("recursive") for w in query.find_all(exp.With)):
+        return True  # nor recursion
     for node in shape.tables:
         if not node.name:
             return True  # a table function: DuckDB runs it (or it is refused there)
         if _is_system(node):
             continue
-        if not node.text("db") and node.name.lower() in shape.ctes:
+        if shape.is_cte(node):
             continue
         return True
     return False
@@ -595,9 +629,10 @@ class _Statement:
     def replace_tables(self, statement: exp.Expr, *, skip: exp.Table | None = None) -> None:
         """Point every table reference of ``statement`` (but ``skip``) at a view of its
         data or an Arrow table of a system table, in place."""
-        ctes = _cte_names(statement)
+        refuse_engine_functions(statement)
+        shape = QueryShape.of(statement)  # QX1: CTE names count in their scope only
         qualified: set[tuple[str, str]] = set()
-        for node in list(statement.find_all(exp.Table)):
+        for node in shape.tables:
             if node is skip:
                 # UPDATE's and DELETE's target keeps its name: ``ns.t.column`` is ``t.column``.
                 if node.args.get("alias") is None and node.text("db"):
@@ -611,7 +646,7 @@ class _Statement:
                     f"unsupported FROM item {node.sql(dialect=TrinityLake)!r}; the table functions "
                     f"are {', '.join(sorted(TABLE_FUNCTIONS))}"
                 )
-            if not node.text("db") and node.name.lower() in ctes:
+            if shape.is_cte(node):
                 continue
             if node.args.get("catalog"):
                 raise ProgrammingError(f"table {node.sql(dialect=TrinityLake)!r}: names have at most two parts")

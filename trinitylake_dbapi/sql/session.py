@@ -29,6 +29,7 @@ __all__ = [
     "SYSTEM_SCHEMAS",
     "where_conjuncts",
     "QueryShape",
+    "is_cte_reference",
     "Session",
     "Result",
     "RowStream",
@@ -175,16 +176,62 @@ def where_conjuncts(where: exp.Expr | None) -> list[exp.Expr]:
     return found
 
 
+def _with_of(node: exp.Expr) -> exp.With | None:
+    """The WITH clause a query, set operation or DML statement carries (sqlglot names
+    its argument ``with_``, before 30 ``with``)."""
+    return node.args.get("with_") or node.args.get("with")
+
+
+def is_cte_reference(node: exp.Table) -> bool:
+    """Whether a table reference names a CTE in its scope (QX1 in sql.query): an
+    unqualified name equal (ignoring case, as DuckDB does) to a CTE of a WITH whose
+    body holds the reference, or, inside a CTE's own definition, to an earlier CTE of
+    the same WITH (or to itself when the WITH is RECURSIVE). A name is never taken for a
+    CTE outside that scope: a CTE of a subquery, of another branch of a set operation
+    or defined later in the list does not count. When in doubt the answer is no, and
+    the name must then be a lakehouse or system table."""
+    from sqlglot import exp
+
+    if not node.name or node.args.get("db") is not None or node.args.get("catalog") is not None:
+        return False
+    if not isinstance(node.this, exp.Identifier):
+        return False
+    name = node.name.lower()
+    child: exp.Expr = node
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, exp.CTE) and isinstance(parent.parent, exp.With):
+            clause = parent.parent
+            for cte in clause.expressions:
+                if cte is parent and not clause.args.get("recursive"):
+                    break
+                if cte.alias_or_name.lower() == name:
+                    return True
+                if cte is parent:
+                    break
+            # the WITH's owner: its body (where all of the list is visible) is not where we are
+            child, parent = clause, clause.parent
+            continue
+        clause = _with_of(parent)
+        if clause is not None and child is not clause:
+            if any(cte.alias_or_name.lower() == name for cte in clause.expressions):
+                return True
+        child, parent = parent, parent.parent
+    return False
+
+
 @dataclass(frozen=True)
 class QueryShape:
     """What a query's tree holds, from one walk of it (each ``find`` walks the whole
     tree again, and choosing where a SELECT runs, then answering it over the system
     tables, asks a dozen questions of it): the node types present, the table
-    references in walk order, the names of the CTEs (lower case)."""
+    references in walk order, and which of them name a CTE in their scope
+    (:func:`is_cte_reference`)."""
 
     types: frozenset[type]
     tables: tuple[exp.Table, ...]
-    ctes: frozenset[str]
+    #: ``id()`` of the references in ``tables`` that name a CTE in their scope.
+    cte_references: frozenset[int]
 
     @classmethod
     def of(cls, query: exp.Expr) -> QueryShape:
@@ -192,19 +239,21 @@ class QueryShape:
 
         types: set[type] = set()
         tables: list[exp.Table] = []
-        ctes: set[str] = set()
         for node in query.walk():
             types.add(type(node))
             if isinstance(node, exp.Table):
                 tables.append(node)
-            elif isinstance(node, exp.CTE):
-                ctes.add(node.alias_or_name.lower())
-        return cls(frozenset(types), tuple(tables), frozenset(ctes))
+        ctes = frozenset(id(t) for t in tables if exp.CTE in types and is_cte_reference(t))
+        return cls(frozenset(types), tuple(tables), ctes)
 
     def has(self, *classes: type) -> bool:
         """Whether a node of one of ``classes`` (or of a subclass) is in the tree, as
         ``query.find(*classes) is not None`` says."""
         return any(issubclass(kind, classes) for kind in self.types)
+
+    def is_cte(self, node: exp.Table) -> bool:
+        """Whether ``node``, one of ``tables``, names a CTE in its scope."""
+        return id(node) in self.cte_references
 
 
 def table_name(session: Session, node: exp.Table) -> tuple[str, str]:

@@ -382,7 +382,7 @@ def run_query(
         if not node.name:
             raise NotSupportedError(f"unsupported FROM item {node.sql(dialect=TrinityLake)!r}")
         db = node.text("db").lower()
-        if not db and node.name.lower() in shape.ctes:
+        if shape.is_cte(node):
             continue
         if node.args.get("catalog"):
             raise ProgrammingError(
