@@ -1024,11 +1024,101 @@ def _checked_values(
 
 
 def _as_iceberg(arrow: Any, table: Any) -> Any:
-    """``arrow`` with the Arrow schema of the Iceberg table's current schema."""
+    """``arrow`` with the Arrow schema of the Iceberg table's current schema.
+
+    Columns holding a map are first rebuilt without a validity bitmap on any map's keys
+    (:func:`_map_keys_unmasked`): pyarrow 23 to 25 abort the process (a failed C++ check,
+    SIGABRT, not an exception) when a cast rebuilds a map whose keys carry one.
+    """
+    import pyarrow as pa
     from pyiceberg.io.pyarrow import schema_to_pyarrow
 
     target = schema_to_pyarrow(table.schema(), include_field_ids=False)
+    for i, field in enumerate(arrow.schema):
+        if _holds_map(field.type):
+            chunks = [_map_keys_unmasked(chunk, field.name) for chunk in arrow.column(i).chunks]
+            arrow = arrow.set_column(i, field, pa.chunked_array(chunks, field.type))
     return arrow.cast(target)
+
+
+def _holds_map(arrow_type: Any) -> bool:
+    """Whether a value of ``arrow_type`` can hold a map (it is one, or a list or struct
+    of one, at any depth)."""
+    import pyarrow as pa
+
+    if pa.types.is_map(arrow_type):
+        return True
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return _holds_map(arrow_type.value_type)
+    if pa.types.is_struct(arrow_type):
+        return any(_holds_map(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
+    return False
+
+
+def _map_keys_unmasked(array: Any, column: str) -> Any:
+    """``array`` (holding maps, see :func:`_holds_map`) with the same values, where no
+    map's keys carry a validity bitmap.
+
+    DuckDB gives every map's keys one (all valid: DuckDB refuses NULL keys), and a cast
+    that converts the keys (string to large_string, as Iceberg's Arrow schema has them)
+    makes pyarrow 23 to 25 abort in ``MapArray::SetData`` ("Map array keys array should
+    have no nulls", apache/arrow#51029: a bitmap with a null count not yet counted is
+    taken for nulls). Keys rebuilt without the bitmap cast on every version. The arrays
+    are rebuilt around the same value buffers: nothing is copied but bitmaps of lists,
+    structs and maps with NULLs. A NULL key (no valid map has one) is DataError naming
+    the column.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = array.type
+    mask = array.is_null() if array.null_count else None
+    if pa.types.is_map(t) or pa.types.is_list(t) or pa.types.is_large_list(t):
+        # The offsets from 0 over the slice of the children this array spans (a slice of
+        # a longer array, as DuckDB's batches can be, has neither).
+        offsets = array.offsets
+        start, end = offsets[0].as_py(), offsets[-1].as_py()
+        if start or offsets.offset:
+            offsets = pc.subtract(offsets, pa.scalar(start, offsets.type))
+    if pa.types.is_map(t):
+        keys = array.keys.slice(start, end - start)
+        if keys.null_count:
+            raise DataError(f"column {column!r}: a map key is NULL")
+        if keys.buffers()[0] is not None:
+            keys = _unmasked(keys)
+        items = array.items.slice(start, end - start)
+        if _holds_map(t.item_type):
+            items = _map_keys_unmasked(items, column)
+        return pa.MapArray.from_arrays(offsets, keys, items, type=t, mask=mask)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        kind = pa.LargeListArray if pa.types.is_large_list(t) else pa.ListArray
+        values = _map_keys_unmasked(array.values.slice(start, end - start), column)
+        return kind.from_arrays(offsets, values, type=t, mask=mask)
+    if pa.types.is_struct(t):
+        children = [
+            _map_keys_unmasked(array.field(i), column) if _holds_map(t.field(i).type) else array.field(i)
+            for i in range(t.num_fields)
+        ]
+        return pa.StructArray.from_arrays(children, fields=list(t), mask=mask)
+    return array
+
+
+def _unmasked(array: Any) -> Any:
+    """``array``, which holds no NULL at its top level, without a validity bitmap there."""
+    import pyarrow as pa
+
+    t = array.type
+    if pa.types.is_struct(t):
+        return pa.StructArray.from_arrays([array.field(i) for i in range(t.num_fields)], fields=list(t))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        kind = pa.LargeListArray if pa.types.is_large_list(t) else pa.ListArray
+        return kind.from_arrays(array.offsets, array.values, type=t)
+    if pa.types.is_map(t):
+        return pa.MapArray.from_arrays(array.offsets, array.keys, array.items, type=t)
+    if t.num_fields:  # another nested type (none is a map key here): left as it is
+        return array
+    buffers = array.buffers()
+    return pa.Array.from_buffers(t, len(array), [None, *buffers[1:]], null_count=0, offset=array.offset)
 
 
 def _load(session: Session, namespace: str, name: str) -> Any:
