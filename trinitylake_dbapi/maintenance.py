@@ -31,7 +31,9 @@ Rules (SPEC 7):
      data files of a commit in flight are reached by nothing yet. If a metadata file a
      kept version names cannot be read, no Iceberg file is deleted (CorruptFileError
      naming it): what it reaches is unknown. Tables located outside the lakehouse root
-     are not reclaimed (their files are never listed).
+     are not reclaimed (their files are never listed). Locations are compared in
+     their canonical form (storage U1-U4, iceberg.reach R4): a live file a manifest
+     spells ``file:/x`` or ``/a/./x`` is the listing's file, and stays.
   E7 A root is deleted no sooner than EXPIRED_ROOT_DELETE_DELAY_S after the listing that
      showed it (measured on this process's monotonic clock). A root that was missing
      when a writer last looked therefore cannot appear and vanish within that writer's
@@ -58,6 +60,7 @@ from .format import paths
 from .format.definitions import LakehouseSettings, TableDef, decode_table_def
 from .format.paths import METADATA_LOCATION, TABLES_DIRECTORY
 from .storage import Storage, is_reserved_name
+from .storage.locations import location_within
 from .tree import Tree
 from .catalog import LakehouseCatalog
 from .lakehouse import EXPIRED_ROOT_DELETE_DELAY_S, Lakehouse
@@ -317,8 +320,9 @@ class TableLocations:
         only expired versions name included: what they owned goes with them)."""
         owned, foreign = {TABLES_DIRECTORY + "/"}, set()
         for location, external in tables:
-            if location.startswith(root_uri):
-                (foreign if external else owned).add(location[len(root_uri):].rstrip("/") + "/")
+            relative = location_within(location, root_uri)
+            if relative is not None:
+                (foreign if external else owned).add(relative.rstrip("/") + "/")
         return cls(tuple(sorted(owned)), tuple(sorted(foreign)))
 
     def holds(self, path: str) -> bool:
@@ -351,7 +355,7 @@ def iceberg_files_to_delete(
     for location, reason in sorted(live_files.missing.items()):
         raise CorruptFileError(location, f"Iceberg metadata named by a kept version {reason}; no Iceberg file is deleted")
     locations = TableLocations.of(root, reach.table_locations(pointers))
-    live = {f[len(root):] for f in live_files.files if f.startswith(root)}
+    live = {relative for relative in (location_within(f, root) for f in live_files.files) if relative is not None}
     doomed = []
     for path in listing:
         if path in live or not locations.holds(path):

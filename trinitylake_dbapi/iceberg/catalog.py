@@ -39,6 +39,12 @@ Rules:
   P8 Files belong to lakehouse versions: nothing here deletes an Iceberg file that a
      version may name (``purge_table`` drops; PyIceberg's delete-after-commit of old
      metadata files is off); version expiration reclaims them (maintenance E8).
+  P9 (tables M6) A managed table's files lie under its location inside the lakehouse
+     root: a commit or create that would name anything else (a ``location`` or
+     ``warehouse`` outside the root, ``add_files`` of a file elsewhere or with ``..``
+     leaving the table) is refused with InvalidLocationError naming the file, before
+     anything is published; tables loaded here plan their scans with ConfinedScan.
+     ``register_table`` makes an EXTERNAL table, whose files may lie anywhere.
 """
 
 from __future__ import annotations
@@ -79,7 +85,7 @@ from pyiceberg.table.update import (
 from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 from pyiceberg.view import View
 
-from ..catalog import CatalogTransaction, LakehouseCatalog
+from ..catalog import MANAGED, CatalogTransaction, LakehouseCatalog
 from ..errors import (
     ObjectExistsError,
     ObjectNotEmptyError,
@@ -91,7 +97,7 @@ from ..format import paths
 from ..format.paths import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
 from .io import DurableFileIO, file_io_properties, storage_options_from_properties
 from .schema import columns_from_schema
-from .tables import ICEBERG, TableStates
+from .tables import ICEBERG, TableStates, check_commit
 from .writing import LakehouseTable
 
 __all__ = [
@@ -379,22 +385,27 @@ class TrinityLakeCatalog(MetastoreCatalog):
         self._io.sync_written()
         return self.tables.stage(metadata, location)
 
-    def _table(self, namespace: str, name: str, metadata: TableMetadata, location: str | None) -> Table:
-        return LakehouseTable(
+    def _table(
+        self, namespace: str, name: str, metadata: TableMetadata, location: str | None, *, managed: bool = True
+    ) -> Table:
+        table = LakehouseTable(
             identifier=(namespace, name),
             metadata=metadata,
             metadata_location=location or "",
             io=self._io,
             catalog=self,
         )
+        if managed:  # P9: its scans refuse files outside its location
+            table.lakehouse_root = self.tables.root_uri
+        return table
 
     def load_table(self, identifier: str | Identifier) -> Table:
         namespace, name = self._names(identifier)
         try:
-            _, metadata, location = self._read(lambda txn: self.tables.state(txn, namespace, name))
+            info, metadata, location = self._read(lambda txn: self.tables.state(txn, namespace, name))
         except ObjectNotFoundError as e:
             raise NoSuchTableError(str(e)) from e
-        return self._table(namespace, name, metadata, location)
+        return self._table(namespace, name, metadata, location, managed=info.table_type == MANAGED)
 
     def _load_file_io(self, properties: Properties = EMPTY_DICT, location: str | None = None) -> FileIO:
         return self._io
@@ -418,6 +429,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
                 raise TableAlreadyExistsError(f"table {namespace}.{name} already exists")
             if not txn.namespace_exists(namespace):
                 raise NoSuchNamespaceError(f"namespace {namespace!r} does not exist")
+            check_commit(f"{namespace}.{name}", self.tables.root_uri, metadata, metadata_location, (), None)  # M6
             files = self._stage_metadata(metadata, metadata_location)
             self._create_definition(txn, namespace, name, metadata, metadata_location, external=False, files=files)
 
@@ -464,7 +476,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
             if not txn.namespace_exists(namespace):
                 raise NoSuchNamespaceError(f"namespace {namespace!r} does not exist")
             self._create_definition(txn, namespace, name, metadata, metadata_location, external=True, files={})
-            return self._table(namespace, name, metadata, metadata_location)
+            return self._table(namespace, name, metadata, metadata_location, managed=False)
 
         return self._write(register)
 
@@ -553,6 +565,8 @@ class TrinityLakeCatalog(MetastoreCatalog):
             current_location,
             columns=columns_from_schema(updated.schema(), info.columns),
             properties=dict(updated.properties),
+            updates=updates,
+            io=io,
         )
         return CommitTableResponse(metadata=updated, metadata_location=new_location)
 
@@ -572,6 +586,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
         location = provider.new_table_metadata_file_location(0)
         if not txn.namespace_exists(namespace):
             raise NoSuchNamespaceError(f"namespace {namespace!r} does not exist")
+        check_commit(f"{namespace}.{name}", self.tables.root_uri, metadata, location, updates, self._io)  # M6
         files = self._stage_metadata(metadata, location)
         self._create_definition(txn, namespace, name, metadata, location, external=False, files=files)
         return CommitTableResponse(metadata=metadata, metadata_location=location)

@@ -1,6 +1,10 @@
 """Locations of Iceberg files and the properties of the tables' FileIO: plain functions
 that import no PyArrow, so that the data path can ask them before (or without) making
 the FileIO of :mod:`.io`, whose import brings ``pyarrow.dataset`` and pandas.
+
+The canonical form of a location (``canonical_location``, ``location_within``) is
+storage's (``storage.locations`` U1-U4), offered here to the layers that may not import
+storage (SQL).
 """
 
 from __future__ import annotations
@@ -10,7 +14,12 @@ from urllib.parse import urlparse
 
 from pyiceberg.io import PY_IO_IMPL
 
-__all__ = ["DURABLE_FILE_IO", "file_io_properties", "local_path", "storage_options_from_properties"]
+from ..storage.locations import canonical_location, location_within
+
+__all__ = [
+    "DURABLE_FILE_IO", "canonical_location", "file_io_properties", "local_path", "location_within",
+    "storage_options_from_properties",
+]
 
 #: The class PyIceberg loads as the tables' FileIO (``py-io-impl``): :mod:`.io`'s.
 DURABLE_FILE_IO = "trinitylake_dbapi.iceberg.io.DurableFileIO"

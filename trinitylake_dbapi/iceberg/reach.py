@@ -13,6 +13,10 @@ Rules:
      the same files over many versions).
   R3 A file that R1 needs but that is missing is reported, never skipped silently: the
      caller decides (expiration refuses to go on, verify reports a problem).
+  R4 Every location reported (files and table locations) is in the one canonical form
+     of ``storage.locations`` (U1-U3): a data file a manifest names as ``file:/x``,
+     ``/x`` or ``file:///a/./x`` is the same file as the listing's, so expiration never
+     takes a live file for an unreached one (issue 31 item 4).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Iterable
 from pyiceberg.serializers import FromInputFile
 from pyiceberg.table.metadata import TableMetadata
 
+from ..storage.locations import canonical_location
 from .io import DurableFileIO, file_io_properties
 
 __all__ = ["IcebergReach", "Reached"]
@@ -31,9 +36,9 @@ __all__ = ["IcebergReach", "Reached"]
 
 @dataclass
 class Reached:
-    """What metadata files reach: every file (absolute locations) and the table
-    locations (``location`` of each metadata file), plus what R1 needed but could not
-    read (location -> reason)."""
+    """What metadata files reach: every file (absolute locations, canonical: R4) and
+    the table locations (``location`` of each metadata file, canonical), plus what R1
+    needed but could not read (location -> reason)."""
 
     files: set[str] = field(default_factory=set)
     table_locations: set[str] = field(default_factory=set)
@@ -81,7 +86,7 @@ class IcebergReach:
                     continue
                 with self._lock:
                     self._locations[metadata_location] = location
-            out.append((location, flag))
+            out.append((canonical_location(location), flag))
         return out
 
     def metadata(self, location: str) -> TableMetadata:
@@ -104,7 +109,7 @@ class IcebergReach:
             files |= self._manifest_list(snapshot)
         for statistics in [*metadata.statistics, *metadata.partition_statistics]:
             files.add(statistics.statistics_path)
-        result = (frozenset(files), metadata.location)
+        result = (frozenset(canonical_location(f) for f in files), canonical_location(metadata.location))
         with self._lock:
             self._of_metadata[location] = result
         return result

@@ -24,6 +24,20 @@ Rules (the P rules are :mod:`.catalog`'s):
      a file, so they come from the storage's cache of immutable files, and a query
      never imports PyArrow's FileIO (whose ``pyarrow.dataset`` imports pandas, ~0.5 s
      of a first query). Files elsewhere, and every write, go to the catalog's FileIO.
+     A location is "under the root" by its canonical form (storage U1-U4): metadata
+     written by Spark as ``file:/...`` is read through the transaction too.
+  M6 (issue 31 item 2) A MANAGED table's files lie under its location, and its location
+     inside the lakehouse root: its metadata file, manifest lists, manifests, data and
+     delete files. Locations are compared in canonical form (``..`` and ``.`` resolved
+     first, storage U4), so ``<table>/../x`` is outside. Readers refuse anything else
+     with CorruptFileError naming the file, before reading it: the metadata file when
+     the table's state is read (:meth:`TableStates.state`), manifest lists, manifests,
+     data and delete files when a scan is planned (:class:`ConfinedScan`, used by SQL
+     and by the PyIceberg tables of this package's catalog). A writer of a shared
+     lakehouse may write such metadata by hand, past every commit check: this is the
+     defence that holds. Commits refuse to publish it in the first place
+     (:func:`check_commit`, InvalidLocationError naming the file). EXTERNAL tables
+     (LOCATION, ``register_table``) name their files wherever they are, as documented.
 """
 
 from __future__ import annotations
@@ -42,23 +56,30 @@ from pyiceberg.serializers import Compressor, FromByteStream, FromInputFile, ToO
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata, TableMetadataV2
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
+from pyiceberg.table import DataScan
 from pyiceberg.table.update import (
     AddSchemaUpdate,
+    AddSnapshotUpdate,
     RemovePropertiesUpdate,
     SetCurrentSchemaUpdate,
+    SetPartitionStatisticsUpdate,
     SetPropertiesUpdate,
+    SetStatisticsUpdate,
     TableUpdate,
     update_table_metadata,
 )
 from pyiceberg.utils.config import Config
 
 from ..catalog import LAST_COLUMN_ID, MANAGED, CatalogTransaction, TableInfo
-from ..errors import InvalidDefinitionError, MissingFileError
+from ..errors import CorruptFileError, InvalidDefinitionError, InvalidLocationError, MissingFileError
 from ..format import paths
 from ..format.paths import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
+from ..storage.locations import location_within
 from .schema import schema_from_columns
 
-__all__ = ["ICEBERG", "TableStates", "metadata_bytes", "metadata_version"]
+__all__ = [
+    "ICEBERG", "Confinement", "ConfinedScan", "TableStates", "check_commit", "metadata_bytes", "metadata_version",
+]
 
 ICEBERG = "ICEBERG"
 _CACHE_ENTRIES = 1024
@@ -92,10 +113,16 @@ class TableStates:
             self._cache.clear()
 
     def relative(self, location: str) -> str | None:
-        """``location`` as a path under the lakehouse root, or None if it is elsewhere."""
-        if location.startswith(self.root_uri) and len(location) > len(self.root_uri):
-            return location[len(self.root_uri):]
-        return None
+        """``location`` as a path under the lakehouse root (canonical forms compared,
+        M5), or None if it is elsewhere."""
+        return location_within(location, self.root_uri)
+
+    def confinement(self, info: TableInfo, metadata: TableMetadata) -> "Confinement | None":
+        """M6: where the files of the table ``info`` (whose Iceberg state is
+        ``metadata``) may lie; None for an EXTERNAL table (anywhere)."""
+        if info.table_type != MANAGED:
+            return None
+        return Confinement(f"{info.namespace}.{info.name}", metadata.location, self.root_uri)
 
     def remember(self, location: str, metadata: TableMetadata) -> None:
         with self._lock:
@@ -139,9 +166,27 @@ class TableStates:
         implicit empty table) as ``txn`` reads them."""
         info = txn.describe_table(namespace, name)
         location = info.format_properties.get(METADATA_LOCATION)
-        if location is not None:
+        if location is None:
+            return info, self.implicit(info), None
+        if info.table_type != MANAGED:
             return info, self.metadata(txn, location), location
-        return info, self.implicit(info), None
+        table = f"{info.namespace}.{info.name}"
+        if self.relative(location) is None:  # M6, before reading it
+            raise CorruptFileError(
+                location,
+                f"the metadata file of managed table {table} (named by {info.definition_path}) lies outside "
+                f"the lakehouse root {self.root_uri!r}; a managed table's files lie under its location "
+                "inside the root",
+            )
+        metadata = self.metadata(txn, location)
+        if self.relative(metadata.location) is None:
+            raise CorruptFileError(
+                location,
+                f"managed table {table} is located at {metadata.location!r}, outside the lakehouse root "
+                f"{self.root_uri!r}; a managed table's files lie under its location inside the root",
+            )
+        Confinement(table, metadata.location, self.root_uri).check(location, "metadata file")
+        return info, metadata, location
 
     def implicit(self, info: TableInfo) -> TableMetadata:
         """M3: the empty Iceberg table of a definition that names no metadata."""
@@ -193,14 +238,19 @@ class TableStates:
         *,
         columns: Any,
         properties: dict[str, str] | None = None,
+        updates: tuple[TableUpdate, ...] = (),
+        io: FileIO | None = None,
     ) -> str:
         """Stage ``updated`` as the table's next metadata file (M2) and point a new
         definition at it in ``txn``, with ``columns`` (and ``properties``, if given), as
         a compare-and-swap on the definition ``info`` was read from; returns the new
-        metadata location. Every file the metadata reaches must already be durable."""
+        metadata location. Every file the metadata reaches must already be durable.
+        For a managed table, what ``updates`` add is checked first (M6, through ``io``)."""
         version = 0 if previous_location is None else metadata_version(previous_location) + 1
         provider = load_location_provider(updated.location, updated.properties)
         new_location = provider.new_table_metadata_file_location(version)
+        if info.table_type == MANAGED:
+            check_commit(f"{info.namespace}.{info.name}", self.root_uri, updated, new_location, updates, io)
         files = self.stage(updated, new_location)
         pointers = {METADATA_LOCATION: new_location}
         if previous_location is not None:
@@ -280,6 +330,130 @@ def updates_towards(current: TableMetadata, info: TableInfo) -> tuple[TableUpdat
     if removed:
         updates.append(RemovePropertiesUpdate(removals=removed))
     return tuple(updates)
+
+
+class Confinement:
+    """M6: the files of one managed table lie under its location, inside the root."""
+
+    def __init__(self, table: str, table_location: str, root_uri: str) -> None:
+        self.table = table
+        self.table_location = table_location
+        self.root_uri = root_uri
+
+    def check(self, location: str, what: str) -> None:
+        """CorruptFileError naming ``location`` (a ``what`` of the table) unless it lies
+        under the table's location, which lies inside the root."""
+        if location_within(self.table_location, self.root_uri) is None:
+            raise CorruptFileError(
+                location,
+                f"managed table {self.table} is located at {self.table_location!r}, outside the lakehouse "
+                f"root {self.root_uri!r}; a managed table's files lie under its location inside the root",
+            )
+        if location_within(location, self.table_location) is None:
+            raise CorruptFileError(
+                location,
+                f"the {what} it names lies outside the location {self.table_location!r} of managed table "
+                f"{self.table}; a managed table's files lie under its location inside the lakehouse root",
+            )
+
+    def check_snapshot(self, snapshot: Any, io: FileIO) -> None:
+        """Check a snapshot's manifest list, then (reading it) its manifests' locations."""
+        self.check(snapshot.manifest_list, "manifest list")
+        for manifest in snapshot.manifests(io):
+            self.check(manifest.manifest_path, "manifest")
+
+    def check_task(self, task: Any) -> None:
+        """Check a planned scan task's data file and delete files."""
+        self.check(task.file.file_path, "data file")
+        for delete in task.delete_files:
+            self.check(delete.file_path, "delete file")
+
+
+class ConfinedScan(DataScan):
+    """PyIceberg's DataScan whose planning refuses, with CorruptFileError, a managed
+    table's manifest list, manifest, data or delete file outside its location (M6),
+    before reading it. ``confinement`` None: no check (an EXTERNAL table)."""
+
+    def __init__(
+        self,
+        table_metadata: TableMetadata,
+        io: FileIO,
+        row_filter: Any = None,
+        selected_fields: tuple[str, ...] = ("*",),
+        case_sensitive: bool = True,
+        snapshot_id: int | None = None,
+        options: Any = None,
+        limit: int | None = None,
+        catalog: Any = None,
+        table_identifier: Any = None,
+        confinement: Confinement | None = None,
+    ) -> None:
+        from pyiceberg.expressions import AlwaysTrue
+
+        super().__init__(
+            table_metadata=table_metadata, io=io,
+            row_filter=AlwaysTrue() if row_filter is None else row_filter,
+            selected_fields=selected_fields, case_sensitive=case_sensitive, snapshot_id=snapshot_id,
+            options={} if options is None else options, limit=limit, catalog=catalog,
+            table_identifier=table_identifier,
+        )  # fmt: skip
+        self.confinement = confinement
+
+    def plan_files(self) -> Any:
+        if self.confinement is None:
+            return super().plan_files()
+        snapshot = self.snapshot()
+        if snapshot is not None:
+            self.confinement.check_snapshot(snapshot, self.io)
+        tasks = list(super().plan_files())
+        for task in tasks:
+            self.confinement.check_task(task)
+        return tasks
+
+
+def check_commit(
+    table: str,
+    root_uri: str,
+    metadata: TableMetadata,
+    metadata_location: str,
+    updates: tuple[TableUpdate, ...],
+    io: FileIO | None,
+) -> None:
+    """M6 at a commit of the managed ``table``: its location lies inside the root, and
+    the new metadata file, the manifest lists of the snapshots ``updates`` add, the
+    manifests those snapshots added with their data and delete files, and statistics
+    files lie under it; else InvalidLocationError naming the file. (Manifests an
+    earlier commit added were checked then; readers check everything again.)"""
+
+    def refuse(location: str, what: str, where: str) -> None:
+        raise InvalidLocationError(
+            f"table {table}: the {what} {location!r} lies outside {where}; a managed table's files lie "
+            "under its location inside the lakehouse root (register the table, or create it with "
+            "LOCATION, to keep its files elsewhere)"
+        )
+
+    if location_within(metadata.location, root_uri) is None:
+        refuse(metadata.location, "table location", f"the lakehouse root {root_uri!r}")
+    where = f"the table's location {metadata.location!r}"
+
+    def check(location: str, what: str) -> None:
+        if location_within(location, metadata.location) is None:
+            refuse(location, what, where)
+
+    check(metadata_location, "metadata file")
+    for update in updates:
+        if isinstance(update, (SetStatisticsUpdate, SetPartitionStatisticsUpdate)):
+            check(update.statistics.statistics_path, "statistics file")
+        if not isinstance(update, AddSnapshotUpdate) or io is None:
+            continue
+        snapshot = update.snapshot
+        check(snapshot.manifest_list, "manifest list")
+        for manifest in snapshot.manifests(io):
+            if manifest.added_snapshot_id != snapshot.snapshot_id:
+                continue  # listed by an earlier commit, checked there (readers check again)
+            check(manifest.manifest_path, "manifest")
+            for entry in manifest.fetch_manifest_entry(io, discard_deleted=False):
+                check(entry.data_file.file_path, "data file")
 
 
 class _ReaderIO(FileIO):

@@ -29,8 +29,12 @@ from __future__ import annotations
 import uuid
 from typing import Any, Iterator
 
-from pyiceberg.table import Table, TableProperties, Transaction
+from pyiceberg.expressions import AlwaysTrue, BooleanExpression
+from pyiceberg.table import DataScan, Table, TableProperties, Transaction
 from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.typedef import EMPTY_DICT, Properties
+
+from .tables import Confinement, ConfinedScan
 
 __all__ = ["ROW_GROUP_ROWS", "LakehouseTable", "for_writing", "write_unpartitioned"]
 
@@ -82,7 +86,28 @@ class _OneCopyTransaction(Transaction):
 class LakehouseTable(Table):
     """The PyIceberg Table this package's catalog returns: PyIceberg's own, except that
     its transactions (``transaction()``, and so ``append``, ``overwrite``, ``delete``)
-    compute their metadata once per staged state (W4)."""
+    compute their metadata once per staged state (W4), and its scans refuse a managed
+    table's files outside its location (tables M6): ``lakehouse_root`` is the root a
+    managed table lies in; None for an EXTERNAL table (no check)."""
+
+    lakehouse_root: str | None = None
 
     def transaction(self) -> Transaction:
         return _OneCopyTransaction(self)
+
+    def scan(
+        self,
+        row_filter: str | BooleanExpression = AlwaysTrue(),
+        selected_fields: tuple[str, ...] = ("*",),
+        case_sensitive: bool = True,
+        snapshot_id: int | None = None,
+        options: Properties = EMPTY_DICT,
+        limit: int | None = None,
+    ) -> DataScan:
+        root = self.lakehouse_root
+        confinement = None if root is None else Confinement(".".join(self.name()), self.metadata.location, root)
+        return ConfinedScan(
+            table_metadata=self.metadata, io=self.io, row_filter=row_filter, selected_fields=selected_fields,
+            case_sensitive=case_sensitive, snapshot_id=snapshot_id, options=options, limit=limit,
+            catalog=self.catalog, table_identifier=self.name(), confinement=confinement,
+        )  # fmt: skip

@@ -69,6 +69,7 @@ from ..errors import (
 from ..format import paths
 from ..format.nodefile import NodeFile, decode_node_file
 from ..storage import Storage
+from ..storage.locations import location_within
 from ..lakehouse import Lakehouse, now_millis
 from . import _runtime as rt
 
@@ -277,7 +278,8 @@ def _table_locations(location: rt.Location) -> Callable[[Iterable[Any]], Iterato
 
 def _live_files(location: rt.Location) -> Callable[[Iterable[Any]], Iterator[tuple]]:
     """E8 on executors: the files under the root that kept metadata files reach
-    (iceberg.reach R1), or an error row for one that cannot be read."""
+    (iceberg.reach R1, R4: canonical locations, compared with the root as the local
+    expiration does), or an error row for one that cannot be read."""
 
     def run(rows: Iterable[Any]) -> Iterator[tuple]:
         from ..iceberg.reach import IcebergReach
@@ -287,8 +289,9 @@ def _live_files(location: rt.Location) -> Callable[[Iterable[Any]], Iterator[tup
             error = CorruptFileError(where, f"Iceberg metadata named by a kept version {reason}; no Iceberg file is deleted")
             yield (*_error_row(where, error), 0)
         for file in reached.files:
-            if file.startswith(location.uri):
-                yield file[len(location.uri):], "file", None, 0
+            relative = location_within(file, location.uri)  # canonical forms (storage U4)
+            if relative is not None:
+                yield relative, "file", None, 0
 
     return run
 

@@ -361,11 +361,12 @@ class _Scan:
 
 
 def _duck_path(location: str) -> str:
-    """A file location as DuckDB opens it: a local path, or a URI of the registered
-    filesystem."""
-    from trinitylake_dbapi.iceberg.locations import local_path
+    """A file location as DuckDB opens it, in its canonical form (the one checked by
+    iceberg.tables M6): a local path, or a URI of the registered filesystem."""
+    from trinitylake_dbapi.iceberg.locations import canonical_location, local_path
 
-    return local_path(location) or location
+    canonical = canonical_location(location)
+    return local_path(canonical) or canonical
 
 
 def _plan(
@@ -390,11 +391,12 @@ def _plan(
 
     def plan() -> tuple[tuple[str, ...], tuple[str, ...]]:
         from pyiceberg.manifest import DataFileContent
-        from pyiceberg.table import DataScan
 
-        scan = DataScan(
+        from trinitylake_dbapi.iceberg.tables import ConfinedScan
+
+        scan = ConfinedScan(
             table_metadata=metadata, io=states.reader_io(catalog), snapshot_id=snapshot.snapshot_id,
-            row_filter=_row_filter(conditions, info.columns),
+            row_filter=_row_filter(conditions, info.columns), confinement=states.confinement(info, metadata),
         )  # fmt: skip
         data: list[str] = []
         deletes: set[str] = set()
@@ -546,15 +548,19 @@ def _view_sql(scan: _Scan, *, with_file: bool = False) -> str:
 
 
 def _file_key(location: str) -> str:
-    """A data file's location without its scheme and leading slashes: the same for the
-    path a manifest holds and the one DuckDB reports (``memory://x`` vs ``memory:///x``,
-    ``file:///x`` vs ``/x``)."""
-    return re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*:(//)?", "", location).lstrip("/")
+    """A data file's canonical location without its scheme and leading slashes: the
+    same for the path a manifest holds and the one DuckDB reports (``memory://x`` vs
+    ``memory:///x``, ``file:/x`` vs ``file:///./x`` vs ``/x``)."""
+    from trinitylake_dbapi.iceberg.locations import canonical_location
+
+    return re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*:(//)?", "", canonical_location(location)).lstrip("/")
 
 
 def _file_key_sql(column: str) -> str:
-    """:func:`_file_key` in DuckDB SQL."""
-    return f"ltrim(regexp_replace({column}, '^[A-Za-z][A-Za-z0-9+.-]*:(//)?', ''), '/')"
+    """:func:`_file_key` in DuckDB SQL, for the paths position delete files hold (``.``
+    segments and repeated ``/`` dropped; ``..`` is not resolved there)."""
+    key = f"regexp_replace({column}, '^[A-Za-z][A-Za-z0-9+.-]*:(//)?', '')"
+    return f"ltrim(regexp_replace(regexp_replace({key}, '/(\\./)+', '/', 'g'), '/+', '/', 'g'), '/')"
 
 
 def _system_arrow(spec: Any, rows: list[tuple]) -> Any:

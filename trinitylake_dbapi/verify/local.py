@@ -35,6 +35,7 @@ from ..format.definitions import LakehouseSettings, decode_table_def
 from ..format.nodefile import NodeFile, decode_node_file
 from ..format.types import from_proto_columns
 from ..storage import Storage
+from ..storage.locations import location_within
 from ..tree import TreeConfig
 from .report import (
     ERROR,
@@ -515,12 +516,17 @@ class LocalVerifier:
                 continue  # reported as SPEC 3 or SPEC 5 where the key or file is checked
             location = definition.format_properties.get(paths.METADATA_LOCATION)
             if location:
-                self._check_table(path, location, columns)
+                self._check_table(path, location, columns, managed=definition.table_type != "EXTERNAL")
 
-    def _check_table(self, path: str, location: str, columns: list) -> None:
+    def _check_table(self, path: str, location: str, columns: list, *, managed: bool = False) -> None:
         from ..iceberg.reach import IcebergReach
         from ..iceberg.schema import mirror_disagreement
 
+        root = self.storage.root_uri
+        outside = "lies outside the lakehouse root; a managed table's files lie under its location inside the root"
+        if managed and location_within(location, root) is None:  # iceberg.tables M6
+            self.problem(path, R_ICEBERG, f"the Iceberg metadata file {location} it names {outside}")
+            return
         if self._iceberg is None:
             self._iceberg = IcebergReach(self.storage_options)
         try:
@@ -537,11 +543,18 @@ class LocalVerifier:
         reached = self._iceberg.reach([location])
         for where, reason in sorted(reached.missing.items()):
             self.problem(path, R_ICEBERG, f"{where} {reason}")
-        root = self.storage.root_uri
+        if managed and location_within(metadata.location, root) is None:
+            self.problem(path, R_ICEBERG, f"the table location {metadata.location} of {location} {outside}")
+        elif managed:
+            for file in sorted(f for f in reached.files if location_within(f, metadata.location) is None):
+                self.problem(
+                    path, R_ICEBERG,
+                    f"{file}, which its Iceberg metadata {location} reaches, lies outside the location "
+                    f"{metadata.location} of the managed table; a managed table's files lie under it",
+                )  # fmt: skip
         for file in sorted(reached.files):
-            present = (
-                self._file_exists(file[len(root):]) if file.startswith(root) else self._iceberg.exists(file)
-            )
+            relative = location_within(file, root)  # canonical forms (storage U4)
+            present = self._file_exists(relative) if relative is not None else self._iceberg.exists(file)
             if not present:
                 self.problem(path, R_MISSING, f"{file}, which its Iceberg metadata {location} reaches, does not exist")
 
