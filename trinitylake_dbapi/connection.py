@@ -384,7 +384,8 @@ class Connection:
         if self._engine is None:
             from trinitylake_dbapi.sql.query import Engine
 
-            self._engine = Engine(filesystem=self._lakehouse.storage.fs, memory_limit=self._memory_limit)
+            storage = self._lakehouse.storage
+            self._engine = Engine(filesystem=storage.fs, memory_limit=self._memory_limit, allowed=[storage.root_uri])
         return self._engine
 
     # -- internals ------------------------------------------------------------------------

@@ -145,7 +145,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Forb
 def unlocked(conn: tl.Connection) -> tl.Connection:
     """``conn`` with its data engine built unlocked (QX2 off), to test QX1 alone."""
     assert conn._engine is None  # noqa: SLF001 - the test's own switch, before any data statement
-    conn._engine = Engine(filesystem=None)  # noqa: SLF001 (unlocked so far)
+    conn._engine = Engine(filesystem=None, locked=False)  # noqa: SLF001
     return conn
 
 
@@ -182,7 +182,7 @@ NAMES = ["csv", "tsv", "csv_gz", "json", "ndjson", "parquet", "backticks", "glob
 def test_an_unlocked_engine_reads_the_files(world: tuple[Path, Forbidden]) -> None:
     """The corpus means something: without QX2, DuckDB reads each kind of file by name."""
     _, forbidden = world
-    engine = Engine()
+    engine = Engine(locked=False)
     try:
         cursor = engine.cursor()
         for kind in ["csv", "tsv", "csv_gz", "json", "ndjson", "parquet", "glob"]:
@@ -326,3 +326,229 @@ def test_sqlalchemy_text_refuses_the_corpus(world: tuple[Path, Forbidden], shape
     assert "SECRET-" not in str(caught.value)
     assert table_rows(root) == before
 
+
+# ---------------------------------------------------------------------------
+# QX2: the locked engine alone
+# ---------------------------------------------------------------------------
+
+
+def raw_duckdb_sql(sql: str) -> str:
+    """The statement as DuckDB SQL with *no* QX1 rewriting (a CTAS: its query)."""
+    statement = sqlglot.parse_one(sql, dialect=TrinityLake)
+    if not isinstance(statement, (sqlglot.exp.Query, sqlglot.exp.Insert, sqlglot.exp.Update, sqlglot.exp.Delete)):
+        statement = statement.args["query"]
+    return statement.sql(dialect=duckdb_dialect())
+
+
+def engine_with_table(**kwargs: Any) -> tuple[Engine, Any]:
+    """An engine and a cursor on it holding DuckDB's own table "default".t (one row)."""
+    engine = Engine(**kwargs)
+    cursor = engine.cursor()
+    cursor.execute('CREATE SCHEMA "default"; CREATE TABLE "default".t (n VARCHAR); INSERT INTO "default".t VALUES (\'a\')')
+    return engine, cursor
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_locked_engine_alone_refuses_the_corpus(world: tuple[Path, Forbidden], shape: str, name: str) -> None:
+    """QX2 alone: the corpus, not rewritten at all, sent straight to a locked engine
+    allowed the lakehouse root: nothing of the files is read, nothing is written."""
+    root, forbidden = world
+    sql = raw_duckdb_sql(SHAPES[shape].format(F=forbidden.names()[name]))
+    engine, cursor = engine_with_table(allowed=[str(root)])
+    duckdb = engine.errors
+    try:
+        try:
+            rows = cursor.execute(sql).fetchall()
+        except duckdb.Error as e:
+            assert "SECRET-" not in str(e)
+        else:
+            assert "SECRET-" not in repr(rows), rows
+        assert cursor.execute('SELECT * FROM "default".t').fetchall() == [("a",)] or shape in ("update_set",)
+        assert "SECRET-" not in repr(cursor.execute('SELECT * FROM "default".t').fetchall())
+    finally:
+        engine.close()
+
+
+def test_locked_engine_reads_under_its_directories_only(world: tuple[Path, Forbidden], tmp_path: Path) -> None:
+    root, forbidden = world
+    inside = root / "stray.csv"
+    inside.write_text("n\nin-the-lake\n")
+    engine = Engine(allowed=[str(root)])
+    try:
+        cursor = engine.cursor()
+        assert cursor.execute(f"SELECT * FROM '{inside}'").fetchall() == [("in-the-lake",)]
+        duckdb = engine.errors
+        for path in [f"{forbidden.directory}/secret.csv", f"{root}/../secrets/secret.csv", f"{forbidden.directory}/*.csv",
+                     "http://127.0.0.1:1/x.csv", "s3://other-bucket/x.csv"]:  # fmt: skip
+            with pytest.raises(duckdb.PermissionException):
+                cursor.execute(f"SELECT * FROM '{path}'").fetchall()
+        for sql in [f"COPY (SELECT 1) TO '{tmp_path}/out.csv'", f"ATTACH '{tmp_path}/x.db' AS x",
+                    f"EXPORT DATABASE '{tmp_path}/export'", "INSTALL httpfs", "LOAD httpfs",
+                    f"SELECT * FROM read_text('{forbidden.directory}/secret.csv')",
+                    f"SELECT * FROM glob('{forbidden.directory}/*')", "SELECT * FROM read_csv('/etc/hostname')"]:  # fmt: skip
+            with pytest.raises(duckdb.Error):
+                cursor.execute(sql).fetchall()
+        assert not list(tmp_path.iterdir())
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("sql", [
+    "SET enable_external_access = true",
+    "SET allowed_directories = ['/']",
+    "SET lock_configuration = false",
+    "SET memory_limit = '100GB'",
+    "SET autoload_known_extensions = true",
+    "SELECT current_setting('allowed_directories')",
+    "SELECT * FROM (SELECT current_setting('threads'))",
+    "SELECT current_query()",
+    "SELECT getvariable('x')",
+])  # fmt: skip
+def test_locked_engine_keeps_its_settings(sql: str) -> None:
+    engine = Engine(allowed=["/nonexistent/lake"])
+    try:
+        with pytest.raises(engine.errors.Error):
+            engine.cursor().execute(sql).fetchall()
+    finally:
+        engine.close()
+
+
+def test_locked_engine_does_not_read_python_variables() -> None:
+    """DuckDB's Python client reads a variable of the calling frame named like a table;
+    the locked engine does not (QX2)."""
+    secret_variable = pa.table({"n": ["SECRET-VARIABLE"]})  # noqa: F841 - read by name, or not
+    unlocked_engine, locked_engine = Engine(locked=False), Engine()
+    try:
+        assert "SECRET-" in repr(unlocked_engine.cursor().execute("SELECT * FROM secret_variable").fetchall())
+        with pytest.raises(locked_engine.errors.CatalogException):
+            locked_engine.cursor().execute("SELECT * FROM secret_variable").fetchall()
+    finally:
+        unlocked_engine.close()
+        locked_engine.close()
+
+
+def test_locked_engine_refuses_other_paths_of_a_registered_filesystem() -> None:
+    """memory:// (an fsspec filesystem registered in DuckDB, as S3 is): the root's files
+    are readable in both spellings, another root's are not."""
+    import fsspec
+
+    fs = fsspec.filesystem("memory")
+    base = f"sandbox-{os.getpid()}-{id(fs)}"
+    fs.pipe(f"/{base}/lake/t/a.csv", b"n\nin-the-lake\n")
+    fs.pipe(f"/{base}/other/secret.csv", b"n\nSECRET-MEMORY\n")
+    engine = Engine(filesystem=fs, allowed=[f"memory://{base}/lake/"])
+    try:
+        cursor = engine.cursor()
+        for spelling in (f"memory://{base}/lake/t/a.csv", f"memory:///{base}/lake/t/a.csv"):
+            assert cursor.execute(f"SELECT * FROM '{spelling}'").fetchall() == [("in-the-lake",)]
+        for path in (f"memory://{base}/other/secret.csv", f"memory:///{base}/other/secret.csv",
+                     f"memory://{base}/lake/../other/secret.csv", f"memory://{base}/*/secret.csv"):  # fmt: skip
+            with pytest.raises(engine.errors.PermissionException):
+                cursor.execute(f"SELECT * FROM '{path}'").fetchall()
+    finally:
+        engine.close()
+        fs.rm(f"/{base}", recursive=True)
+
+
+def test_external_tables_outside_the_root_are_still_read(tmp_path: Path) -> None:
+    """An external (registered) table whose files lie outside the lakehouse: the engine
+    admits their directory (a new locked database), and a statement that read other
+    tables before it keeps its views."""
+    from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
+
+    other = TrinityLakeCatalog("other", uri=str(tmp_path / "other"), create="true")
+    source = other.create_table("default.src", pa.schema([("n", pa.string())]))
+    source.append(pa.table({"n": ["external"]}))
+    with tl.connect(str(tmp_path / "lake"), create=True, autocommit=True) as conn:
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE default.t (n STRING)")
+        cur.execute("INSERT INTO default.t VALUES ('managed')")
+        conn.iceberg_catalog().register_table("default.ext", other.load_table("default.src").metadata_location)
+        cur.execute(
+            "SELECT t.n, e.n, s.table_name FROM default.t t, information_schema.tables s, default.ext e "
+            "WHERE s.table_name = 'ext'"
+        )
+        assert cur.fetchall() == [("managed", "external", "ext")]
+        cur.execute("INSERT INTO default.t SELECT n FROM default.ext")
+        cur.execute("SELECT n FROM default.t ORDER BY n")
+        assert cur.fetchall() == [("external",), ("managed",)]
+        with pytest.raises(errors.ObjectNotFoundError):
+            cur.execute(f"SELECT * FROM \"{tmp_path}/other/x.csv\"")  # a table name, never a file
+
+
+# ---------------------------------------------------------------------------
+# On S3: a second bucket holds a secret the lakehouse's credentials could read
+# ---------------------------------------------------------------------------
+
+S3_SHAPES = sorted(SHAPES)
+
+
+@pytest.fixture(scope="module")
+def s3_world(s3_server: Any) -> Iterator[tuple[str, dict[str, Any], str]]:
+    """(lakehouse root, storage options, forbidden name): a lakehouse on one bucket with
+    default.t, and secret.csv in another bucket of the same server and credentials."""
+    lake_bucket, secret_bucket = s3_server.create_bucket(), s3_server.create_bucket()
+    s3_server.boto3_client().put_object(Bucket=secret_bucket, Key="secret.csv", Body=b"n\nSECRET-S3\n")
+    options = dict(s3_server.storage_options)
+    root = f"s3://{lake_bucket}/lake"
+    with tl.connect(root, create=True, autocommit=True, storage_options=dict(options)) as conn:
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE default.t (n STRING)")
+        cur.execute("INSERT INTO default.t VALUES ('a')")
+    yield root, options, f'"s3://{secret_bucket}/secret.csv"'
+
+
+def s3_filesystem(options: dict[str, Any]) -> Any:
+    import fsspec
+
+    return fsspec.filesystem("s3", **options)
+
+
+@pytest.mark.s3
+def test_s3_an_unlocked_engine_reads_the_other_bucket(s3_world: tuple[str, dict[str, Any], str]) -> None:
+    _, options, name = s3_world
+    engine = Engine(filesystem=s3_filesystem(options), locked=False)
+    try:
+        assert "SECRET-" in repr(engine.cursor().execute(f"SELECT * FROM {name}").fetchall())
+    finally:
+        engine.close()
+
+
+@pytest.mark.s3
+@pytest.mark.parametrize("layers", ["both", "scope_only"])
+@pytest.mark.parametrize("shape", S3_SHAPES)
+def test_s3_the_corpus_is_refused(s3_world: tuple[str, dict[str, Any], str], shape: str, layers: str) -> None:
+    """Through the driver on an S3 lakehouse: with both layers, and with QX1 alone (its
+    engine unlocked, with the S3 filesystem registered)."""
+    root, options, name = s3_world
+    sql = SHAPES[shape].format(F=name)
+    with tl.connect(root, autocommit=True, storage_options=dict(options)) as conn:
+        if layers == "scope_only":
+            conn._engine = Engine(filesystem=s3_filesystem(options), locked=False)  # noqa: SLF001
+        error = attempt(conn.cursor(), sql)
+        check_refused(error, sql)
+        cur = conn.cursor()
+        cur.execute("SELECT n FROM default.t")
+        assert cur.fetchall() == [("a",)]
+
+
+@pytest.mark.s3
+@pytest.mark.parametrize("shape", S3_SHAPES)
+def test_s3_locked_engine_alone_refuses_the_corpus(s3_world: tuple[str, dict[str, Any], str], shape: str) -> None:
+    """QX2 alone on S3: the raw corpus on a locked engine allowed the lakehouse root."""
+    root, options, name = s3_world
+    sql = raw_duckdb_sql(SHAPES[shape].format(F=name))
+    engine, cursor = engine_with_table(filesystem=s3_filesystem(options), allowed=[root])
+    try:
+        try:
+            rows = cursor.execute(sql).fetchall()
+        except engine.errors.Error as e:
+            assert "SECRET-" not in str(e)
+        else:
+            assert "SECRET-" not in repr(rows), rows
+        assert "SECRET-" not in repr(cursor.execute('SELECT * FROM "default".t').fetchall())
+        with pytest.raises(engine.errors.PermissionException):
+            cursor.execute(f"SELECT * FROM {name}").fetchall()
+    finally:
+        engine.close()

@@ -66,6 +66,24 @@ Rules:
       that show the engine (``ENGINE_FUNCTIONS``: settings, environment, the running
       query's text) are refused wherever they appear, and CTE names starting with
       ``__tl_`` (this module's views) are reserved.
+  QX2. The engine is locked once set up (:class:`Engine`; independent of QX1, which
+      it backs up): DuckDB reads files only under the lakehouse root and the
+      directories of the files of tables statements have read (an external table's
+      data directory is admitted by opening a new locked database), through
+      ``enable_external_access=false`` with ``allowed_directories`` (measured on duckdb
+      1.5.5 and 2.0.1: both apply to local paths and to the URIs of a registered fsspec
+      filesystem such as S3's; 2.0 compares ``memory://x/`` and ``memory:///x/`` as
+      different texts, so both are listed; ``..`` out of an allowed directory, globs
+      and URLs elsewhere are refused; DuckDB always allows its temp directory, so each
+      database spills to one of its own); ``lock_configuration=true`` (no SET, no
+      setting PRAGMA); no extension autoinstall or autoload, no community extensions,
+      INSTALL and LOAD refused; ``python_enable_replacements=false`` (no Python
+      variable read as a table); ``current_setting``, ``getenv``, ``getvariable`` and
+      ``current_query`` are macros that fail (``system.main.current_setting`` still
+      reaches the built-in: QX1 refuses it by name). Still possible inside the allowed
+      directories, for SQL that reached DuckDB unchecked: reading any file there and
+      COPY/ATTACH writing there; the parser and QX1 only ever send it SELECT-shaped
+      statements over views.
 
 DuckDB is imported by the first data statement only: catalog statements never pay for
 it (nor for PyIceberg's data path).
@@ -76,8 +94,11 @@ from __future__ import annotations
 import contextlib
 import decimal
 import itertools
+import os
 import re
+import tempfile
 import threading
+import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
@@ -142,26 +163,107 @@ def check_memory_limit(limit: Any) -> None:
 
 
 
+#: DuckDB functions a locked engine replaces with macros that fail (QX2; QX1 refuses
+#: them and more by name before DuckDB sees a statement).
+_SHADOWED_FUNCTIONS = frozenset({"current_setting", "getenv", "getvariable", "current_query"})
+
+
+def _directory_spellings(location: str) -> list[str]:
+    """The prefixes DuckDB's allowed_directories needs for a directory: a local path,
+    or a URI in both the ``s://x/`` and ``s:///x/`` spellings (DuckDB 2 compares the
+    text; 1.5 treats them alike)."""
+    from trinitylake_dbapi.iceberg.locations import local_path
+
+    path = local_path(location)
+    if path is not None:
+        return [path.rstrip("/") + "/"]
+    scheme, _, rest = location.partition("://")
+    rest = rest.strip("/")
+    return [f"{scheme}://{rest}/", f"{scheme}:///{rest}/"]
+
+
+def _parent(file: str) -> str:
+    """The directory of a file path or URI, ending with "/"."""
+    return file.rsplit("/", 1)[0] + "/" if "/" in file else "./"
+
+
 class Engine:
     """One in-process DuckDB database per connection: each statement runs on a cursor
     of its own (its views are its own, and a result still being fetched is never
     disturbed by the next statement). ``filesystem`` is the lakehouse's fsspec
-    filesystem for files that are not local (None: local files only)."""
+    filesystem for files that are not local (None: local files only).
 
-    def __init__(self, *, filesystem: Any = None, memory_limit: str | None = None) -> None:
+    QX2: the database is locked once set up: it reads files only under ``allowed``
+    (the lakehouse root) and the directories of the files of tables a statement has
+    read (:meth:`admit`); no other file, URL or bucket, no extension install or load,
+    no Python variables as tables, no setting changed; ``current_setting`` and the
+    like are macros that fail. ``locked=False`` (tests of QX1 alone) skips all that."""
+
+    def __init__(
+        self,
+        *,
+        filesystem: Any = None,
+        memory_limit: str | None = None,
+        allowed: Sequence[str] = (),
+        locked: bool = True,
+    ) -> None:
         import duckdb
 
         self._duckdb = duckdb
-        config = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
-        self._db = duckdb.connect(":memory:", config=config)
-        self._db.execute("SET TimeZone = 'UTC'")
         if memory_limit is not None:
-            self.set_memory_limit(memory_limit)
-        if filesystem is not None:
-            self._db.register_filesystem(filesystem)
+            check_memory_limit(memory_limit)
+        self._fsspec = filesystem
+        self._memory_limit = None if memory_limit is None else memory_limit.strip()
+        self._locked = locked
+        self._allowed = tuple(sorted({d for location in allowed for d in _directory_spellings(location)}))
+        self._retired: list[Any] = []  # databases of earlier admissions: their cursors may still be read
         self._lock = threading.Lock()
         self._closed = False
         self._planned: dict[tuple[str, int, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._db = self._open()
+
+    def _open(self) -> Any:
+        """A new database with this engine's settings, locked (QX2) unless told not to."""
+        config = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
+        if self._locked:
+            # Spills go to a directory of this database's own (DuckDB makes it when first
+            # needed and removes it on close; it may always read its temp directory).
+            config["temp_directory"] = os.path.join(tempfile.gettempdir(), f"trinitylake-duckdb-{uuid.uuid4().hex}")
+            config["python_enable_replacements"] = "false"
+        db = self._duckdb.connect(":memory:", config=config)
+        db.execute("SET TimeZone = 'UTC'")
+        if self._memory_limit is not None:
+            db.execute(f"SET memory_limit = '{self._memory_limit}'")
+        if self._fsspec is not None:
+            db.register_filesystem(self._fsspec)
+        if self._locked:
+            for name in sorted(_SHADOWED_FUNCTIONS):
+                db.execute(f"CREATE MACRO {name}(x := NULL) AS error('{name}() is not available')")
+            directories = ", ".join(_string_literal(d) for d in self._allowed)
+            db.execute(f"SET allowed_directories = [{directories}]")
+            db.execute("SET allow_community_extensions = false")
+            db.execute("SET enable_external_access = false")
+            db.execute("SET lock_configuration = true")
+        return db
+
+    def admit(self, files: Sequence[str]) -> bool:
+        """Let the database read ``files`` (a table's, as DuckDB opens them): True when
+        that took a new database, whose cursors the caller must use from now on (a
+        locked database's allowed directories cannot grow; the old one stays open for
+        the cursors still reading it). The directory of each file outside the allowed
+        ones is added (an external table's data directory)."""
+        if not self._locked:
+            return False
+        with self._lock:
+            missing = {_parent(f) for f in files if not f.startswith(self._allowed)}
+            if not missing:
+                return False
+            if self._closed:
+                raise OperationalError("the connection's data engine is closed")
+            self._allowed = tuple(sorted(set(self._allowed) | missing))
+            self._retired.append(self._db)
+            self._db = self._open()
+            return True
 
     def planned_files(
         self,
@@ -184,11 +286,6 @@ class Engine:
                 self._planned[key] = found
         return found
 
-    def set_memory_limit(self, limit: str) -> None:
-        """DuckDB's memory limit, e.g. ``'2GB'`` (Q6)."""
-        check_memory_limit(limit)
-        self._db.execute(f"SET memory_limit = '{limit.strip()}'")
-
     def cursor(self) -> Any:
         """A new DuckDB cursor (a connection to this database with views of its own)."""
         with self._lock:
@@ -200,7 +297,9 @@ class Engine:
         with self._lock:
             if not self._closed:
                 self._closed = True
-                self._db.close()
+                for db in [*self._retired, self._db]:
+                    db.close()
+                self._retired.clear()
 
     @property
     def errors(self) -> Any:
@@ -582,6 +681,8 @@ class _Statement:
         self._count = itertools.count(1)
         self._owned: list[CatalogTransaction] = []
         self._catalogs: dict[str, CatalogTransaction] = {}
+        #: (name, view SQL or Arrow table) of each view made, to make again on a new cursor.
+        self._views: list[tuple[str, Any]] = []
 
     def close(self) -> None:
         for catalog in self._owned:
@@ -620,9 +721,25 @@ class _Statement:
 
     def view_of_scan(self, scan: _Scan, *, with_file: bool = False) -> str:
         """A new view over ``scan`` (see :func:`_view_sql`); its name."""
+        if self.engine.admit(scan.data_files + scan.position_deletes):
+            self._move_to_new_cursor()
         view = f"__tl_{next(self._count)}"
-        self.run(f"CREATE TEMP VIEW {view} AS {_view_sql(scan, with_file=with_file)}")
+        sql = f"CREATE TEMP VIEW {view} AS {_view_sql(scan, with_file=with_file)}"
+        self.run(sql)
+        self._views.append((view, sql))
         return view
+
+    def _move_to_new_cursor(self) -> None:
+        """Continue on a cursor of the engine's new database (QX2: it may read more),
+        with the views made so far."""
+        old, self.cursor = self.cursor, self.engine.cursor()
+        with contextlib.suppress(Exception):
+            old.close()
+        for view, made in self._views:
+            if isinstance(made, str):
+                self.run(made)
+            else:
+                self.cursor.register(view, made)
 
     def _view_of_reference(self, node: exp.Table, version: exp.Version | None) -> str:
         namespace, name = table_name(self.session, node)
@@ -682,7 +799,9 @@ class _Statement:
             raise ObjectNotFoundError(f"system table {key[0]}.{key[1]} does not exist; the system tables are {names}")
         rows = spec.build(self.catalog_for(version), self.session.lakehouse, Scope({}, control=self.session.control))
         view = f"__tl_{next(self._count)}"
-        self.cursor.register(view, _system_arrow(spec, rows))
+        table = _system_arrow(spec, rows)
+        self.cursor.register(view, table)
+        self._views.append((view, table))
         return view
 
     def run(self, sql: str) -> list[tuple]:
@@ -768,6 +887,8 @@ def _translate(e: Exception, statement: exp.Expr, engine: Engine) -> Exception:
         return NotSupportedError(f"DuckDB cannot run this statement: {message}")
     if isinstance(e, duckdb.InvalidInputException):
         return DataError(message)
+    if isinstance(e, getattr(duckdb, "PermissionException", ())):
+        return NotSupportedError(f"the data engine reads only the files of the statement's tables: {message}")
     if isinstance(e, duckdb.IOException):
         return OperationalError(f"reading the table's data failed: {message}")
     for theirs, ours in (
