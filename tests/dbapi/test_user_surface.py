@@ -4,6 +4,7 @@ functions, integer sums, savepoints."""
 
 from __future__ import annotations
 
+import datetime as dt
 import decimal
 from typing import Any
 
@@ -145,3 +146,80 @@ def test_pandas_read_sql_of_an_integer_sum_is_int64(memory_lake: Lake) -> None:
     assert str(frame["total"].dtype) == "int64"
     assert frame["total"].tolist() == [3, 5]
     conn.close()
+
+
+# -- item 5: date and time functions -----------------------------------------------------------
+
+#: (expression over d DATE, ts TIMESTAMP, tz TIMESTAMPTZ): what users type, from
+#: PostgreSQL, DuckDB, Spark and MySQL habits.
+DATE_EXPRESSIONS = [
+    "date_trunc('month', ts)", "date_trunc('week', d)", "date_trunc('hour', tz)",
+    "extract(year FROM d)", "extract(hour FROM ts)", "extract(dow FROM d)", "extract(epoch FROM ts)",
+    "date_part('month', ts)", "date_part('doy', d)", "d + INTERVAL 1 DAY", "ts - INTERVAL '2 hours'",
+    "ts + INTERVAL 3 MONTH", "strftime(ts, '%Y-%m')", "strftime(d, '%d/%m/%Y')",
+    "date_diff('day', d, DATE '2024-04-01')", "date_diff('hour', ts, TIMESTAMP '2024-03-16 00:00:00')",
+    "datediff(DATE '2024-04-01', d)", "date_add(d, 3)", "date_sub(d, 3)", "date_add('day', 3, ts)",
+    "year(d)", "month(ts)", "day(d)", "hour(ts)", "dayofweek(d)", "quarter(d)", "last_day(d)",
+    "make_date(2024, 1, 2)", "CAST(ts AS DATE)", "(ts)::date", "epoch(ts)", "to_timestamp(1700000000)",
+    "strptime('2024-01-02', '%Y-%m-%d')", "to_date('2024-01-01')", "date_format(ts, 'yyyy-MM')",
+    "ts - TIMESTAMP '2024-03-01 00:00:00'",
+]  # fmt: skip
+_VALUES = {"d": "DATE '2024-03-15'", "ts": "TIMESTAMP '2024-03-15 10:30:05'",
+           "tz": "TIMESTAMPTZ '2024-03-15 10:30:05+00'"}  # fmt: skip
+
+
+@pytest.fixture
+def dates(memory_lake: Lake) -> Any:
+    conn = memory_lake.connect(autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE NAMESPACE ns")
+    cur.execute("CREATE TABLE ns.e (d DATE, ts TIMESTAMP, tz TIMESTAMPTZ)")
+    cur.execute("INSERT INTO ns.e VALUES (?, ?, ?)", (dt.date(2024, 3, 15), dt.datetime(2024, 3, 15, 10, 30, 5),
+                                                      dt.datetime(2024, 3, 15, 10, 30, 5, tzinfo=dt.timezone.utc)))  # fmt: skip
+    yield cur
+    conn.close()
+
+
+@pytest.mark.parametrize("expression", DATE_EXPRESSIONS)
+def test_date_functions_give_one_answer_with_and_without_a_table(dates: Any, expression: str) -> None:
+    import re
+
+    dates.execute(f"SELECT {expression} AS v FROM ns.e")
+    over_table = dates.fetchall()
+    kind = dates.description[0][1]
+    literal = re.sub(r"(?<![%'\w])(d|ts|tz)\b(?!')", lambda m: _VALUES[m.group(1)], expression)
+    dates.execute(f"SELECT {literal} AS v")  # no table: the catalog's executor would answer
+    assert dates.fetchall() == over_table and dates.description[0][1] == kind
+    dates.execute(f"SELECT v FROM (SELECT {literal} AS v) q, information_schema.schemata s WHERE s.schema_name = 'ns'")
+    assert dates.fetchall() == over_table
+    assert over_table[0][0] is not None
+
+
+def test_the_current_time_functions(dates: Any) -> None:
+    now = dt.datetime.now(dt.timezone.utc)
+    for sql in ["SELECT {} AS v", "SELECT {} AS v FROM ns.e"]:
+        for expression, kind in [("now()", "timestamptz"), ("current_timestamp", "timestamptz"),
+                                 ("localtimestamp", "timestamp"), ("today()", "date"),
+                                 ("current_date", "date"), ("current_date()", "date"),
+                                 ("current_time", "time"), ("localtime", "time"),
+                                 ("unix_timestamp()", "int8")]:  # fmt: skip
+            dates.execute(sql.format(expression))
+            (value,), = dates.fetchall()
+            assert dates.description[0][1] == kind, expression
+            if kind == "timestamptz":
+                assert abs(value - now) < dt.timedelta(hours=1)
+            elif kind == "timestamp":
+                assert abs(value - now.replace(tzinfo=None)) < dt.timedelta(hours=1)  # UTC
+            elif kind == "date":
+                assert abs(value - now.date()) <= dt.timedelta(days=1)
+            elif kind == "int8":
+                assert abs(value - now.timestamp()) < 3600
+            else:
+                assert isinstance(value, dt.time)
+    dates.execute("SELECT count(*) FROM ns.e WHERE ts < now() - INTERVAL 1 DAY AND d <= current_date")
+    assert dates.fetchall() == [(1,)]
+    # A catalog query with a date function runs too (system tables join in DuckDB).
+    dates.execute("SELECT count(*) FROM system.versions WHERE created_at <= now() + INTERVAL 1 MINUTE")
+    assert dates.fetchall()[0][0] >= 3
+    dates.execute("SELECT age(TIMESTAMP '2024-03-15 00:00:00', TIMESTAMP '2024-03-14 12:00:00')")
+    assert dates.fetchall() == [(dt.timedelta(hours=12),)]

@@ -54,3 +54,40 @@ def test_session_begin_nested_says_savepoints_are_not_supported(items: sa.Engine
                 session.add(Item(id=4, name="d", qty=1))
         session.rollback()
         assert session.scalar(sa.select(sa.func.count()).select_from(Item)) == 2
+
+
+# -- item 6: an integer primary key left empty -------------------------------------------------
+
+def test_an_empty_integer_primary_key_says_there_is_no_autoincrement(items: sa.Engine) -> None:
+    with orm.Session(items) as session:
+        session.add(Item(name="no id", qty=1))  # SQLAlchemy leaves the key to the database
+        with pytest.raises(sa.exc.IntegrityError) as raised:
+            session.commit()
+    message = str(raised.value.orig)
+    assert isinstance(raised.value.orig, tl.IntegrityError)
+    assert "column 'id' of table default.items" in message
+    assert "no autoincrement or identity" in message and "supply" in message
+    with orm.Session(items) as session, session.begin():
+        session.add(Item(id=3, name="with id", qty=1))  # what the message says to do works
+    with items.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM items").scalar() == 3
+
+
+@pytest.mark.parametrize("sql, parameters", [
+    ("INSERT INTO items (name, qty) VALUES (?, ?)", ("x", 1)),
+    ("INSERT INTO items VALUES (?, ?, ?)", (None, "x", 1)),
+    ("INSERT INTO items (id, name) SELECT NULL, 'x'", ()),
+])  # fmt: skip
+def test_the_message_for_every_way_of_leaving_the_key_empty(items: sa.Engine, sql: str, parameters: Any) -> None:
+    with items.connect() as conn:
+        cur = conn.connection.dbapi_connection.cursor()
+        with pytest.raises(tl.IntegrityError, match="NOT NULL constraint failed.*'id'.*no autoincrement or identity"):
+            cur.execute(sql, parameters)
+        with pytest.raises(tl.IntegrityError, match="no autoincrement or identity"):
+            cur.executemany(sql, [parameters, parameters]) if parameters else cur.execute(sql)
+        # A NOT NULL column outside the key keeps the plain message.
+        cur.execute("CREATE TABLE plain (k INT NOT NULL, v INT)")
+        with pytest.raises(tl.IntegrityError) as raised:
+            cur.execute("INSERT INTO plain (v) VALUES (1)")
+        assert "autoincrement" not in str(raised.value)
+        conn.rollback()

@@ -97,6 +97,12 @@ _ALLOWED_CONSTRAINTS = (
 )
 
 
+def _is_number(node: exp.Expr) -> bool:
+    """Whether ``node`` is a number literal, or one negated."""
+    node = node.this if isinstance(node, exp.Neg) else node
+    return isinstance(node, exp.Literal) and not node.is_string
+
+
 class TrinityLakeParser(ParserCompat, SparkParser):
     """sqlglot's Spark parser with TrinityLake SQL's statements (see the module docstring)."""
 
@@ -111,6 +117,33 @@ class TrinityLakeParser(ParserCompat, SparkParser):
             exp.TimestampTrunc(this=args[1], unit=args[0])
             if len(args) == 2 and isinstance(args[0], exp.Placeholder)
             else SparkParser.FUNCTIONS["DATE_TRUNC"](args)
+        ),
+        # unix_timestamp(): the current time's seconds since the epoch (Spark's builder
+        # made a parse of a missing string, which no engine runs).
+        "UNIX_TIMESTAMP": lambda args: (
+            exp.Cast(this=exp.TimeToUnix(this=exp.CurrentTimestamp()), to=exp.DataType.build("BIGINT"))
+            if not args
+            else SparkParser.FUNCTIONS["UNIX_TIMESTAMP"](args)
+        ),
+        # to_timestamp(number): seconds since the epoch (as in PostgreSQL and DuckDB);
+        # Spark's builder casts, and no engine casts a number to a timestamp.
+        "TO_TIMESTAMP": lambda args: (
+            exp.UnixToTime(this=args[0])
+            if len(args) == 1 and _is_number(args[0])
+            else SparkParser.FUNCTIONS["TO_TIMESTAMP"](args)
+        ),
+    }
+
+    # CURRENT_TIME, LOCALTIME and LOCALTIMESTAMP are the SQL standard's functions
+    # without parentheses, like CURRENT_DATE (Spark reads them as column names).
+    NO_PAREN_FUNCTIONS = {
+        **SparkParser.NO_PAREN_FUNCTIONS,
+        TokenType.CURRENT_TIME: exp.CurrentTime,
+        **({TokenType.LOCALTIME: exp.Localtime} if hasattr(exp, "Localtime") and hasattr(TokenType, "LOCALTIME") else {}),
+        **(
+            {TokenType.LOCALTIMESTAMP: exp.Localtimestamp}
+            if hasattr(exp, "Localtimestamp") and hasattr(TokenType, "LOCALTIMESTAMP")
+            else {}
         ),
     }
 

@@ -41,7 +41,7 @@ Rules:
       batch becomes Python rows only when reached, so a large result is read in
       bounded memory. Values are what PEP 249 users expect: Decimal, datetime (with
       tzinfo UTC for TIMESTAMPTZ), date, time, bytes, lists, dicts (for structs and
-      maps). An integer sum is a BIGINT (int), as in PostgreSQL, though DuckDB makes it
+      maps), timedelta (for intervals, a month as 30 days). An integer sum is a BIGINT (int), as in PostgreSQL, though DuckDB makes it
       a HUGEINT: every HUGEINT result column is read as BIGINT, and a value beyond
       BIGINT is DataError naming the column.
   Q6. ``Connection.interrupt()`` and ``statement_timeout`` interrupt DuckDB too
@@ -358,14 +358,56 @@ def _table_function(node: exp.Table) -> str | None:
 #: What the catalog's own executor (sql.system_tables) cannot run.
 _EXECUTOR_CANNOT = (exp.Window, exp.Rollup, exp.Cube, exp.GroupingSets)
 
+#: Date and time functions (and intervals): DuckDB runs every query that uses one, so
+#: that ``now()``, ``date_trunc``, ``extract``, ``strftime``, ... mean the same with or
+#: without a table (the executor lacks most of them and has local-time versions of
+#: others). The names of sqlglot's nodes, as far as the installed sqlglot has them.
+_TEMPORAL = tuple(
+    getattr(exp, name) for name in """
+    CurrentDate CurrentDatetime CurrentTime CurrentTimestamp CurrentTimestampLTZ Localtime
+    Localtimestamp Date DateTrunc TimestampTrunc TimeTrunc DatetimeTrunc Extract DateDiff
+    DateAdd DateSub DatetimeAdd DatetimeSub DatetimeDiff TsOrDsAdd TsOrDsDiff TimestampAdd
+    TimestampSub TimestampDiff TimeAdd TimeSub TimeDiff TimeToStr StrToTime StrToDate StrToUnix
+    TimeToUnix UnixToTime UnixToStr TimeStrToTime TimeStrToDate DateStrToDate TsOrDsToDate
+    TsOrDsToTimestamp Year Quarter Month Week WeekOfYear Day DayOfWeek DayOfWeekIso DayOfMonth
+    DayOfYear Hour Minute Second LastDay AddMonths MonthsBetween Interval DateFromParts
+    TimestampFromParts MakeInterval UnixSeconds UnixMillis UnixMicros
+    """.split() if isinstance(getattr(exp, name, None), type)
+)
+
+
+_TEMPORAL_TYPES = frozenset(("DATE", "TIME", "TIMETZ", "TIMESTAMP", "TIMESTAMPTZ", "DATETIME"))
+
+
+def _temporal_cast_of_expression(query: exp.Expr) -> bool:
+    """Whether the query casts an expression (not a string literal, which is how a
+    date or datetime parameter is bound) to a date or time type, or adds or subtracts
+    such a value: the executor's casts parse ISO strings only, and its arithmetic of
+    dates has no interval type."""
+    for node in query.find_all(exp.Cast):
+        to = node.args.get("to")
+        kind = to.this.name if isinstance(to, exp.DataType) and hasattr(to.this, "name") else ""
+        if kind in _TEMPORAL_TYPES and (
+            not (isinstance(node.this, exp.Literal) and node.this.is_string)
+            or isinstance(node.parent, (exp.Add, exp.Sub))  # date arithmetic
+        ):
+            return True
+    return False
+
 
 def reads_table_data(query: exp.Expr, shape: QueryShape | None = None) -> bool:
     """True when a query names a table that is neither a system table nor one of its
     CTEs in its scope (QX1), calls a table function, or uses what the catalog's own
-    executor cannot run (window functions, ROLLUP, CUBE, GROUPING SETS, WITH
-    RECURSIVE): it runs in DuckDB (Q2); otherwise that executor answers it. ``shape``: the query's, when the caller has it already."""
+    executor cannot run (window functions, ROLLUP, CUBE, GROUPING SETS, WITH RECURSIVE,
+    date and time functions and casts, functions sqlglot does not model): it runs in
+    DuckDB (Q2); otherwise that executor answers it. ``shape``: the query's, when the
+    caller has it already."""
     shape = shape if shape is not None else QueryShape.of(query)
-    if shape.has(*_EXECUTOR_CANNOT):
+    # Functions sqlglot does not model (exp.Anonymous: now(), strftime(), ...) are
+    # DuckDB's, whose meaning the executor's few same-named ones do not share.
+    if shape.has(*_EXECUTOR_CANNOT, *_TEMPORAL, exp.Anonymous):
+        return True
+    if shape.has(exp.Cast) and _temporal_cast_of_expression(query):
         return True
     if shape.has(exp.With) and any(w.args.get("recursive") for w in query.find_all(exp.With)):
         return True  # nor recursion
@@ -988,6 +1030,17 @@ def _bigint_converter(name: str) -> Callable[[Any], list]:
     return convert
 
 
+def _timedelta(value: Any) -> Any:
+    """An Arrow month-day-nanosecond interval as a ``datetime.timedelta`` (a month is
+    30 days, as DuckDB's own Python client counts it)."""
+    import datetime as dt
+
+    if value is None:
+        return None
+    months, days, nanoseconds = value
+    return dt.timedelta(days=months * 30 + days, microseconds=nanoseconds // 1000)
+
+
 def _converter(t: Any) -> Callable[[Any], list]:
     """Arrow column -> Python values (maps become dicts, at any depth)."""
     import pyarrow as pa
@@ -1001,6 +1054,8 @@ def _converter(t: Any) -> Callable[[Any], list]:
             return has_map(t.value_type)
         return False
 
+    if pa.types.is_interval(t):  # (age(), ts - ts): timedelta, a month as 30 days, as DuckDB's client
+        return lambda column: [_timedelta(v) for v in column.to_pylist()]
     if not has_map(t):
         return lambda column: column.to_pylist()
 
@@ -1079,11 +1134,18 @@ def _describe_target(session: Session, node: exp.Table, namespace: str, name: st
 
 
 def _checked_values(
-    statement: _Statement, source: str, columns: Sequence[ColumnSpec], table: str, provided: Sequence[str] | None = None
+    statement: _Statement,
+    source: str,
+    columns: Sequence[ColumnSpec],
+    table: str,
+    provided: Sequence[str] | None = None,
+    primary_key: Sequence[str] = (),
 ) -> Any:
     """Q3: the rows of DuckDB relation ``source`` (one column per name in ``provided``,
     else per table column, in order) as an Arrow table of the table's stored types,
-    after every check; DataError or IntegrityError naming the column otherwise."""
+    after every check; DataError or IntegrityError naming the column otherwise. An
+    INSERT passes the table's ``primary_key``: a NULL integer key column's message says
+    that nothing fills it (SQLAlchemy's default model leaves such a key to the database)."""
     provided = [c.name for c in columns] if provided is None else list(provided)
     by_name = {p.lower(): i for i, p in enumerate(provided)}
     source_columns = [f"c{i}" for i in range(len(provided))]
@@ -1131,7 +1193,7 @@ def _checked_values(
             if what == "null" and value:
                 raise IntegrityError(
                     f"NOT NULL constraint failed: column {c.name!r} of table {table} would hold NULL"
-                    f" ({value} row{'s' if value != 1 else ''})"
+                    f" ({value} row{'s' if value != 1 else ''}){_no_identity(c, primary_key)}"
                 )
             if what == "length" and value is not None and value > c.type.length:
                 raise DataError(
@@ -1148,6 +1210,19 @@ def _checked_values(
         for c, value, sql_type in selects
     )  # fmt: skip
     return statement.arrow(f"SELECT {stored} FROM __tl_src")
+
+
+def _no_identity(column: ColumnSpec, primary_key: Sequence[str]) -> str:
+    """For an integer primary key column left NULL: that TrinityLake tables have no
+    autoincrement or identity columns and how to supply the keys ("" otherwise)."""
+    if column.type.kind not in ("int2", "int4", "int8") or column.name.lower() not in {k.lower() for k in primary_key}:
+        return ""
+    return (
+        f": {column.name!r} is the table's primary key, and TrinityLake tables have no "
+        "autoincrement or identity columns, so nothing fills it; supply the key's values "
+        "in the INSERT (with SQLAlchemy, set the attribute, e.g. Item(id=...), and declare "
+        "the column with autoincrement=False)"
+    )
 
 
 def _as_iceberg(arrow: Any, table: Any) -> Any:
@@ -1439,7 +1514,7 @@ def run_insert(insert: exp.Insert, session: Session, parameter_rows: Sequence[An
             raise ProgrammingError(
                 f"INSERT INTO {namespace}.{name}: {found} value(s) per row for {width} column(s)"
             )
-        data = _checked_values(statement, sql, info.columns, f"{namespace}.{name}", provided)
+        data = _checked_values(statement, sql, info.columns, f"{namespace}.{name}", provided, info.primary_key)
     return _append(session, namespace, name, data)
 
 
