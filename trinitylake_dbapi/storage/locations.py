@@ -2,7 +2,7 @@
 
 Iceberg metadata names files by absolute location, and writers spell the same file in
 many ways: ``/abs/x`` (PyIceberg), ``file:/abs/x`` (Spark and Hadoop), ``file:///abs/x``,
-``file://localhost/abs/x``, with ``//``, ``.`` or ``..`` segments. Every comparison of
+with ``//``, ``.`` or ``..`` segments. Every comparison of
 locations (expiration's reachability, verify, export, the readers' confinement of a
 managed table's files) goes through :func:`canonical_location` here, so that the same
 file is never seen as two (expiration would delete a live file) and two files are never
@@ -11,11 +11,14 @@ relative local path; nothing is read, and fsspec is not imported.
 
 Rules:
 
-  U1 Local locations (no scheme, ``file:``, ``file://`` with an empty or ``localhost``
-     host) canonicalise to ``file:///<path>``: the path made absolute (against the
-     current directory, as a local reader opens it), ``.`` segments and repeated ``/``
-     removed, ``..`` resolved lexically (``/..`` is ``/``, as the OS has it), no trailing
-     ``/`` (except the root itself).
+  U1 Local locations (no scheme, ``file:``, ``file://`` with an empty host)
+     canonicalise to ``file:///<path>``: the path made absolute (against the current
+     directory, as a local reader opens it), ``.`` segments and repeated ``/`` removed,
+     ``..`` resolved lexically (``/..`` is ``/``, as the OS has it), no trailing ``/``
+     (except the root itself). A ``file://`` URI with a host (``localhost`` included) is
+     not local here: PyIceberg opens ``file://localhost/x`` as the relative path
+     ``localhost/x`` and DuckDB as ``/x``, so it names no one file; it keeps its host
+     (``file://localhost/x``) and so lies outside every local directory.
   U2 Other locations canonicalise to ``<scheme>://<bucket or host>/<key>``: the scheme in
      lower case, Hadoop's aliases of one store mapped to one name (``s3a``, ``s3n`` ->
      ``s3``; ``gcs`` -> ``gs``), and ``<bucket>/<key>`` normalised as one path as in U1
@@ -74,7 +77,7 @@ def _local(location: str) -> str | None:
     elif scheme in _LOCAL:
         if rest.startswith("//"):
             host, slash, tail = rest[2:].partition("/")
-            if host.lower() not in ("", "localhost"):
+            if host:
                 return None
             path = slash + tail
         else:
