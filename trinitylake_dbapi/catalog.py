@@ -319,6 +319,17 @@ class CatalogTransaction:
     def isolation(self) -> Isolation:
         return self._txn.isolation
 
+    def expect_files(self, files: dict[str, float | None], owner: str) -> None:
+        """Files under the root, written before this transaction commits and named by it,
+        with the ``time.monotonic()`` their writing began (None: unknown): checked to
+        exist right before the commit publishes (transaction C7)."""
+        self._txn.expect_files({paths.check_relative_path(p): t for p, t in files.items()}, owner)
+
+    @property
+    def changes(self) -> int:
+        """How many writes this transaction has made so far (``Transaction.changes``)."""
+        return self._txn.changes
+
     def commit(self) -> int:
         return self._txn.commit()
 

@@ -41,6 +41,24 @@ Threads (``threadsafety = 2``: threads may share a connection and its cursors).
       is referenced. The connection remembers its catalog only weakly, so no reference
       cycle keeps either alive, and it returns the same catalog while that lives.
 
+Concurrent writers (iceberg.catalog P3, P4).
+
+  L6. Under autocommit a statement that loses to a conflicting commit of another
+      writer (SerializationError from its own commit: an UPDATE or DELETE of a table
+      changed meanwhile, DDL racing DDL) is run again, whole, on the latest version,
+      up to STATEMENT_ATTEMPTS times with jittered backoff: a statement is its own
+      transaction, so running it again is as if it had started later. Appends never
+      get here (the Iceberg catalog rebases them). Not run again: a statement after
+      which part of its work was already committed, and the statements that commit on
+      their own (ROLLBACK TO VERSION, EXPORT SNAPSHOT, EXPIRE VERSIONS).
+  L7. In a transaction (no autocommit, or BEGIN), ``commit()`` of a transaction whose
+      every write is a plain append of the bound Iceberg catalog (INSERT, executemany,
+      pandas ``to_sql``, PyIceberg ``append``), at SNAPSHOT isolation, runs those
+      appends again on the latest version when another writer changed one of its
+      tables first (iceberg.catalog P4): concurrent appends all land. Any other
+      conflicting transaction fails with SerializationError naming the table and the
+      version, and is discarded.
+
 Errors. Everything raised is a PEP 249 exception from :mod:`trinitylake_dbapi.errors`;
 the one translation of foreign exceptions is :func:`trinitylake_dbapi.translation.translate_errors`. Using a closed
 connection raises InterfaceError.
@@ -49,7 +67,9 @@ connection raises InterfaceError.
 from __future__ import annotations
 
 import contextlib
+import random
 import threading
+import time
 import weakref
 from typing import Any, Callable, Iterator
 
@@ -62,6 +82,21 @@ from trinitylake_dbapi.transaction import Isolation
 from trinitylake_dbapi.translation import raise_translated, translate_errors
 
 __all__ = ["Connection"]
+
+#: L6: runs of one autocommit statement that lost to concurrent writers, at most.
+STATEMENT_ATTEMPTS = 32
+
+
+class _Replay:
+    """L7: the Iceberg catalog's writes of one transaction, to run again at ``commit()``
+    (iceberg.catalog P4). ``changes`` is the transaction's write count after the last
+    of them: equal to the count at commit exactly when every write came from them."""
+
+    def __init__(self, txn: CatalogTransaction) -> None:
+        self.txn = txn
+        self.writes: list[Callable[[CatalogTransaction], Any]] = []
+        self.changes = 0
+        self.appends_only = True
 
 
 def _positive(value: Any, name: str, kind: type) -> Any:
@@ -133,6 +168,11 @@ class Connection:
         self._explicit = False
         #: Statements running (L4: work inside one keeps a read-only transaction open).
         self._statements = 0
+        #: L6: commits made by the running statement; whether it commits on its own.
+        self._statement_commits = 0
+        self._lakehouse_operation = False
+        #: L7: the replayable writes of the open transaction.
+        self._replay: _Replay | None = None
         self._cursors: weakref.WeakSet[Any] = weakref.WeakSet()
         #: The connection's Iceberg catalog while someone references it (L5).
         self._iceberg: weakref.ref[Any] | None = None
@@ -219,12 +259,33 @@ class Connection:
 
     def commit(self) -> None:
         """Publish the transaction's writes as a new version (nothing to do without
-        writes). A conflicting concurrent commit raises SerializationError; the
-        transaction is then discarded."""
-        self._end_transaction(CatalogTransaction.commit)
+        writes). Appends are run again on a newer version when another writer committed
+        to their table first (L7); any other conflicting concurrent commit raises
+        SerializationError, and the transaction is then discarded."""
+        self._end_transaction(self._commit_replaying)
+
+    def _commit_replaying(self, txn: CatalogTransaction) -> None:
+        """L7: commit ``txn``, replaying its Iceberg appends if it lost to a conflict."""
+        replay, self._replay = self._replay, None
+        if replay is None or replay.txn is not txn or not replay.writes:
+            txn.commit()
+            return
+        from pyiceberg.exceptions import CommitFailedException
+
+        from trinitylake_dbapi.iceberg.catalog import commit_replaying
+
+        replayable = (
+            replay.appends_only and replay.changes == txn.changes and txn.isolation is Isolation.SNAPSHOT
+        )
+        begin = lambda: self._lakehouse.begin(txn.isolation, version=self._version)  # noqa: E731
+        try:
+            commit_replaying(txn, begin, replay.writes, replayable)
+        except CommitFailedException as e:  # an append that no longer holds on the latest version
+            raise errors.SerializationError(f"the transaction was not committed: {e}") from e
 
     def rollback(self) -> None:
         """Discard the transaction's writes."""
+        self._replay = None
         self._end_transaction(CatalogTransaction.rollback)
 
     def _end_transaction(self, end: Callable[[CatalogTransaction], Any]) -> None:
@@ -319,6 +380,7 @@ class Connection:
         self.current_namespace = namespace
 
     def before_lakehouse_operation(self, title: str) -> None:
+        self._lakehouse_operation = True  # L6: never run again
         if self._txn is not None and self._txn.has_writes:
             raise errors.ProgrammingError(
                 f"{title} commits on its own and cannot run while the transaction has "
@@ -396,7 +458,7 @@ class Connection:
 
     def run_statement(self, statement: Any, parameter_rows: Any = None) -> Result:
         """Run one parsed and bound statement, or a recognised plain one (sql.plain),
-        under the connection's transaction rules (L1); what a Cursor calls for
+        under the connection's transaction rules (L1, L6); what a Cursor calls for
         ``execute`` (and, with ``parameter_rows``, for the ``executemany`` of a bulk
         INSERT)."""
         with self._lock:
@@ -404,12 +466,46 @@ class Connection:
             self.control.start()
             self._statements += 1
             try:
-                return self._run_work(lambda: self._execute(statement, parameter_rows))
+                for attempt in range(STATEMENT_ATTEMPTS):
+                    self._statement_commits, self._lakehouse_operation = 0, False
+                    try:
+                        return self._run_work(lambda: self._execute(statement, parameter_rows))
+                    except errors.SerializationError:
+                        if not self._may_run_again() or attempt == STATEMENT_ATTEMPTS - 1:
+                            raise
+                    time.sleep(min(0.2, 0.002 * 2**attempt) * random.random())  # L6
+                raise AssertionError("unreachable")  # pragma: no cover
             except BaseException as e:
                 raise_translated(e)
             finally:
                 self._statements -= 1
                 self.control.finish()
+
+    def _may_run_again(self) -> bool:
+        """L6: whether the statement that just lost a race may run again, whole."""
+        return (
+            self._statements == 1
+            and self.commits_each_statement
+            and self._statement_commits == 0
+            and not self._lakehouse_operation
+        )
+
+    def reruns_statement(self) -> bool:
+        """L6: True while an autocommit statement that may run again is running (the
+        Iceberg catalog then leaves a lost race to it: iceberg.catalog P3)."""
+        return self._statements == 1 and self.commits_each_statement and not self._lakehouse_operation
+
+    def note_commit(self, plain_append: bool) -> None:
+        """L7: the bound Iceberg catalog is about to stage a table commit."""
+        if not plain_append and not self.commits_each_statement:
+            self._replay_of(self.transaction()).appends_only = False
+
+    def _replay_of(self, txn: CatalogTransaction) -> _Replay:
+        """L7: the replay record of ``txn`` (made when first needed)."""
+        replay = self._replay
+        if replay is None or replay.txn is not txn:
+            replay = self._replay = _Replay(txn)
+        return replay
 
     def _execute(self, statement: Any, parameter_rows: Any) -> Result:
         if isinstance(statement, PlainStatement):
@@ -418,14 +514,30 @@ class Connection:
 
         return execute(statement, self, parameter_rows)
 
-    def run_in_transaction(self, work: Callable[[CatalogTransaction], Any]) -> Any:
+    def run_in_transaction(self, work: Callable[[CatalogTransaction], Any], *, replayable: bool = False) -> Any:
         """Run ``work`` on the connection's transaction under its rules (L1): with
         autocommit (and no BEGIN), the transaction commits when ``work`` returns and is
-        discarded when it raises; otherwise it stays open for ``commit()``. What ``work``
-        raises arrives as it is (the Iceberg catalog raises PyIceberg's exceptions)."""
+        discarded when it raises; otherwise it stays open for ``commit()``, and with
+        ``replayable`` (a write of the Iceberg catalog) ``work`` is kept to run again
+        on a newer version if the commit loses a race (L7). What ``work`` raises
+        arrives as it is (the Iceberg catalog raises PyIceberg's exceptions)."""
         with self._lock:
             self._check_open()
-            return self._run_work(lambda: work(self.transaction()), in_statement=self._statements > 0)
+            if not replayable or self.commits_each_statement:
+                return self._run_work(lambda: work(self.transaction()), in_statement=self._statements > 0)
+            txn = self.transaction()
+            replay = self._replay_of(txn)
+            if replay.changes != txn.changes:
+                replay.appends_only = False  # a write that did not come from the catalog
+            try:
+                result = self._run_work(lambda: work(txn), in_statement=self._statements > 0)
+            except BaseException:
+                if replay.changes != txn.changes:
+                    replay.appends_only = False  # half a write: never run again
+                raise
+            replay.writes.append(work)
+            replay.changes = txn.changes
+            return result
 
     def _run_work(self, work: Callable[[], Any], *, in_statement: bool = False) -> Any:
         auto = self._autocommit and not self._explicit
@@ -441,7 +553,9 @@ class Connection:
             if in_statement and not self._txn.has_writes:
                 return result  # L4: the statement's next unit, or its end, takes it
             txn, self._txn = self._txn, None
+            wrote = txn.has_writes
             txn.commit()
+            self._statement_commits += wrote  # L6
         return result
 
     def __repr__(self) -> str:
@@ -457,8 +571,14 @@ class _ConnectionScope:
         self._connection = connection
 
     def run(self, work: Callable[[CatalogTransaction], Any], *, writes: bool) -> Any:
-        return self._connection.run_in_transaction(work)
+        return self._connection.run_in_transaction(work, replayable=writes)
 
     def commits_each_call(self) -> bool:
         return self._connection.commits_each_statement
+
+    def reruns_statement(self) -> bool:
+        return self._connection.reruns_statement()
+
+    def note_commit(self, table: tuple[str, str], plain_append: bool) -> None:
+        self._connection.note_commit(plain_append)
 

@@ -34,6 +34,17 @@ Rules (SPEC 7):
      are not reclaimed (their files are never listed). Locations are compared in
      their canonical form (storage U1-U4, iceberg.reach R4): a live file a manifest
      spells ``file:/x`` or ``/a/./x`` is the listing's file, and stays.
+  E9 (SPEC 8) Commits of transactions that outlived the grace: an Iceberg orphan E8
+     dooms may be a file an open transaction wrote and is about to publish (its
+     commit checks the files it names right before it publishes: transaction C7).
+     So, right before deleting the Iceberg files, the latest version is read again
+     (fresh, never the cached view); the files that versions committed since the
+     plan reach (through the tables their own transactions changed) are taken off
+     the list, and again until no version came meanwhile (at most
+     E9_ROUNDS rounds; after that no Iceberg file is deleted by this run). What
+     remains of the race is a commit whose check precedes the deletion and whose
+     root follows that last read: a window of one listing call and one deletion
+     call, open only to transactions that lasted longer than the grace.
   E7 A root is deleted no sooner than EXPIRED_ROOT_DELETE_DELAY_S after the listing that
      showed it (measured on this process's monotonic clock). A root that was missing
      when a writer last looked therefore cannot appear and vanish within that writer's
@@ -68,6 +79,8 @@ from .lakehouse import now_millis as millis_now
 
 #: Files written by a commit become reachable within seconds; an hour is generous.
 DEFAULT_ORPHAN_GRACE_MILLIS = 3_600_000
+#: E9: rounds of "versions committed since the plan" before Iceberg files are spared.
+E9_ROUNDS = 16
 
 def is_format_file(path: str) -> bool:
     """True for exactly the files the format names (E6, paths rule P1): roots,
@@ -117,6 +130,7 @@ class ExpirationPlan:
     versions: list[int] = field(default_factory=list)  # expired, oldest first
     files: list[str] = field(default_factory=list)  # every file to delete, roots first
     listed_at: float = 0.0  # time.monotonic() when the listing returned (E7)
+    storage_options: dict | None = None  # reach the tables' Iceberg files (E9)
 
     def execute(self, lakehouse: Lakehouse) -> None:
         storage = lakehouse.storage
@@ -125,8 +139,26 @@ class ExpirationPlan:
             lakehouse.write_hint(max(self.latest, lakehouse.latest_version()))  # E5
             wait_before_deleting_roots(self.listed_at)  # E7
         storage.delete_many(roots)  # E5: roots first, oldest first
-        storage.delete_many([f for f in self.files if f not in set(roots)])
+        rest = [f for f in self.files if f not in set(roots)]
+        if any(not is_expirable_file(f) for f in rest):
+            rest = self._not_reached_since_planned(lakehouse, rest)  # E9
+        storage.delete_many(rest)
         lakehouse.write_hint(max(self.latest, lakehouse.latest_version()))
+
+    def _not_reached_since_planned(self, lakehouse: Lakehouse, files: list[str]) -> list[str]:
+        """E9: ``files`` without the Iceberg files that versions committed after the plan
+        reach; without any Iceberg file if versions keep coming."""
+        seen = self.latest
+        for _ in range(E9_ROUNDS):
+            latest = lakehouse.find_latest(at_least=seen)  # fresh: probes past ``seen``
+            if latest is None or latest <= seen:
+                return files
+            reached = iceberg_files_reached(lakehouse, range(seen + 1, latest + 1), self.storage_options)
+            if reached is None:
+                break
+            files = [f for f in files if f not in reached]
+            seen = latest
+        return [f for f in files if is_expirable_file(f)]
 
 
 def reachable_files(lakehouse: Lakehouse, versions: Iterable[int], seen: set[str] | None = None) -> set[str]:
@@ -235,7 +267,7 @@ def plan_expiration(
     expired.sort()
     roots = [paths.root_node_path(v) for v in expired]
     rest = sorted(set(doomed) - set(roots))
-    return ExpirationPlan(latest.version, sorted(kept), expired, roots + rest, listed_at)
+    return ExpirationPlan(latest.version, sorted(kept), expired, roots + rest, listed_at, storage_options)
 
 
 @dataclass(frozen=True)
@@ -330,6 +362,31 @@ class TableLocations:
         if is_expirable_file(path) or any(path.startswith(p) for p in self.foreign):
             return False
         return any(path.startswith(p) for p in self.owned)
+
+
+def iceberg_files_reached(
+    lakehouse: Lakehouse, versions: Iterable[int], storage_options: dict | None
+) -> set[str] | None:
+    """E9: the Iceberg files under the root that the tables ``versions`` changed reach
+    (through each table definition their own transactions wrote); None when a metadata
+    file they name cannot be read (what it reaches is unknown)."""
+    definitions: set[str] = set()
+    for version in versions:
+        snapshot = lakehouse.snapshot(version)
+        for key in snapshot.changed_keys():
+            value = snapshot.tree.get(key)
+            if value is not None:
+                definitions.add(value)
+    pointers = metadata_pointers(table_definitions(lakehouse, definitions))
+    if not pointers:
+        return set()
+    from .iceberg.reach import IcebergReach
+
+    reached = IcebergReach(storage_options).reach(location for location, _ in pointers)
+    if reached.missing:
+        return None
+    root = lakehouse.storage.root_uri
+    return {relative for relative in (location_within(f, root) for f in reached.files) if relative is not None}
 
 
 def iceberg_files_to_delete(

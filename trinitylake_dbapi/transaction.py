@@ -38,6 +38,30 @@ Commit protocol. A transaction that began at version v:
       A commit or rollback that would create version 2^32 fails with CommitFailedError
       before it writes any file (check_version_limit).
 
+  C7. Files written before the commit began and named by it (``expect_files``: a
+      table's data files, manifests and manifest lists, written by the statements of
+      the transaction, or by PyIceberg before it committed) are orphans until C2:
+      version expiration deletes an orphan once it is older than its grace period
+      (maintenance E4, E8). So, after C1 is awaited and right before C2, each such file
+      older than PREWRITTEN_CHECK_AGE_S (by the moment it was opened for writing on
+      this host, iceberg.io F4), or of unknown age, is checked to exist; a missing one
+      fails the commit with MissingFileError (an OperationalError) naming the file and
+      the table, nothing is published, and a retry of the whole transaction writes its
+      files again. (Not a SerializationError: retrying the commit alone, as a lost race
+      is retried, would fail the same way.) Why no
+      interleaving publishes a deleted file: an expiration with grace G deletes a file
+      only if it was older than G when the expiration started, and reads the latest
+      version after that start. A file younger than PREWRITTEN_CHECK_AGE_S at the check
+      is younger than G at C2 if G >= PREWRITTEN_CHECK_AGE_S + the time from the check
+      to C2 (milliseconds; say a few seconds with clock skew): an expiration that may
+      delete it started after C2 and sees it reached. An older file that exists at the
+      check was deleted by no expiration that ended before the check; one that could
+      still delete it started before C2 and after the file was G old, so only a
+      transaction that lasted longer than the grace, committing while an expiration
+      with that grace is between its listing and its deletions, can lose a file. Hence:
+      run expiration with a grace longer than the longest transaction (the default
+      hour), and never with a grace under a few seconds while anything writes.
+
 The keys version u changed are exactly the messages tagged ``txn == str(u)`` in root
 u's buffer (tree invariant T5). The transaction id written into the ``txn`` column is
 therefore the version the transaction commits as; a replay re-tags its messages.
@@ -65,6 +89,7 @@ from .errors import (
     CommitFailedError,
     CommitOutcomeUnknownError,
     CorruptFileError,
+    MissingFileError,
     ObjectExistsError,
     ObjectNotFoundError,
     ReadOnlyError,
@@ -80,6 +105,8 @@ from .storage import Storage
 
 #: Commit attempts before giving up on a lakehouse under constant contention.
 MAX_COMMIT_ATTEMPTS = 64
+#: C7: files a commit names that were written at least this long before it are checked.
+PREWRITTEN_CHECK_AGE_S = 1.0
 _BACKOFF_BASE_S = 0.0005
 _BACKOFF_MAX_S = 0.25
 
@@ -161,10 +188,17 @@ class Transaction:
         self.files: dict[str, bytes] = {}
         #: Companion files by the definition file they belong to (C1).
         self.companions: dict[str, dict[str, bytes]] = {}
+        #: C7: files written before the commit that it names: path -> (the monotonic
+        #: moment its writing began, None if unknown; what names it, for the error).
+        self.expected: dict[str, tuple[float | None, str]] = {}
         self._unwritten: dict[str, bytes] = {}  # C1 files not written yet
         self.reads = _ReadSet()
         self.guards = _ReadSet()
         self.lakehouse_def_update: Callable[[LakehouseDef], LakehouseDef] | None = None
+        #: How many writes (put, delete, staged file, definition update) were made: a
+        #: caller that replays its own units of work on a newer version (iceberg.catalog
+        #: P4) checks with it that every write came from one of them.
+        self.changes = 0
         settings = base.settings
         #: Object keys <-> names under the name limits of the version it reads.
         self.codec = keyfmt.KeyCodec(
@@ -268,30 +302,43 @@ class Transaction:
     def put(self, key: str, value: str) -> None:
         self._check_writable()
         self.writes[key] = value
+        self.changes += 1
 
     def delete(self, key: str) -> None:
         self._check_writable()
         self.writes[key] = None
+        self.changes += 1
 
     def stage_file(self, path: str, data: bytes, *, companion_of: str | None = None) -> None:
         """A new definition file to write at commit, before the root (C1); with
         ``companion_of``, a file written exactly when that definition file is."""
         self._check_writable()
+        self.changes += 1
         if companion_of is None:
             self.files[path] = data
         else:
             self.companions.setdefault(companion_of, {})[path] = data
 
+    def expect_files(self, files: dict[str, float | None], owner: str) -> None:
+        """C7: ``files`` (paths under the root, each with the ``time.monotonic()`` at which
+        its writing began, None if unknown), written before this commit, are named by it
+        (``owner`` says by what, e.g. "table 'ns'.'t'"): checked to exist before C2."""
+        self._check_writable()
+        for path, written_at in files.items():
+            self.expected[path] = (written_at, owner)
+
     def update_lakehouse_def(self, update: Callable[[LakehouseDef], LakehouseDef]) -> None:
         """Change the lakehouse definition in this commit; re-applied on every rebase."""
         self._check_writable()
         self.lakehouse_def_update = update
+        self.changes += 1
 
     # -- commit -----------------------------------------------------------------------
 
     def rollback(self) -> None:
         self.writes.clear()
         self.files.clear()
+        self.expected.clear()
         self.companions.clear()
         self.lakehouse_def_update = None
         self.closed = True
@@ -377,6 +424,7 @@ class Transaction:
             issued_at = time.monotonic()
             with prepare_root(storage, version, data) as prepared:  # C2, while C1 runs
                 written()  # C1 is done
+                self._check_expected_files()  # C7
                 if self.lakehouse.is_still_latest(base.version, observed_at):  # D3: C1 may be slow
                     created = publish_root(storage, prepared)  # C2, the commit point
                 else:
@@ -403,6 +451,34 @@ class Transaction:
         # C4: lost the race. Our node files and definition are unreferenced: tidy up.
         _remove_best_effort(storage, list(update.files) + ([new_def_path] if new_def_path else []))
         return False
+
+    def _check_expected_files(self) -> None:
+        """C7: MissingFileError if a file named by this commit and written before it, old
+        enough for expiration to have taken it, no longer exists."""
+        now = time.monotonic()
+        old = sorted(
+            (path, owner, None if at is None else now - at)
+            for path, (at, owner) in self.expected.items()
+            if at is None or now - at >= PREWRITTEN_CHECK_AGE_S
+        )
+        if not old:
+            return
+        exists = self.lakehouse.storage.exists
+        if len(old) == 1:
+            found = [exists(old[0][0])]
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(min(8, len(old)), thread_name_prefix="tl-c7") as pool:
+                found = list(pool.map(exists, [path for path, _, _ in old]))
+        for (path, owner, age), present in zip(old, found):
+            if not present:
+                written = "" if age is None else f" {age:.1f} s before this commit"
+                raise MissingFileError(path, (
+                    f"{owner} names this file, written{written}, and it no longer exists: "
+                    "version expiration (with an orphan grace period shorter than the "
+                    "transaction) deleted it; nothing was committed: retry the transaction"
+                ))
 
     def _check_conflicts(self, first: int, latest: int) -> None:
         """Raise SerializationError if a version first..latest conflicts (C4)."""

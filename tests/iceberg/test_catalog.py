@@ -386,13 +386,27 @@ def test_a_block_of_appends_survives_another_writers_append(tmp_path: Any) -> No
     assert catalog.lakehouse.latest_version() == version_of_other + 1
     assert rows_of(catalog.load_table("default.a").scan().to_arrow()) == [(1, "eu", 1.0), (9, "x", 9.0)]
     assert rows_of(catalog.load_table("default.b").scan().to_arrow()) == [(2, "eu", 2.0)]
-    # two commits to one table in a block are not replayed: the block fails whole
+    # two appends to one table in a block are replayed in order, the second on the first
+    with catalog.lakehouse_transaction():
+        a.append(orders((3, "eu", 3.0)))
+        a.append(orders((4, "eu", 4.0)))
+        other.load_table("default.a").append(orders((8, "x", 8.0)))
+    table = catalog.load_table("default.a")
+    assert sorted(rows_of(table.scan().to_arrow())) == [
+        (1, "eu", 1.0), (3, "eu", 3.0), (4, "eu", 4.0), (8, "x", 8.0), (9, "x", 9.0)
+    ]
+    chain, snapshot = [], table.current_snapshot()
+    while snapshot is not None:  # one line of parents, sequence numbers strictly falling
+        chain.append(snapshot.sequence_number)
+        snapshot = table.snapshot_by_id(snapshot.parent_snapshot_id) if snapshot.parent_snapshot_id else None
+    assert chain == sorted(chain, reverse=True) and len(chain) == len(set(chain)) == 5
+    # an overwrite in a block is not replayed: the block fails whole
     with pytest.raises(CommitFailedException):
         with catalog.lakehouse_transaction():
-            a.append(orders((3, "eu", 3.0)))
-            a.append(orders((4, "eu", 4.0)))
-            other.load_table("default.a").append(orders((8, "x", 8.0)))
-    assert rows_of(catalog.load_table("default.a").scan().to_arrow()) == [(1, "eu", 1.0), (8, "x", 8.0), (9, "x", 9.0)]
+            a.append(orders((5, "eu", 5.0)))
+            a.overwrite(orders((6, "eu", 6.0)))
+            other.load_table("default.a").append(orders((7, "x", 7.0)))
+    assert sorted(r[0] for r in rows_of(catalog.load_table("default.a").scan().to_arrow())) == [1, 3, 4, 7, 8, 9]
 
 
 def test_a_connection_catalog_commits_with_the_connection(tmp_path: Any) -> None:

@@ -19,15 +19,24 @@ Rules:
      only failed requirement is the branch head is rebased (its new manifests listed on
      top of the new head, with the next sequence number); anything else fails with
      CommitFailedException naming the table. Commits to different tables never fail
-     each other (the lakehouse rebases them, transaction C4).
+     each other (the lakehouse rebases them, transaction C4). Inside a SQL statement
+     under autocommit (the scope ``reruns_statement``), a commit that is not a plain
+     append is not tried again here: it raises the PEP 249 SerializationError (naming
+     the table and the version that won), after deleting the files it wrote, and the
+     connection runs the whole statement again on the latest version (connection L6).
+     PyIceberg's own retry loop is therefore never entered from SQL (it logs "Commit
+     failed ... retrying", and validates an overwrite by a rule SQL does not need).
   P4 Inside ``lakehouse_transaction()`` (per thread), or on a catalog bound to a DB-API
      connection, commits are staged in one lakehouse transaction and published
      together at its end, or not at all. When another writer commits to one of the
-     block's tables first, a block whose table commits are single appends (one per
-     table) runs its writes again on the latest version (as P3: requirements checked
-     again, appends rebased); any other block, or a write that no longer holds, fails
-     as a whole with CommitFailedException and no table changes. (A bound
-     catalog's conflicts are the connection's: SerializationError at ``commit()``.)
+     transaction's tables first, a transaction whose writes all came from plain table
+     appends (PyIceberg's ``append``, SQL's INSERT), in SNAPSHOT isolation, runs them
+     again, in order, on the latest version (as P3: requirements checked again, appends
+     rebased; a table appended to twice gets both, the second on top of the first),
+     bounded with jittered backoff (:func:`commit_replaying`). Any other transaction, or
+     a write that no longer holds, fails as a whole and no table changes: a block with
+     CommitFailedException, a bound catalog's connection with SerializationError at
+     ``commit()`` naming the table and the version.
   P5 A catalog opened at a version (number, exported snapshot name or timestamp) reads
      every table as of that version and refuses every change (ReadOnlyError).
   P6 Namespaces have one level; a multi-level identifier is refused naming it. The
@@ -36,6 +45,11 @@ Rules:
      column ids); ``follow_definition`` then brings the Iceberg metadata to agree, in the
      same lakehouse transaction. Iceberg's own rules still hold: no NOT NULL column
      appears on a table that holds data, no partition or sort column is dropped.
+  P9 A commit names the files its new snapshots add (``expect_files``: manifest lists,
+     their manifests, data and delete files), with when this process began writing
+     each (io F4): the lakehouse transaction checks, right before it publishes, that
+     those old enough for version expiration to have reclaimed them still exist
+     (transaction C7; MissingFileError naming the file otherwise, nothing published).
   P8 Files belong to lakehouse versions: nothing here deletes an Iceberg file that a
      version may name (``purge_table`` drops; PyIceberg's delete-after-commit of old
      metadata files is off); version expiration reclaims them (maintenance E8).
@@ -87,6 +101,7 @@ from pyiceberg.view import View
 
 from ..catalog import MANAGED, CatalogTransaction, LakehouseCatalog
 from ..errors import (
+    MissingFileError,
     ObjectExistsError,
     ObjectNotEmptyError,
     ObjectNotFoundError,
@@ -95,6 +110,7 @@ from ..errors import (
 )
 from ..format import paths
 from ..format.paths import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
+from ..storage.locations import location_within
 from .io import DurableFileIO, file_io_properties, storage_options_from_properties
 from .schema import columns_from_schema
 from .tables import ICEBERG, TableStates, check_commit
@@ -124,6 +140,13 @@ class CatalogScope(Protocol):
         """True when each ``run`` is its own lakehouse transaction (so a commit that
         lost a race can be tried again: P3)."""
 
+    def reruns_statement(self) -> bool:
+        """True when a lost race is better answered by running the whole calling SQL
+        statement again than by retrying the commit (P3): SerializationError is raised."""
+
+    def note_commit(self, table: tuple[str, str], plain_append: bool) -> None:
+        """Record a table commit about to be staged, for the replay rule of P4."""
+
 
 class _OwnScope:
     """The catalog's own lakehouse transactions: one per call (P3), or the open block
@@ -140,6 +163,9 @@ class _OwnScope:
 
     def commits_each_call(self) -> bool:
         return self.open_block is None
+
+    def reruns_statement(self) -> bool:
+        return False
 
     def run(self, work: Callable[[CatalogTransaction], _T], *, writes: bool) -> _T:
         txn = self.open_block
@@ -180,40 +206,54 @@ class _OwnScope:
         finally:
             self._local.txn, self._local.writes, self._local.commits = None, [], []
 
-    def note_table_commit(self, table: tuple[str, str], plain_append: bool) -> None:
+    def note_commit(self, table: tuple[str, str], plain_append: bool) -> None:
         """Record a table commit of the open block, for the replay rule of P4."""
-        self._local.commits.append((table, plain_append))
+        if self.open_block is not None:
+            self._local.commits.append((table, plain_append))
 
     def _replayable(self) -> bool:
-        """Only blocks whose table commits are single plain appends (one per table) are
-        run again: another commit to a table the block changed twice, or overwrote or
-        deleted from, would be built on a snapshot the replay changed."""
-        tables = [table for table, _ in self._local.commits]
-        return len(tables) == len(set(tables)) and all(plain for _, plain in self._local.commits)
+        """Only blocks whose table commits are plain appends are run again."""
+        return all(plain for _, plain in self._local.commits)
 
     def _commit_block(
         self, txn: CatalogTransaction, writes: list[Callable[[CatalogTransaction], Any]]
     ) -> None:
-        for attempt in range(MAX_COMMIT_ATTEMPTS):
-            try:
-                txn.commit()
-                return
-            except SerializationError as e:
-                failure = e
-            if not self._replayable():
-                raise CommitFailedException(f"the lakehouse transaction was not committed: {failure}") from failure
-            time.sleep(min(0.2, 0.002 * 2**attempt) * random.random())
-            txn = self.lakehouse.begin(version=self.version)
-            try:
-                for work in writes:
-                    work(txn)
-            except SerializationError as e:
-                txn.rollback()
-                raise CommitFailedException(f"the lakehouse transaction was not committed: {e}") from e
-            except BaseException:
-                txn.rollback()
+        try:
+            commit_replaying(
+                txn, lambda: self.lakehouse.begin(version=self.version), writes, self._replayable()
+            )
+        except SerializationError as e:
+            raise CommitFailedException(f"the lakehouse transaction was not committed: {e}") from e
+
+
+def commit_replaying(
+    txn: CatalogTransaction,
+    begin: Callable[[], CatalogTransaction],
+    writes: list[Callable[[CatalogTransaction], Any]],
+    replayable: bool,
+) -> int:
+    """Commit ``txn``; when it loses to a conflicting version and ``replayable`` (every
+    write of ``txn`` came from ``writes``, each a plain append, P4), run ``writes`` again,
+    in order, on a transaction from ``begin`` (at the latest version) and commit that,
+    up to MAX_COMMIT_ATTEMPTS times with jittered backoff. Returns the version committed.
+    Raises SerializationError (PEP 249, naming the table and the version) when ``txn`` is
+    not replayable or after the last attempt; what a write raises when it no longer
+    holds (CommitFailedException naming the table) arrives as it is."""
+    for attempt in range(MAX_COMMIT_ATTEMPTS):
+        try:
+            return txn.commit()
+        except SerializationError:
+            if not replayable or not writes or attempt == MAX_COMMIT_ATTEMPTS - 1:
                 raise
-        raise CommitFailedException(f"the lakehouse transaction was not committed: {failure}") from failure
+        time.sleep(min(0.2, 0.002 * 2**attempt) * random.random())
+        txn = begin()
+        try:
+            for work in writes:
+                work(txn)
+        except BaseException:
+            txn.rollback()
+            raise
+    raise AssertionError("unreachable")  # pragma: no cover - the last attempt raised
 
 
 def _one_level(namespace: str | Identifier) -> str:
@@ -514,14 +554,17 @@ class TrinityLakeCatalog(MetastoreCatalog):
     ) -> CommitTableResponse:
         namespace, name = self._names(table.name())
         io = table.io if isinstance(table.io, DurableFileIO) else self._io
-        if self._scope is self._own and self._own.open_block is not None:
-            self._own.note_table_commit((namespace, name), _is_plain_append(updates))
+        plain_append = _is_plain_append(updates)
+        self._scope.note_commit((namespace, name), plain_append)
         for attempt in range(MAX_COMMIT_ATTEMPTS):
             try:
                 return self._write(lambda txn: self._commit_once(txn, namespace, name, requirements, updates, io))
             except CommitFailedException as e:
                 if not isinstance(e.__cause__, SerializationError) or not self._scope.commits_each_call():
                     raise  # in a transaction, its conflicts are decided at its end (P4)
+                if not plain_append and self._scope.reruns_statement():
+                    _discard_uncommitted(updates, io)  # P3: the statement runs again
+                    raise e.__cause__ from None
                 time.sleep(min(0.2, 0.002 * 2**attempt) * random.random())
         raise CommitFailedException(
             f"table {namespace}.{name}: gave up after {MAX_COMMIT_ATTEMPTS} attempts, other writers kept committing first"
@@ -556,6 +599,8 @@ class TrinityLakeCatalog(MetastoreCatalog):
                 return CommitTableResponse(metadata=current, metadata_location=current_location)
             syncing.result()
             io.sync_written()  # what was written since (a rebased manifest list)
+            owner = f"table '{namespace}'.'{name}'"
+            txn.expect_files(self._new_files(updates, io, owner), owner)  # P9
         finally:
             wait([syncing])  # never leave a sync running behind an error
         new_location = self.tables.publish(
@@ -569,6 +614,22 @@ class TrinityLakeCatalog(MetastoreCatalog):
             io=io,
         )
         return CommitTableResponse(metadata=updated, metadata_location=new_location)
+
+    def _new_files(self, updates: tuple[TableUpdate, ...], io: DurableFileIO, owner: str) -> dict[str, float | None]:
+        """P9: the files under the lakehouse root that the new snapshots of ``updates``
+        add (manifest lists, their own manifests, the data and delete files those add),
+        with the moment this process began writing each (io F4; None: unknown)."""
+        root = self.lakehouse.storage.root_uri
+        found: dict[str, float | None] = {}
+
+        def note(location: str) -> None:
+            relative = location_within(location, root)  # storage U4: one canonical form
+            if relative is not None:
+                found[relative] = io.created_at(location)
+
+        for location in _added_files(updates, io, owner):
+            note(location)
+        return found
 
     def _commit_create(
         self,
@@ -660,6 +721,60 @@ def _check_fresh(current: TableMetadata, updates: tuple[TableUpdate, ...]) -> No
                 )
 
 
+@contextlib.contextmanager
+def _own_file(location: str, owner: str) -> Iterator[None]:
+    """Reading a file this commit wrote earlier: when it is gone, MissingFileError naming
+    it (P9: version expiration reclaimed it before the commit), never a raw OSError."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise MissingFileError(location, (
+            f"{owner} names this file, written before the commit, and it no longer exists: "
+            "version expiration (with an orphan grace period shorter than the transaction) "
+            "deleted it; nothing was committed: retry the transaction"
+        )) from None
+
+
+def _added_files(updates: tuple[TableUpdate, ...], io: FileIO, owner: str = "the commit") -> list[str]:
+    """The locations the new snapshots of ``updates`` add: each one's manifest list, the
+    manifests it wrote, and the data and delete files those add (MissingFileError when
+    one of those lists is gone)."""
+    from pyiceberg.manifest import ManifestEntryStatus
+
+    added: list[str] = []
+    for update in updates:
+        if not isinstance(update, AddSnapshotUpdate):
+            continue
+        snapshot = update.snapshot
+        with _own_file(snapshot.manifest_list, owner):
+            manifests = snapshot.manifests(io)
+        for manifest in manifests:
+            if manifest.added_snapshot_id != snapshot.snapshot_id:
+                continue
+            with _own_file(manifest.manifest_path, owner):
+                entries = manifest.fetch_manifest_entry(io, discard_deleted=False)
+            for entry in entries:
+                if entry.status == ManifestEntryStatus.ADDED:
+                    added.append(entry.data_file.file_path)
+            added.append(manifest.manifest_path)
+        added.append(snapshot.manifest_list)
+    return added
+
+
+def _discard_uncommitted(updates: tuple[TableUpdate, ...], io: FileIO) -> None:
+    """Delete, best effort, the files the new snapshots of ``updates`` added: a commit
+    that failed and will never be tried again with them (P3). Nothing else names them."""
+    try:
+        doomed = _added_files(updates, io)
+    except Exception:  # noqa: BLE001 - best effort: expiration removes what stays (E8)
+        return
+    for location in doomed:
+        try:
+            io.delete(location)
+        except Exception:  # noqa: BLE001 - as above
+            pass
+
+
 def _is_plain_append(updates: tuple[TableUpdate, ...]) -> bool:
     """True for the updates of a fast append: one new snapshot (operation append) made
     the head of its branch."""
@@ -703,7 +818,9 @@ def _rebased_append(
     if current.snapshot_by_id(snapshot.snapshot_id) is not None:
         return None  # already committed (e.g. by an earlier attempt): nothing to rebase
     added = []
-    for manifest in snapshot.manifests(io):
+    with _own_file(snapshot.manifest_list, "the append being rebased"):
+        own_manifests = snapshot.manifests(io)
+    for manifest in own_manifests:
         if manifest.added_snapshot_id == snapshot.snapshot_id:
             manifest.sequence_number = UNASSIGNED_SEQ
             manifest.min_sequence_number = UNASSIGNED_SEQ

@@ -23,6 +23,10 @@ Rules:
      table reads its parent's manifest list, which the last append wrote. Only a
      completed write is remembered; ``delete`` forgets; ``exists()`` still asks the
      store.
+  F4 The moment each file was opened for writing here (``time.monotonic()``, before
+     its first byte, so never later than its modification time on this host) is kept
+     for the last ``REMEMBERED_CREATIONS`` files: a commit uses it to know which of the
+     files it names are young enough to need no existence check (transaction C7).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from __future__ import annotations
 import io
 import os
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -56,6 +61,8 @@ REMEMBERED_FILE_BYTES = 1 << 20
 REMEMBERED_FILES = 256
 #: F3: the files kept: Iceberg's Avro files (manifest lists and manifests).
 _REMEMBERED_SUFFIX = ".avro"
+#: F4: how many files' creation moments are kept.
+REMEMBERED_CREATIONS = 20_000
 
 
 def _fsync(path: str) -> None:
@@ -205,6 +212,8 @@ class DurableFileIO(PyArrowFileIO):
         self._pool: ThreadPoolExecutor | None = None
         #: F3: small files written here, by location (least recently used first).
         self._remembered: OrderedDict[str, bytes] = OrderedDict()
+        #: F4: when each file was opened for writing here (monotonic), oldest first.
+        self._created: OrderedDict[str, float] = OrderedDict()
 
     def _initialize_fs(self, scheme: str, netloc: str | None = None) -> Any:
         """PyArrow's file system for the schemes it has; fsspec's for the others that
@@ -242,7 +251,18 @@ class DurableFileIO(PyArrowFileIO):
             while len(self._remembered) > REMEMBERED_FILES:
                 self._remembered.popitem(last=False)
 
+    def created_at(self, location: str) -> float | None:
+        """F4: the ``time.monotonic()`` at which ``location`` was opened for writing
+        through this FileIO; None when it was not (or is no longer remembered)."""
+        with self._lock:
+            return self._created.get(location)
+
     def new_output(self, location: str) -> PyArrowFile:
+        with self._lock:  # F4: before the file can exist
+            self._created[location] = time.monotonic()
+            self._created.move_to_end(location)
+            while len(self._created) > REMEMBERED_CREATIONS:
+                self._created.popitem(last=False)
         plain = super().new_output(location)
         same_file = dict(
             location=plain.location,
