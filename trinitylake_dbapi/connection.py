@@ -304,6 +304,7 @@ class Connection:
             for cursor in list(self._cursors):
                 cursor.detach()
             txn, self._txn = self._txn, None
+            self._replay = None
             self._closed = True
             engine, self._engine = self._engine, None
             with translate_errors():
