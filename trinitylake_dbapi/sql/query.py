@@ -36,7 +36,24 @@ Rules:
       at least one row matches, the data files holding matched rows are replaced by
       files of their new rows in one overwrite snapshot (the whole table is rewritten
       when it is partitioned or has delete files); when none matches, nothing is
-      written. ``rowcount`` is the number of rows inserted, updated or deleted.
+      written. ``rowcount`` is the number of rows inserted, updated or deleted. The
+      WHERE of an UPDATE or DELETE is evaluated once per row: the rows it keeps are
+      stored by key, and the count, the files replaced and the rows written all come
+      from that one evaluation, so a WHERE with random() or uuid() counts exactly the
+      rows it changes. A SET value is evaluated once per matched row, and never for a
+      row that did not match. A rewritten file keeps its rows' order.
+  Q4b. No name of the table's can change what a statement does: the statement's own
+      expressions (WHERE, SET values, their subqueries) are evaluated where the target
+      (under its name or alias) holds exactly the table's columns, as in a SELECT, and
+      nothing of ours is in scope under a name the statement or the table spells. Rows
+      are keyed by read_parquet's hidden ``file_index`` and ``file_row_number`` (absent
+      from ``*`` and from the row as a struct) unless a column of the table or a word
+      of the statement is spelled like one of them; then by a key computed in a
+      subquery of our own, the statement's expressions running in a LATERAL subquery
+      over each row (slower). Other names of ours are chosen per statement not to
+      occur in its text (temporary tables, aliases) or are reserved (views, QX1), and read_parquet
+      reads columns under names of ours (``c0``, ``c1``...), never the table's, so a
+      column named ``filename`` or ``file_row_number`` reads like any other.
   Q5. Results stream: DuckDB produces record batches as the cursor fetches, and each
       batch becomes Python rows only when reached, so a large result is read in
       bounded memory. Values are what PEP 249 users expect: Decimal, datetime (with
@@ -649,13 +666,22 @@ def _column_expr(c: ColumnSpec, source: str) -> str:
     return source
 
 
-#: The column of a file view (:func:`_view_sql` with ``with_file``) naming each row's file.
-_FILE_COLUMN = "__tl_file"
+def _schema_map(columns: Sequence[ColumnSpec], *, named: bool, sql_types: bool = False) -> str:
+    """read_parquet's ``schema`` argument for a table's columns, mapped by field id (Q2).
+    Each column is read under its own name (``named``) or under ``c<position>``: a
+    name of ours, so that no column of the user's can take the name of one read_parquet
+    adds (``filename``, ``file_row_number``) (Q4b). ``sql_types``: a SMALLINT column is
+    read as SMALLINT rather than as its INTEGER carrier (as a view shows it)."""
+    entries = []
+    for i, c in enumerate(columns):
+        kind = "SMALLINT" if sql_types and c.type.kind == "int2" else duck_type(c.type, stored=True)
+        name = c.name if named else f"c{i}"
+        entries.append(f"{c.id}: {{name: {_string_literal(name)}, type: {_string_literal(kind)}, default_value: NULL}}")
+    return f"MAP {{{', '.join(entries)}}}"
 
 
-def _view_sql(scan: _Scan, *, with_file: bool = False) -> str:
-    """The SELECT a table reference's view runs (Q2); ``with_file`` adds the column
-    ``__tl_file``, the data file each row is in (for a scan without delete files)."""
+def _view_sql(scan: _Scan) -> str:
+    """The SELECT a table reference's view runs (Q2)."""
     columns = scan.info.columns
     if not columns:
         return "SELECT NULL WHERE false"
@@ -664,24 +690,14 @@ def _view_sql(scan: _Scan, *, with_file: bool = False) -> str:
             f"CAST(NULL AS {duck_type(c.type, stored=False)}) AS {_quote(c.name)}" for c in columns
         )
         return f"SELECT {select} WHERE false"
-    entries = ", ".join(
-        f"{c.id}: {{name: {_string_literal(c.name)}, type: {_string_literal(duck_type(c.type, stored=True))}, "
-        f"default_value: NULL}}"
-        for c in columns
-    )
+    entries = _schema_map(columns, named=False)
     files = ", ".join(_string_literal(f) for f in scan.data_files)
-    select = ", ".join(f"{_column_expr(c, 'd.' + _quote(c.name))} AS {_quote(c.name)}" for c in columns)
-    if with_file:
-        assert not scan.position_deletes
-        return (
-            f"SELECT {select}, d.filename AS {_FILE_COLUMN} "
-            f"FROM read_parquet([{files}], schema = MAP {{{entries}}}, filename = true) d"
-        )
+    select = ", ".join(f"{_column_expr(c, f'd.c{i}')} AS {_quote(c.name)}" for i, c in enumerate(columns))
     if not scan.position_deletes:
-        return f"SELECT {select} FROM read_parquet([{files}], schema = MAP {{{entries}}}) d"
+        return f"SELECT {select} FROM read_parquet([{files}], schema = {entries}) d"
     deletes = ", ".join(_string_literal(f) for f in scan.position_deletes)
     return (
-        f"SELECT {select} FROM read_parquet([{files}], schema = MAP {{{entries}}}, "
+        f"SELECT {select} FROM read_parquet([{files}], schema = {entries}, "
         "filename = true, file_row_number = true) d "
         f"ANTI JOIN (SELECT {_file_key_sql('file_path')} AS file_key, pos FROM read_parquet([{deletes}])) x "
         f"ON x.file_key = {_file_key_sql('d.filename')} AND x.pos = d.file_row_number"
@@ -761,12 +777,12 @@ class _Statement:
         scan = _plan(self.session, self.catalog_for(version), namespace, name, reference)
         return self.view_of_scan(scan), scan
 
-    def view_of_scan(self, scan: _Scan, *, with_file: bool = False) -> str:
+    def view_of_scan(self, scan: _Scan) -> str:
         """A new view over ``scan`` (see :func:`_view_sql`); its name."""
         if self.engine.admit(scan.data_files + scan.position_deletes):
             self._move_to_new_cursor()
         view = f"__tl_{next(self._count)}"
-        sql = f"CREATE TEMP VIEW {view} AS {_view_sql(scan, with_file=with_file)}"
+        sql = f"CREATE TEMP VIEW {view} AS {_view_sql(scan)}"
         self.run(sql)
         self._views.append((view, sql))
         return view
@@ -1150,7 +1166,7 @@ def _checked_values(
     by_name = {p.lower(): i for i, p in enumerate(provided)}
     source_columns = [f"c{i}" for i in range(len(provided))]
     statement.run(
-        f"CREATE TEMP TABLE __tl_src AS SELECT * FROM ({source}) s({', '.join(source_columns)})"
+        f"CREATE OR REPLACE TEMP TABLE __tl_src AS SELECT * FROM ({source}) s({', '.join(source_columns)})"
     )
     selects = []
     checks = []
@@ -1577,12 +1593,147 @@ def _where_sql(node: exp.Expr) -> str:
     return "true" if where is None else where.this.sql(dialect=duckdb_dialect())
 
 
+#: A row's key in a rewrite (Q4): its file's position in the scan's list of data files
+#: times 2**40, plus its row number in that file.
+_ROW_KEY_SHIFT = 1 << 40
+#: The columns read_parquet adds that a rewrite keys rows by (Q4b). They never appear in
+#: ``*`` nor in a table's row as a struct, and a column of the file's own shadows them.
+_FILE_INDEX, _FILE_ROW = "file_index", "file_row_number"
+
+
+def _row_key_sql(file_index: str, row: str) -> str:
+    return f"(CAST({file_index} AS BIGINT) * {_ROW_KEY_SHIFT} + {row})"
+
+
+class _Rewrite:
+    """The SQL of one UPDATE or DELETE over a table's scan (Q4, Q4b).
+
+    The statement's own expressions (its WHERE and its SET values) are evaluated where
+    the FROM item named like the target holds exactly the table's columns, as in a
+    SELECT over the table. Rows are told apart by a key (file, row) that the statement
+    cannot name: read_parquet's hidden ``file_index`` and ``file_row_number`` when no
+    column of the table and no word of the statement is spelled like them; otherwise
+    the table's rows come with their keys from a subquery of our own, under names the
+    statement does not contain, and the statement's expressions run in a LATERAL
+    subquery over one row at a time (slower: DuckDB joins back by every column read)."""
+
+    def __init__(self, statement: _Statement, scan: _Scan, alias: str, text: str) -> None:
+        self.statement = statement
+        self.scan = scan
+        self.alias = alias
+        self.columns = list(scan.info.columns)
+        words = text.lower()
+        taken = {c.name.lower() for c in self.columns}
+        self.hidden = not any(n in taken or n in words for n in (_FILE_INDEX, _FILE_ROW))
+        self._fresh = itertools.count(1)
+        self._words = words + " " + " ".join(taken)
+        self.key = self.name("k")
+        self.matched = self.name("matched")
+        self.deleted: str | None = None
+        if scan.position_deletes:
+            self.deleted = self.name("deleted")
+            keys = ", ".join(_string_literal(_file_key(f)) for f in scan.data_files)
+            index = f"list_position([{keys}], {_file_key_sql('file_path')})"
+            deletes = ", ".join(_string_literal(f) for f in scan.position_deletes)
+            statement.run(
+                f"CREATE TEMP TABLE {self.deleted} AS SELECT {_row_key_sql(f'{index} - 1', 'pos')} AS {self.key} "
+                f"FROM read_parquet([{deletes}]) WHERE {index} IS NOT NULL"
+            )
+
+    def name(self, base: str) -> str:
+        """A name the statement does not contain (nor any column of the table)."""
+        while True:
+            name = f"__tl_{base}_{next(self._fresh)}"
+            if name not in self._words:
+                return name
+
+    def _read(self, files: Sequence[int], *, named: bool) -> tuple[str, str]:
+        """read_parquet of the scan's data files at positions ``files`` (columns under
+        their names, or ``c<position>``), and the SQL of a row's key there."""
+        paths = ", ".join(_string_literal(self.scan.data_files[i]) for i in files)
+        read = f"read_parquet([{paths}], schema = {_schema_map(self.columns, named=named, sql_types=True)})"
+        if list(files) == list(range(len(self.scan.data_files))):
+            index = _FILE_INDEX
+        else:
+            index = f"[{', '.join(str(i) for i in files)}][CAST({_FILE_INDEX} AS BIGINT) + 1]"
+        return read, _row_key_sql(index, _FILE_ROW)
+
+    def _live(self, key: str) -> str:
+        """The condition that a row is not deleted by a position delete file."""
+        return "true" if self.deleted is None else f"{key} NOT IN (SELECT {self.key} FROM {self.deleted})"
+
+    def _over_rows(self, files: Sequence[int], select: str, where: str, only: str | None) -> str:
+        """SELECT key, ``select`` for each row of ``files`` (live, with a key in table
+        ``only`` when given) where ``where`` holds, both evaluated once per row in the
+        statement's scope (see the class)."""
+        if self.hidden:
+            read, key = self._read(files, named=True)
+            live = self._live(key) if only is None else f"{key} IN (SELECT {self.key} FROM {only})"
+            # CASE: the statement's condition is evaluated for live rows only.
+            return (
+                f"SELECT {key} AS {self.key}{', ' if select else ''}{select} FROM {read} AS {self.alias} "
+                f"WHERE CASE WHEN {live} THEN ({where}) ELSE false END"
+            )
+        read, key = self._read(files, named=False)
+        outer, row, values = self.name("o"), self.name("p"), [self.name("c") for _ in self.columns]
+        live = self._live(key) if only is None else f"{key} IN (SELECT {self.key} FROM {only})"
+        base = ", ".join(
+            f"{_column_expr(c, f'c{i}')} AS {v}" for i, (c, v) in enumerate(zip(self.columns, values))
+        )
+        fields = ", ".join(f"{outer}.{v} AS {_quote(c.name)}" for c, v in zip(self.columns, values))
+        # ``outer.key IS NOT NULL``: the subquery depends on each row's key, so that rows
+        # with equal values are not evaluated once for all of them.
+        return (
+            f"SELECT {outer}.{self.key}{f', {row}.*' if select else ''} FROM "
+            f"(SELECT {key} AS {self.key}, {base} FROM {read} WHERE {live}) {outer}, "
+            f"LATERAL (SELECT {select or '1'} FROM (SELECT {fields}) AS {self.alias} "
+            f"WHERE ({where}) AND {outer}.{self.key} IS NOT NULL) {row}"
+        )
+
+    def match(self, condition: str) -> int:
+        """Evaluate the WHERE once per row: the keys of the rows it keeps are stored;
+        their number."""
+        everything = range(len(self.scan.data_files))
+        self.statement.run(
+            f"CREATE TEMP TABLE {self.matched} AS SELECT {self.key} FROM "
+            f"({self._over_rows(everything, '', condition, None)})"
+        )
+        return int(self.statement.scalar(f"SELECT count(*) FROM {self.matched}"))
+
+    def matched_files(self) -> list[int]:
+        """The positions of the data files holding matched rows."""
+        rows = self.statement.run(
+            f"SELECT DISTINCT {self.key} // {_ROW_KEY_SHIFT} AS f FROM {self.matched} ORDER BY f"
+        )
+        return [int(r[0]) for r in rows]
+
+    def kept(self, files: Sequence[int]) -> str:
+        """SELECT key, columns of the live rows of ``files`` that did not match."""
+        read, key = self._read(files, named=False)
+        select = ", ".join(f"{_column_expr(c, f'c{i}')}" for i, c in enumerate(self.columns))
+        return (
+            f"SELECT {key} AS {self.key}, {select} FROM {read} "
+            f"WHERE {self._live(key)} AND {key} NOT IN (SELECT {self.key} FROM {self.matched})"
+        )
+
+    def updated(self, files: Sequence[int], values: Sequence[str]) -> str:
+        """SELECT key, ``values`` (SQL in the statement's scope) of the matched rows."""
+        select = ", ".join(f"({v}) AS {self.name('v')}" for v in values)
+        return self._over_rows(files, select, "true", self.matched)
+
+
 def _rewrite(
-    session: Session, node: exp.Expr, title: str, new_rows: Callable[[str, str, list[ColumnSpec], exp.Expr], str]
+    session: Session,
+    node: exp.Expr,
+    title: str,
+    new_values: Callable[[list[ColumnSpec], exp.Expr], list[str] | None],
 ) -> Result:
-    """UPDATE and DELETE (Q4): count the rows the WHERE keeps and, if any, replace the
-    data files that hold them with ``new_rows(source, condition, columns, node)`` of
-    those files (or, for a table with delete files or partitions, the whole table)."""
+    """UPDATE and DELETE (Q4, Q4b): the WHERE is evaluated once per row and the keys of
+    the rows it keeps are stored; from them, the count and the rewrite. The data files
+    holding matched rows (or, for a table with delete files or partitions, the whole
+    table) are replaced by their rows that did not match and, for an UPDATE, the
+    matched rows' ``new_values(columns, node)`` (one SQL expression per column, in the
+    statement's scope)."""
     refuse_write(session, title)
     target, namespace, name = _target(session, node.this, title)
     if node.args.get("returning") or node.args.get("limit") or node.args.get("from_") or node.args.get("using"):
@@ -1598,42 +1749,59 @@ def _rewrite(
         condition = _where_sql(copy)
         alias = _quote(target.alias_or_name)
         columns = list(scan.info.columns)
-        rows_sql = new_rows(f"{view} AS {alias}", condition, columns, copy)
-        statement.relation(rows_sql)  # binds it: unknown names fail even when no row matches
-        matched = statement.scalar(f"SELECT count(*) FROM {view} AS {alias} WHERE {condition}")
+        values = new_values(columns, copy)
+        select = ", ".join(values) if values else "1"
+        # Binds the statement: unknown names fail even when no row matches.
+        statement.relation(f"SELECT {select} FROM {view} AS {alias} WHERE {condition}")
+        if not scan.data_files or not columns:
+            return Result(None, [], 0)
+        rewrite = _Rewrite(statement, scan, alias, f"{condition} {select} {alias}")
+        matched = rewrite.match(condition)
         if not matched:
             return Result(None, [], 0)
         table = _load(session, namespace, name)
-        replaced = None
-        if _file_level(scan, table):
-            files_view = statement.view_of_scan(scan, with_file=True)
-            replaced = [
-                row[0] for row in statement.run(
-                    f"SELECT DISTINCT {_FILE_COLUMN} FROM {files_view} AS {alias} WHERE {condition}"
-                )
-            ]  # fmt: skip
-            listed = ", ".join(_string_literal(f) for f in replaced)
-            names = ", ".join(_quote(c.name) for c in columns)
-            only = f"(SELECT {names} FROM {files_view} WHERE {_FILE_COLUMN} IN ({listed})) AS {alias}"
-            rows_sql = new_rows(only, condition, columns, copy)
-        data = _checked_values(statement, rows_sql, columns, f"{namespace}.{name}")
+        level = _file_level(scan, table)
+        files = rewrite.matched_files() if level else list(range(len(scan.data_files)))
+        parts = [(rewrite.name("kept"), rewrite.kept(files))]
+        if values:
+            parts.append((rewrite.name("updated"), rewrite.updated(files, values)))
+        data = _in_key_order(statement, parts, columns, f"{namespace}.{name}")
     arrow = _as_iceberg(data, table)
-    if replaced is None:
+    if not level:
         table.overwrite(arrow)
     else:
-        _replace_files(table, set(replaced), arrow)
-    return Result(None, [], int(matched))
+        _replace_files(table, {scan.data_files[i] for i in files}, arrow)
+    return Result(None, [], matched)
+
+
+def _in_key_order(
+    statement: _Statement, parts: Sequence[tuple[str, str]], columns: Sequence[ColumnSpec], table: str) -> Any:
+    """The rows of ``parts`` ((temporary table, SELECT key, one value per column))
+    stored in their tables and checked (Q3) part
+    by part, so that a new value is cast to its column's type, never to a type shared
+    with the old values, as one Arrow table in the order of their keys (a rewritten
+    file keeps its rows' order)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    tables, keys = [], []
+    for part, sql in parts:
+        statement.run(f"CREATE TEMP TABLE {part} AS {sql}")
+        names = statement.relation(f"SELECT * FROM {part}").columns
+        values = ", ".join(_quote(n) for n in names[1:])
+        tables.append(
+            _checked_values(statement, f"SELECT {values} FROM {part} ORDER BY {_quote(names[0])}", columns, table)
+        )
+        keys.append(statement.arrow(f"SELECT {_quote(names[0])} FROM {part} ORDER BY 1").column(0))
+    data = pa.concat_tables(tables)
+    order = pc.sort_indices(pa.chunked_array([c for k in keys for c in k.chunks], type=pa.int64()))
+    return data.take(order)
 
 
 def _file_level(scan: _Scan, table: Any) -> bool:
     """Whether a rewrite can replace only the files holding matched rows: the scan has no
-    delete files to carry over, the table no partitions to write by, and no column
-    is named like read_parquet's file column."""
-    return (
-        not scan.position_deletes
-        and table.spec().is_unpartitioned()
-        and all(c.name.lower() != "filename" for c in scan.info.columns)
-    )
+    delete files to carry over and the table no partitions to write by."""
+    return not scan.position_deletes and table.spec().is_unpartitioned()
 
 
 def _replace_files(table: Any, replaced: set[str], rows: Any) -> None:
@@ -1657,18 +1825,13 @@ def _replace_files(table: Any, replaced: set[str], rows: Any) -> None:
 
 def run_delete(delete: exp.Delete, session: Session) -> Result:
     """DELETE FROM t [WHERE ...] (copy-on-write, Q4)."""
-
-    def survivors(source: str, condition: str, columns: list[ColumnSpec], node: exp.Expr) -> str:
-        names = ", ".join(_quote(c.name) for c in columns)
-        return f"SELECT {names} FROM {source} WHERE ({condition}) IS NOT TRUE"
-
-    return _rewrite(session, delete, "DELETE", survivors)
+    return _rewrite(session, delete, "DELETE", lambda columns, node: None)
 
 
 def run_update(update: exp.Update, session: Session) -> Result:
     """UPDATE t SET column = value, ... [WHERE ...] (copy-on-write, Q4)."""
 
-    def updated(source: str, condition: str, columns: list[ColumnSpec], node: exp.Expr) -> str:
+    def new_values(columns: list[ColumnSpec], node: exp.Expr) -> list[str]:
         assignments: dict[str, str] = {}
         known = {c.name.lower(): c for c in columns}
         for assignment in node.expressions:
@@ -1680,21 +1843,18 @@ def run_update(update: exp.Update, session: Session) -> Result:
             if column.lower() in assignments:
                 raise ProgrammingError(f"UPDATE: column {column!r} is set twice")
             assignments[column.lower()] = assignment.expression.sql(dialect=duckdb_dialect())
-        selects = []
+        values = []
         for c in columns:
             value = assignments.get(c.name.lower())
             if value is None:
-                selects.append(_quote(c.name))
-            elif c.type.kind == "map":  # a dict parameter is a struct: CASE cannot mix them
-                selects.append(
-                    f"CASE WHEN ({condition}) THEN CAST(({value}) AS {duck_type(c.type, stored=False)}) "
-                    f"ELSE {_quote(c.name)} END"
-                )
+                values.append(_quote(c.name))
+            elif c.type.kind == "map":  # a dict parameter is a struct: the map it stands for
+                values.append(f"CAST(({value}) AS {duck_type(c.type, stored=False)})")
             else:  # the new value is cast (and checked, naming its column) afterwards
-                selects.append(f"CASE WHEN ({condition}) THEN ({value}) ELSE {_quote(c.name)} END")
-        return f"SELECT {', '.join(selects)} FROM {source}"
+                values.append(f"({value})")
+        return values
 
-    return _rewrite(session, update, "UPDATE", updated)
+    return _rewrite(session, update, "UPDATE", new_values)
 
 
 def run_create_as(
