@@ -19,6 +19,11 @@ medians reported, and ratios taken per repetition:
   PyIceberg 0.12 ``SqlCatalog`` (SQLite) ``append`` of an Arrow table built from those
   rows (the conversion is timed with it), with PyIceberg's FileIO (no fsync) and with
   this project's FileIO and the same fsyncs ("pyiceberg-fsync", as in bench/data.py).
+  Beside them, the DB-API's ``execute`` of the same rows as one multi-row
+  ``INSERT ... VALUES (?, ...), (?, ...), ...`` with every value a parameter (what
+  pandas' ``to_sql(method="multi")`` sends), its text new on every repetition so that
+  no parse is reused: ``multi_vs_executemany`` is its time / ``executemany``'s (issue 32
+  item 10: at most MULTI_ROW_MAX).
 
 DuckLake (duckdb 1.5.5 with its extension, in a venv of its own) is measured in bench/ducklake.py.
 """
@@ -32,8 +37,16 @@ import statistics
 import time
 from typing import Any, Callable
 
+from .targets import at_most
+
 AGGREGATE = "SELECT k, count(*), sum(v), min(id) FROM {table} GROUP BY k"
 INSERT_COLUMNS = "id BIGINT, name STRING, amount DOUBLE, day DATE, price DECIMAL(10,2)"
+#: Issue 32 item 10: a multi-row VALUES insert takes at most this many times executemany's time.
+MULTI_ROW_MAX = 1.5
+
+
+#: The side that inserts the rows as one multi-row VALUES statement.
+MULTI_SIDE = "trinitylake-dbapi-multi-row"
 
 
 def rows_for_insert(count: int, offset: int) -> list[tuple]:
@@ -136,11 +149,19 @@ def insert(workdir: str, rows: int, reps: int, log: Callable[[str], None]) -> di
     def dbapi(batch: list[tuple]) -> None:
         cur.executemany(sql, batch)
 
+    texts = iter(range(1_000_000))
+
+    def dbapi_multi(batch: list[tuple]) -> None:
+        # A text never seen before (trailing spaces differ), so no parse is reused.
+        multi = "INSERT INTO ns.t VALUES " + ", ".join(["(?, ?, ?, ?, ?)"] * len(batch)) + " " * next(texts)
+        cur.execute(multi, [v for row in batch for v in row])
+
     def pyiceberg(name: str) -> Callable[[list[tuple]], None]:
         return lambda batch: tables[name].append(_arrow(batch))
 
     sides: dict[str, Callable[[list[tuple]], None]] = {
         "trinitylake-dbapi": dbapi,
+        MULTI_SIDE: dbapi_multi,
         "pyiceberg": pyiceberg("pyiceberg"),
         "pyiceberg-fsync": pyiceberg("pyiceberg-fsync"),
     }
@@ -160,18 +181,26 @@ def insert(workdir: str, rows: int, reps: int, log: Callable[[str], None]) -> di
     conn.close()
     for name, t in tables.items():
         arrow = t.refresh().scan().to_arrow()
-        assert (arrow.num_rows, sum(arrow["id"].to_pylist())) == ours, name  # the same rows
+        count, total = arrow.num_rows, sum(arrow["id"].to_pylist())
+        assert (count * 2, total * 2) == ours, name  # the same rows, inserted twice (executemany, multi)
+    multi_ratio = _median_ratio(timings["trinitylake-dbapi"], timings[MULTI_SIDE])
     return {
         "rows": rows,
         "median_seconds": {n: statistics.median(t) for n, t in timings.items()},
-        "ratio": {p: _median_ratio(timings[p], timings["trinitylake-dbapi"]) for p in sides if p != "trinitylake-dbapi"},
+        "ratio": {p: _median_ratio(timings[p], timings["trinitylake-dbapi"])
+                  for p in sides if p not in ("trinitylake-dbapi", MULTI_SIDE)},  # fmt: skip
+        "multi_vs_executemany": multi_ratio,
+        "targets": [at_most(f"multi-row VALUES INSERT of {rows:,} rows / executemany", multi_ratio, MULTI_ROW_MAX, "x")],
     }
 
 
 def queries(workdir: str, rows: int, insert_rows: int, reps: int, log: Callable[[str], None]) -> dict:
     """Both workloads; ``ratio`` is DB-API time / peer time (per repetition, median)."""
+    aggregated = aggregate(workdir, rows, reps, log)
+    inserted = insert(workdir, insert_rows, reps, log)
     return {
         "reps": reps,
-        "aggregate": aggregate(workdir, rows, reps, log),
-        "insert": insert(workdir, insert_rows, reps, log),
+        "aggregate": aggregated,
+        "insert": inserted,
+        "targets": inserted.pop("targets"),
     }

@@ -147,6 +147,12 @@ def queries(summary: dict) -> str:
         for peer, ratio in s["ratio"].items():
             lines.append(f"| {title} | {ours * 1000:.1f} ms | {labels.get(peer, peer)} | "
                          f"{s['median_seconds'][peer] * 1000:.1f} ms | {ratio:.2f}x |")
+    insert = summary["insert"]
+    if "multi_vs_executemany" in insert:  # one multi-row VALUES statement vs executemany
+        multi = next(v for k, v in insert["median_seconds"].items() if k.endswith("multi-row"))
+        lines.append(f"| INSERT {insert['rows']:,} rows as one multi-row VALUES (execute) | {multi * 1000:.1f} ms | "
+                     f"DB-API executemany | {insert['median_seconds']['trinitylake-dbapi'] * 1000:.1f} ms | "
+                     f"{insert['multi_vs_executemany']:.2f}x |")
     return "\n".join(lines)
 
 

@@ -159,6 +159,14 @@ class Cursor:
             if plain is not None:
                 self._set(self._connection.run_statement(plain))
                 return self
+        if (
+            isinstance(parameters, Sequence)
+            and not isinstance(parameters, (str, bytes))
+            and len(parameters) > 1
+            and isinstance(operation, str)
+            and self._run_multi_row(operation, parameters)
+        ):
+            return self
         statement, markers = _parse_checked(operation)
         if markers and isinstance(parameters, Sequence) and not isinstance(parameters, (str, bytes)):
             from trinitylake_dbapi.sql.query import multi_row_template  # the data path: not for DDL
@@ -176,6 +184,30 @@ class Cursor:
                 statement = bind(statement, parameters, markers=markers)
         self._set(self._connection.run_statement(statement))
         return self
+
+    def _run_multi_row(self, operation: str, parameters: Sequence[Any]) -> bool:
+        """Run a multi-row ``INSERT ... VALUES (?, ?), (?, ?), ...`` as the bulk insert
+        of its rows, parsing only its one-row text (sql.query.multi_row_text); False
+        (nothing run) when the text is not one or the parameters do not fill it."""
+        from trinitylake_dbapi.sql.query import bulk_insert_template, multi_row_text  # the data path
+
+        split = multi_row_text(operation)
+        if split is None:
+            return False
+        one_row, width, count = split
+        if len(parameters) != width * count:
+            return False
+        try:
+            statement, _ = _parse(one_row)
+        except Exception:  # noqa: BLE001 - the whole text is parsed again, and its error raised
+            return False
+        holes = bulk_insert_template(statement)
+        if holes is None or len(holes) != width:
+            return False
+        rows = [parameters[i : i + width] for i in range(0, len(parameters), width)]
+        assert self._connection is not None
+        self._set(self._connection.run_statement(statement, rows))
+        return True
 
     def executemany(
         self, operation: str, seq_of_parameters: Any

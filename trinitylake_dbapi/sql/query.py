@@ -1385,6 +1385,34 @@ def multi_row_template(statement: exp.Expr) -> tuple[exp.Insert, int] | None:
     return template, width
 
 
+def multi_row_text(sql: str) -> tuple[str, int, int] | None:
+    """For the text of ``INSERT ... VALUES (?, ?), (?, ?), ...`` (rows of ``?`` markers
+    only, all of one width, up to the end of the text): (the same text with its first
+    row only, the width, the number of rows), found without parsing; None for any other
+    text. A multi-row INSERT of pandas' ``to_sql(method="multi")`` holds thousands of
+    markers, and parsing them took 5-10 times as long as inserting the rows: its one-row
+    text is parsed instead (and kept parsed), and the rows run as a bulk insert. The
+    caller parses the one-row text and checks it is an INSERT whose one row holds
+    ``width`` markers (a VALUES inside a comment or string must not mislead it)."""
+    end = len(sql.rstrip().rstrip(";").rstrip())
+    if end == 0 or sql[end - 1] != ")":
+        return None
+    start = sql.upper().rfind("VALUES", 0, end)
+    if start <= 0 or (sql[start - 1].isalnum() or sql[start - 1] in "_\"`"):
+        return None
+    # Without white space, the rows must read "(?,?),(?,?),...": string operations in C
+    # (a regular expression took 5 ms for 1,000 rows of 5).
+    compact = "".join(sql[start + 6 : end].split())
+    width = compact.find(")") // 2
+    if width < 1:
+        return None
+    first = "(" + ",".join("?" * width) + ")"
+    rows = (len(compact) + 1) // (len(first) + 1)
+    if rows < 2 or compact != ",".join([first] * rows):
+        return None
+    return sql[: start + 6] + " " + first, width, rows
+
+
 def _parameter_columns(holes: list[exp.Placeholder], parameter_rows: Sequence[Any]) -> list[list[Any]]:
     """The parameter sets of a bulk INSERT as one list of values per placeholder."""
     from collections.abc import Mapping
