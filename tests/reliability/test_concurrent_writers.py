@@ -190,3 +190,55 @@ def test_a_real_conflict_in_a_transaction_is_serialization_error(tmp_path: Any, 
     assert conn.lakehouse.latest_version() == won
     conn.close()
     assert sorted(_rows(location, "SELECT id, v FROM default.counters")) == [(1, 10), (2, 100)]
+
+
+@pytest.mark.parametrize("client", ["sqlalchemy-session", "pandas-to_sql"])
+def test_sqlalchemy_and_pandas_appends_land_after_another_writer(tmp_path: Any, client: str) -> None:
+    """L7 through the clients that commit in explicit transactions: a SQLAlchemy Session
+    and pandas ``to_sql`` (executemany) whose table another writer changed before their
+    commit still commit, on top of it."""
+    import sqlalchemy as sa
+    from sqlalchemy import orm
+
+    location = _lake(tmp_path)
+    engine = sa.create_engine(f"trinitylake:///{location}")
+    rows = [{"id": 10 + k, "w": 0} for k in range(5)]
+    if client == "sqlalchemy-session":
+        with orm.Session(engine) as session:
+            session.execute(sa.text("INSERT INTO default.t VALUES (:id, :w)"), rows)
+            won = _other_writer(location, "INSERT INTO default.t VALUES (90, 9)")
+            session.commit()
+    else:
+        import pandas as pd
+
+        with engine.begin() as conn:  # to_sql joins the open transaction; its end commits
+            pd.DataFrame(rows).to_sql("t", conn, schema="default", if_exists="append", index=False)
+            won = _other_writer(location, "INSERT INTO default.t VALUES (90, 9)")
+    engine.dispose()
+    assert sorted(r[0] for r in _rows(location, "SELECT id FROM default.t")) == [10, 11, 12, 13, 14, 90]
+    with trinitylake_dbapi.connect(location) as conn:
+        assert conn.lakehouse.latest_version() == won + 1
+
+
+@pytest.mark.s3
+def test_appends_and_updates_race_on_s3(s3_root: str, s3_storage_options: dict) -> None:
+    """One process, S3 through moto: a transaction of appends lands on top of another
+    writer's UPDATE, and an explicit UPDATE that lost is SerializationError."""
+    opts = {"storage_options": s3_storage_options}
+    with trinitylake_dbapi.connect(s3_root, create=True, autocommit=True, **opts) as conn:
+        conn.cursor().execute("CREATE TABLE default.t (id BIGINT, w INT)")
+        conn.cursor().execute("INSERT INTO default.t VALUES (1, 0)")
+    mine = trinitylake_dbapi.connect(s3_root, **opts)
+    updater = trinitylake_dbapi.connect(s3_root, **opts)
+    mine.cursor().execute("INSERT INTO default.t VALUES (2, 0)")
+    updater.cursor().execute("UPDATE default.t SET w = w + 1 WHERE id = 1")
+    with trinitylake_dbapi.connect(s3_root, autocommit=True, **opts) as other:
+        other.cursor().execute("UPDATE default.t SET w = w + 10 WHERE id = 1")
+    mine.commit()
+    with pytest.raises(SerializationError, match="table 'default'.'t'"):
+        updater.commit()
+    cur = mine.cursor()
+    cur.execute("SELECT id, w FROM default.t ORDER BY id")
+    assert cur.fetchall() == [(1, 10), (2, 0)]
+    mine.close()
+    updater.close()

@@ -175,3 +175,29 @@ def test_long_transactions_race_expiration(tmp_path: Any) -> None:
     report = verify(location, all_versions=True, data=True)
     assert report.ok, report.problems
     print(f"\nlong transactions racing expiration: {dict(outcomes)}; expirer {expired}")
+
+
+@pytest.mark.s3
+def test_a_commit_never_publishes_files_expiration_deleted_on_s3(s3_root: str, s3_storage_options: dict) -> None:
+    """The issue's shape on S3 (moto): the existence check goes through the object store."""
+    opts = {"storage_options": s3_storage_options}
+    with trinitylake_dbapi.connect(s3_root, create=True, autocommit=True, **opts) as conn:
+        conn.cursor().execute("CREATE TABLE default.t (id BIGINT, name STRING)")
+        conn.cursor().execute("INSERT INTO default.t VALUES (1, 'a'), (2, 'b')")
+    conn = trinitylake_dbapi.connect(s3_root, **opts)
+    _insert(conn)
+    time.sleep(OLD_S)
+    with trinitylake_dbapi.connect(s3_root, autocommit=True, **opts) as other:
+        before = other.lakehouse.latest_version()
+        assert any("/data/" in f for f in _expire(other))
+    with pytest.raises(MissingFileError, match="table 'default'.'t' names this file"):
+        conn.commit()
+    assert conn.lakehouse.latest_version() == before
+    _insert(conn)
+    conn.commit()
+    cur = conn.cursor()
+    cur.execute("SELECT id FROM default.t ORDER BY id")
+    assert [r[0] for r in cur.fetchall()] == [1, 2, 3]
+    conn.close()
+    report = verify(s3_root, all_versions=True, data=True, storage_options=s3_storage_options)
+    assert report.ok, report.problems
