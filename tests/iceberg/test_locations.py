@@ -367,7 +367,7 @@ class Forger:
         return where
 
 
-def _assert_refused(root: str, named: str, storage_options: dict | None = None) -> None:
+def _assert_refused(root: str, named: str, storage_options: dict | None = None, *, rewrite: bool = True) -> None:
     """SQL and PyIceberg (through the connection's catalog) both refuse the table with
     CorruptFileError naming ``named``; the lakehouse's other tables still read; verify
     reports the file."""
@@ -381,6 +381,9 @@ def _assert_refused(root: str, named: str, storage_options: dict | None = None) 
     with pytest.raises(CorruptFileError) as e:
         conn.iceberg_catalog().load_table("default.t").scan().to_arrow()
     assert e.value.path == named
+    if rewrite:  # PyIceberg's own delete scans the files it must rewrite (not a forged delete file's)
+        with pytest.raises(CorruptFileError):
+            conn.iceberg_catalog().load_table("default.t").delete("id = 1")
     cur.execute("SELECT count(*) FROM default.ok")
     assert cur.fetchone() == (1,)
     conn.close()
@@ -448,7 +451,7 @@ def test_a_forged_delete_file_outside_is_refused(tmp_path: Path) -> None:
     forger = Forger(root)
     manifest = forger.delete_manifest(table_dir + "/metadata/forged-d0.avro", deletes)
     forger.publish([manifest], table_dir + "/metadata/snap-forged.avro")
-    _assert_refused(root, deletes)
+    _assert_refused(root, deletes, rewrite=False)
 
 
 def test_forged_metadata_outside_the_root_or_a_table_located_outside_is_refused(tmp_path: Path) -> None:
@@ -458,6 +461,9 @@ def test_forged_metadata_outside_the_root_or_a_table_located_outside_is_refused(
     manifest = forger.data_manifest(table_dir + "/metadata/forged-m0.avro", table_dir + "/data/none.parquet")
     where = forger.publish([manifest], table_dir + "/metadata/snap-forged.avro", metadata_location=host + "/m.json")
     _assert_refused(root, where)
+    with trinitylake_dbapi.connect(root, autocommit=True) as conn, pytest.raises(CorruptFileError) as e:
+        conn.cursor().execute("ALTER TABLE default.t ADD COLUMN c STRING")  # DDL reads the metadata too
+    assert e.value.path == where
 
     forger = Forger.__new__(Forger)  # the table's state is unreadable now: start from its metadata
     forger.root, forger.storage_options = root, None

@@ -222,7 +222,7 @@ class TableStates:
         if location is None:
             updated = self.implicit(info).model_copy(update={"last_updated_ms": int(time.time() * 1000)})
         else:
-            current = self.metadata(txn, location)
+            _, current, _ = self.state(txn, namespace, name)  # M6: checked before it is read
             updates = updates_towards(current, info)
             if not updates:
                 return

@@ -71,7 +71,19 @@ def write_unpartitioned(table: Any, rows: Any, write_uuid: uuid.UUID) -> Iterato
 
 
 class _OneCopyTransaction(Transaction):
-    """PyIceberg's Transaction with W4's cache of ``table_metadata``."""
+    """PyIceberg's Transaction with W4's cache of ``table_metadata``; the scans of its
+    deletes and overwrites refuse a managed table's files outside its location (tables
+    M6), so they never copy such a file's rows into the table."""
+
+    def _scan(self, row_filter: str | BooleanExpression = AlwaysTrue(), case_sensitive: bool = True) -> DataScan:
+        table = self._table
+        metadata = self.table_metadata
+        root = getattr(table, "lakehouse_root", None)
+        confinement = None if root is None else Confinement(".".join(table.name()), metadata.location, root)
+        return ConfinedScan(
+            table_metadata=metadata, io=table.io, row_filter=row_filter, case_sensitive=case_sensitive,
+            confinement=confinement,
+        )  # fmt: skip
 
     _state: tuple[Any, Any, TableMetadata] | None = None
 
