@@ -276,3 +276,60 @@ def test_texts_that_are_not_a_multi_row_insert_of_markers_run_as_before(data: An
         data.execute("INSERT INTO ns.t VALUSE (?, ?), (?, ?)", (1, "x", 2, "y"))
     data.execute("SELECT count(*) FROM ns.t")
     assert data.fetchall() == [(8,)]
+
+
+# -- item 9: numpy and pyarrow values as parameters ---------------------------------------------
+
+@pytest.fixture
+def lists(memory_lake: Lake) -> Any:
+    conn = memory_lake.connect(autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE NAMESPACE ns")
+    cur.execute("CREATE TABLE ns.l (k BIGINT, xs LIST<INT>, names ARRAY<STRING>, f DOUBLE, ok BOOLEAN)")
+    yield cur
+    conn.close()
+
+
+def _array_values() -> list[tuple[Any, list[Any] | None]]:
+    """(value as numpy or pyarrow hands it over, the list it stands for)."""
+    np = pytest.importorskip("numpy")
+    pa = pytest.importorskip("pyarrow")
+    return [
+        (np.array([1, 2, 3]), [1, 2, 3]),
+        (np.array([], dtype=np.int64), []),
+        (np.array([7], dtype=np.int32), [7]),
+        (pa.array([4, None, 5]), [4, None, 5]),
+        (pa.scalar([6, 7], type=pa.list_(pa.int64())), [6, 7]),
+        (pa.chunked_array([[8], [9]]), [8, 9]),
+        ([np.int64(10), np.int64(11)], [10, 11]),
+        (None, None),
+    ]
+
+
+def test_numpy_and_pyarrow_values_bind_as_lists(lists: Any) -> None:
+    np = pytest.importorskip("numpy")
+    pa = pytest.importorskip("pyarrow")
+    values = _array_values()
+    for k, (value, _) in enumerate(values):  # execute: bound as literals
+        names = np.array(["a", "b"], dtype=object) if k % 2 else pa.array(["c"])
+        lists.execute("INSERT INTO ns.l VALUES (?, ?, ?, ?, ?)", (np.int64(k), value, names, np.float32(0.5), np.bool_(k % 2)))
+    offset = len(values)
+    lists.executemany("INSERT INTO ns.l VALUES (?, ?, ?, ?, ?)",  # executemany: one Arrow table
+                      [(np.int64(offset + k), value, np.array(["z"]), np.float64(1.5), np.bool_(True))
+                       for k, (value, _) in enumerate(values)])  # fmt: skip
+    assert lists.rowcount == len(values)
+    lists.execute("SELECT k, xs, names, f, ok FROM ns.l ORDER BY k")
+    rows = lists.fetchall()
+    expected = [v for _, v in values]
+    assert [r[1] for r in rows] == expected + expected
+    assert [r[2] for r in rows[:2]] == [["c"], ["a", "b"]] and rows[-1][2] == ["z"]
+    assert [type(r[0]) for r in rows] == [int] * len(rows)
+    assert rows[0][3:] == (0.5, False) and rows[-1][3:] == (1.5, True)
+
+
+def test_a_numpy_value_that_does_not_fit_names_its_column(lists: Any) -> None:
+    np = pytest.importorskip("numpy")
+    with pytest.raises(errors.DataError, match="column 'xs'"):
+        lists.executemany("INSERT INTO ns.l (k, xs) VALUES (?, ?)", [(1, np.array(["x", "y"]))])
+    lists.execute("SELECT count(*) FROM ns.l")
+    assert lists.fetchall() == [(0,)]

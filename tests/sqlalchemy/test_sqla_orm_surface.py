@@ -91,3 +91,56 @@ def test_the_message_for_every_way_of_leaving_the_key_empty(items: sa.Engine, sq
             cur.execute("INSERT INTO plain (v) VALUES (1)")
         assert "autoincrement" not in str(raised.value)
         conn.rollback()
+
+
+# -- item 9: a column of numpy arrays from pandas (what polars' write_database sends) ----------
+
+@pytest.mark.parametrize("method", [None, "multi"])
+def test_pandas_to_sql_of_a_column_of_numpy_arrays(engine: sa.Engine, method: Any) -> None:
+    pd = pytest.importorskip("pandas")
+    np = pytest.importorskip("numpy")
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE lists (id BIGINT, xs LIST<BIGINT>, tags ARRAY<STRING>)")
+    frame = pd.DataFrame({
+        "id": [1, 2, 3],
+        "xs": [np.array([1, 2]), np.array([], dtype=np.int64), None],
+        "tags": [np.array(["a"], dtype=object), np.array(["b", "c"]), np.array([], dtype=object)],
+    })  # fmt: skip
+    assert frame.to_sql("lists", engine, if_exists="append", index=False, method=method) == 3
+    with engine.connect() as conn:
+        got = [tuple(r) for r in conn.exec_driver_sql("SELECT id, xs, tags FROM lists ORDER BY id")]
+    assert got == [(1, [1, 2], ["a"]), (2, [], ["b", "c"]), (3, None, [])]
+
+
+@pytest.mark.parametrize("method", [None, "multi"])
+def test_pandas_to_sql_of_an_arrow_list_column(engine: sa.Engine, method: Any) -> None:
+    """polars' write_database: ``to_pandas(use_pyarrow_extension_array=True).to_sql(...)``;
+    pandas hands each list over as a numpy array. It used to fail ("cannot bind a value
+    of type ndarray") after pandas had created the table, leaving it empty."""
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    frame = pd.DataFrame({
+        "id": pd.Series([1, 2, 3], dtype=pd.ArrowDtype(pa.int64())),
+        "xs": pd.Series([[1, 2], [], None], dtype=pd.ArrowDtype(pa.list_(pa.int64()))),
+    })  # fmt: skip
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE typed (id BIGINT, xs LIST<BIGINT>)")
+    assert frame.to_sql("typed", engine, if_exists="append", index=False, method=method) == 3
+    # A table pandas creates itself: pandas declares an extension column as TEXT.
+    assert frame.to_sql("created", engine, if_exists="append", index=False, method=method) == 3
+    with engine.connect() as conn:
+        typed = [tuple(r) for r in conn.exec_driver_sql("SELECT id, xs FROM typed ORDER BY id")]
+        created = [tuple(r) for r in conn.exec_driver_sql("SELECT id, xs FROM created ORDER BY id")]
+    assert typed == [(1, [1, 2]), (2, []), (3, None)]
+    assert created == [(1, "[1, 2]"), (2, "[]"), (3, None)]
+
+
+def test_polars_write_database_of_a_list_column(engine: sa.Engine) -> None:
+    pl = pytest.importorskip("polars")
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE plists (id BIGINT, xs LIST<BIGINT>)")
+    frame = pl.DataFrame({"id": [1, 2], "xs": [[1, 2], []]})
+    frame.write_database("plists", engine, if_table_exists="append")
+    with engine.connect() as conn:
+        got = [tuple(r) for r in conn.exec_driver_sql("SELECT id, xs FROM plists ORDER BY id")]
+    assert got == [(1, [1, 2]), (2, [])]

@@ -17,6 +17,7 @@ datetime               ``CAST('iso' AS TIMESTAMP)``, or ``TIMESTAMPTZ`` when it 
 date / time            ``CAST('iso' AS DATE)`` / ``CAST('iso' AS TIME)``
 uuid.UUID              string literal
 list, tuple            ``[v, ...]`` (a list; each item bound by this table)
+numpy, pyarrow         as their Python value (:func:`python_value`): arrays as lists
 dict                   ``{'k': v, ...}`` (a struct, which a map column also takes) when
                        every key is a string; else ``MAP([k, ...], [v, ...])``
 =====================  ==============================================================
@@ -40,7 +41,7 @@ from sqlglot import exp
 from trinitylake_dbapi.sql.compat import DType
 from trinitylake_dbapi.errors import DataError, ProgrammingError
 
-__all__ = ["bind", "placeholders", "to_node", "constant", "foreign_marker", "MARKERS"]
+__all__ = ["bind", "placeholders", "to_node", "python_value", "constant", "foreign_marker", "MARKERS"]
 
 #: The parameter markers this driver accepts, as its messages name them.
 MARKERS = "? with a sequence of values, or :name with a mapping"
@@ -211,9 +212,31 @@ def to_node(value: Any, label: str = "") -> exp.Expr:
             keys=exp.Array(expressions=[to_node(k, label) for k in value]),
             values=exp.Array(expressions=[to_node(v, label) for v in value.values()]),
         )
+    plain = python_value(value)
+    if plain is not value:
+        return to_node(plain, label)
     raise ProgrammingError(
         f"parameter {label}: cannot bind a value of type {type(value).__name__}"
     )
+
+
+def python_value(value: Any) -> Any:
+    """The plain Python value of a numpy or pyarrow value (``value`` itself for any
+    other): an array becomes a list (what a LIST column takes; pandas holds a polars
+    List column as numpy arrays), a scalar its Python value (a datetime64 in
+    microseconds, so that it becomes a datetime, never a count of nanoseconds)."""
+    module = type(value).__module__
+    if module.startswith("numpy"):
+        if getattr(getattr(value, "dtype", None), "kind", "") == "M":
+            value = value.astype("datetime64[us]")
+        tolist = getattr(value, "tolist", None)
+        return tolist() if callable(tolist) else value
+    if module.startswith("pyarrow"):
+        for method in ("to_pylist", "as_py"):  # arrays and chunked arrays; scalars
+            convert = getattr(value, method, None)
+            if callable(convert):
+                return convert()
+    return value
 
 
 def _check_text(value: str, subject: str) -> None:

@@ -1466,10 +1466,16 @@ def _parameter_table(holes: list[exp.Placeholder], parameter_rows: Sequence[Any]
     inferred when its values do not fit (the cast then decides, Q3)."""
     import pyarrow as pa
 
+    from trinitylake_dbapi.sql.binding import python_value
+
     arrays = []
     for i, column in enumerate(_parameter_columns(holes, parameter_rows)):
         target = target_type(i)
         # (the values are scanned only for a nested target: a scan costs more than the rest)
+        if pa.types.is_nested(target) and any(
+            type(v).__module__.startswith(("numpy", "pyarrow")) and not isinstance(v, (int, float, str)) for v in column
+        ):  # numpy and pyarrow arrays (a polars List column through pandas) as lists
+            column = [python_value(v) for v in column]
         if pa.types.is_nested(target) and any(isinstance(v, (list, tuple, dict)) for v in column):
             try:
                 arrays.append(pa.array(column, type=target))
