@@ -21,13 +21,9 @@ tl() {
         python -m trinitylake_dbapi.cli "$LAKE" "${@:2}" -c "$1"
     fi
 }
-# The newest version of the lakehouse (to travel back to it later).
+# The newest version of the lakehouse (to travel back to it later), as a bare value.
 latest() {
-    python - "$LAKE" <<'PY'
-import sys, trinitylake_dbapi
-with trinitylake_dbapi.connect(sys.argv[1]) as conn:
-    print(conn.lakehouse.latest_version())
-PY
+    python -m trinitylake_dbapi.cli "$LAKE" --csv --no-headers -c "SELECT max(version) FROM system.versions"
 }
 
 step "1. A lakehouse at $LAKE, a namespace and two tables"

@@ -215,7 +215,7 @@ def test_a_closed_pipe_ends_the_shell_quietly(tmp_path: Any) -> None:
 def test_timestamps_print_with_a_fixed_width() -> None:
     import datetime as dt
 
-    from trinitylake_dbapi.cli import _cell
+    from trinitylake_dbapi.cli.output import cell_text as _cell
 
     whole = dt.datetime(2026, 1, 2, 3, 4, 5)
     millis = dt.datetime(2026, 1, 2, 3, 4, 5, 120_000)

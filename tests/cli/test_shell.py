@@ -23,9 +23,10 @@ from deadlines import HANG_S
 
 import trinitylake_dbapi
 from trinitylake_dbapi.cli import (
-    CONTINUATION, META_COMMANDS, PROMPT, History, _escape_entry, _unescape_entry, format_csv,
-    format_json, format_markdown, main,
+    CONTINUATION, META_COMMANDS, PROMPT, History, format_csv, format_json, format_markdown, main,
 )  # fmt: skip
+from trinitylake_dbapi.cli.history import escape_entry as _escape_entry
+from trinitylake_dbapi.cli.history import unescape_entry as _unescape_entry
 
 UP_ARROW = "\x1b[A"
 
@@ -34,10 +35,17 @@ class Session:
     """One ``trinitylake`` process on a pseudo-terminal. :meth:`line` types a line and
     returns what the shell printed before its next prompt (the echo left out)."""
 
-    def __init__(self, tmp_path: Path, lake: str, *args: str) -> None:
+    def __init__(self, tmp_path: Path, lake: str, *args: str, **environ: str | None) -> None:
         self.history = tmp_path / "history"
+        # No pager unless a test asks for one (the pager tests below).
         env = dict(os.environ, TRINITYLAKE_HISTORY=str(self.history), TERM="dumb",
-                   PYTHONUNBUFFERED="1")  # fmt: skip
+                   PYTHONUNBUFFERED="1", TRINITYLAKE_PAGER="")  # fmt: skip
+        env.pop("COLUMNS", None)
+        env.pop("LINES", None)
+        for name, value in environ.items():  # None: unset
+            env.pop(name, None)
+            if value is not None:
+                env[name] = value
         self.child = pexpect.spawn(
             sys.executable, ["-m", "trinitylake_dbapi.cli", lake, *args], env=env,
             encoding="utf-8", timeout=HANG_S, dimensions=(24, 250),
@@ -297,11 +305,10 @@ def test_end_of_input_with_a_pending_statement_says_it_was_discarded(
     assert session.history.read_text().splitlines()[-1] == "CREATE NAMESPACE\\n  never"
 
 
-def test_scripts_do_not_run_shell_commands(lake: str, capsys: Any) -> None:
-    """Unchanged: -c, -f and piped input are SQL only."""
-    assert main([lake, "-c", ".tables"]) == 1
-    err = capsys.readouterr().err
-    assert err.startswith("ERROR: ") and "line 1, column 1" in err and err.count("\n") == 1
+def test_scripts_run_shell_commands(lake: str, capsys: Any) -> None:
+    """-c, -f and piped input run shell commands too (tests/cli/test_scripts.py has the rest)."""
+    assert main([lake, "-c", ".tables sales"]) == 0
+    assert capsys.readouterr().out == " namespace | table_name\n-----------+------------\n sales     | orders\n(1 row)\n"
 
 
 # ---------------------------------------------------------------------------
@@ -371,3 +378,78 @@ def test_markdown_format() -> None:
         "|   1 | 12.50 | two<br>lines | NULL   |\n"
         "|  22 | -0.01 | a\\|b,\"c\"     | 0x00ff |"
     )
+
+
+# ---------------------------------------------------------------------------
+# The pager (output.py OUT5)
+# ---------------------------------------------------------------------------
+
+
+def _forty_people(session: Session) -> None:
+    values = ", ".join(f"('person-{i:02d}')" for i in range(1, 41))
+    assert session.line(f"INSERT INTO hr.people VALUES {values};") == "OK, 40 rows\n"
+
+
+TALL = "SELECT name FROM hr.people ORDER BY name;"
+
+
+def test_a_result_taller_or_wider_than_the_terminal_goes_through_the_pager(tmp_path: Path, lake: str) -> None:
+    # A pager that marks what it shows (sed), so what went through it can be told apart.
+    session = Session(tmp_path, lake, TRINITYLAKE_PAGER="sed -e s/^/PAGED:/")
+    try:
+        _forty_people(session)
+        shown = session.line(TALL)  # 43 lines on a 24-line terminal
+        lines = shown.splitlines()
+        assert len(lines) == 43 and all(line.startswith("PAGED:") for line in lines)
+        assert lines[-2:] == ["PAGED: person-40", "PAGED:(40 rows)"]
+        # Fits: printed at once, not paged.
+        assert session.line("SELECT 1 AS one;") == " one\n-----\n   1\n(1 row)\n"
+        # Wider than the 250 columns: paged.
+        shown = session.line(f"SELECT '{'x' * 300}' AS wide;")
+        assert shown.startswith("PAGED: wide") and "x" * 300 in shown
+        # Results written to a file are never paged (nor cut).
+        target = tmp_path / "all.txt"
+        assert session.line(f".once {target}") == ""
+        assert session.line(TALL) == ""
+        assert target.read_text().splitlines()[-1] == "(40 rows)"
+        assert "PAGED" not in target.read_text()
+    finally:
+        session.close()
+
+
+def test_without_a_pager_a_tall_result_is_cut_with_a_notice(tmp_path: Path, lake: str) -> None:
+    # No pager variable, and no less or more on PATH.
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    session = Session(tmp_path, lake, TRINITYLAKE_PAGER=None, PAGER=None, PATH=str(empty))
+    try:
+        _forty_people(session)
+        lines = session.line(TALL).splitlines()
+        assert len(lines) == 23  # 22 lines of the result, then the notice
+        assert lines[:3] == [" name", "-----------", " person-01"]
+        assert lines[21] == " person-20"
+        assert lines[22].startswith("NOTICE: 21 more lines not shown: no pager was found")
+        # The empty pager variable means: no pager and no cut.
+    finally:
+        session.close()
+    session = Session(tmp_path, lake, PAGER="", PATH=str(empty))
+    try:
+        assert session.line(TALL).splitlines()[-1] == "(40 rows)"
+    finally:
+        session.close()
+
+
+@pytest.mark.skipif(not __import__("shutil").which("less"), reason="less is not installed")
+def test_the_default_pager_is_less(tmp_path: Path, lake: str) -> None:
+    session = Session(tmp_path, lake, TRINITYLAKE_PAGER=None, PAGER=None, TERM="vt100", LESS=None)
+    try:
+        _forty_people(session)
+        session.child.sendline(TALL)
+        session.child.expect_exact("person-01")
+        session.child.expect_exact("person-20")  # the first screen, then less waits
+        session.child.send("q")
+        session.child.expect_exact(PROMPT)
+        assert "person-40" not in session.child.before  # never shown: the user quit less
+        assert session.line("SELECT 2 AS two;").endswith("(1 row)\n")  # the shell goes on
+    finally:
+        session.close()
