@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from deadlines import HANG_S
 from tests.lakes import Lake
 
 CASES = Path(__file__).with_name("map_cases.py")
@@ -28,7 +29,7 @@ def test_map_values_never_abort_the_process(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     # The timeout only catches a hang: the cases take about 25 s on a loaded 2-core host.
     run = subprocess.run([sys.executable, str(CASES), str(tmp_path / "lake")], env=env,
-                         capture_output=True, text=True, timeout=900)  # fmt: skip
+                         capture_output=True, text=True, timeout=HANG_S)  # fmt: skip
     lines = run.stdout.splitlines()
     where = lines[-1] if lines else "(no output)"
     if run.returncode < 0:
