@@ -697,8 +697,10 @@ def _view_sql(scan: _Scan) -> str:
         return f"SELECT {select} FROM read_parquet([{files}], schema = {entries}) d"
     deletes = ", ".join(_string_literal(f) for f in scan.position_deletes)
     return (
-        f"SELECT {select} FROM read_parquet([{files}], schema = {entries}, "
-        "filename = true, file_row_number = true) d "
+        # ``filename`` and ``file_row_number``: read_parquet's hidden columns, which no
+        # column of the file shadows (its own are read as c0, c1...), where the options
+        # of those names fail on a file holding such a column (DuckDB 1.5).
+        f"SELECT {select} FROM read_parquet([{files}], schema = {entries}) d "
         f"ANTI JOIN (SELECT {_file_key_sql('file_path')} AS file_key, pos FROM read_parquet([{deletes}])) x "
         f"ON x.file_key = {_file_key_sql('d.filename')} AND x.pos = d.file_row_number"
     )
