@@ -201,3 +201,31 @@ def test_a_commit_never_publishes_files_expiration_deleted_on_s3(s3_root: str, s
     conn.close()
     report = verify(s3_root, all_versions=True, data=True, storage_options=s3_storage_options)
     assert report.ok, report.problems
+
+
+@pytest.mark.parametrize("commits_after_plan", [1, 3])
+def test_expiration_spares_files_a_version_committed_during_its_run_reaches(tmp_path: Any, commits_after_plan: int) -> None:
+    """E9, the interleaving C7 alone cannot see: the expiration plans (the transaction's
+    files are old orphans, doomed), then the transaction commits (its files still exist),
+    then the expiration deletes. It reads the latest version again first and spares what
+    the versions committed since reach: the new version stays readable and valid."""
+    from trinitylake_dbapi.lakehouse import now_millis
+    from trinitylake_dbapi.maintenance import plan_expiration
+
+    location = _lake(tmp_path)
+    conn = trinitylake_dbapi.connect(location)
+    _insert(conn)
+    time.sleep(OLD_S)
+    with trinitylake_dbapi.connect(location, autocommit=True) as other:
+        lakehouse = other.lakehouse.lakehouse
+        plan = plan_expiration(lakehouse, 1, 2**62, now_millis(), GRACE_MS)
+        doomed = [f for f in plan.files if "/data/" in f]
+        assert doomed  # the open transaction's data file is an old orphan
+        conn.commit()  # C7 finds its files: they are still there
+        for k in range(commits_after_plan - 1):  # and more versions after it
+            other.cursor().execute(f"INSERT INTO default.t VALUES ({10 + k}, 'x')")
+        plan.execute(lakehouse)
+    conn.close()
+    assert _ids(location)[:3] == [1, 2, 3]
+    report = verify(location, all_versions=True, data=True)
+    assert report.ok, report.problems
