@@ -34,6 +34,10 @@ Rules kept here:
      with it: a namespace key points at a namespace definition of that name, a table
      key at a table definition of that name (CorruptFileError naming the file; a file
      of the other kind fails to decode as this kind).
+  K8 A MANAGED table's definition never names an Iceberg metadata file outside the
+     lakehouse root (InvalidLocationError naming it, before anything is written): its
+     files lie inside the root (iceberg.tables M6; readers check it again, since a
+     writer of a shared lakehouse may write definitions by other means).
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 from .errors import (
     CorruptFileError,
     InvalidDefinitionError,
+    InvalidLocationError,
     InvalidNameError,
     MissingFileError,
     ObjectExistsError,
@@ -75,6 +80,7 @@ from .format.types import (
     to_proto_columns,
 )
 from .storage import Storage
+from .storage.locations import location_within
 from .lakehouse import Lakehouse, Snapshot
 from .transaction import Isolation, Transaction, begin, rollback_to
 
@@ -403,6 +409,14 @@ class CatalogTransaction:
         self._definitions.remember(path, definition)
 
     def _write_table(self, namespace: str, definition: TableDef, files: Mapping[str, bytes] | None = None) -> None:
+        pointer = definition.format_properties.get(paths.METADATA_LOCATION)
+        root = self._txn.lakehouse.storage.root_uri
+        if pointer and definition.table_type != EXTERNAL and location_within(pointer, root) is None:  # K8
+            raise InvalidLocationError(
+                f"table {namespace!r}.{definition.name!r}: its metadata file {pointer!r} lies outside the "
+                f"lakehouse root {root!r}; a managed table's files lie inside the root (an EXTERNAL table's "
+                "may lie anywhere)"
+            )
         path = paths.new_table_def_path(namespace, definition.name)
         self._txn.stage_file(path, encode(definition))
         for companion, data in (files or {}).items():

@@ -43,6 +43,7 @@ from pyiceberg.table.update import AddSnapshotUpdate, SetSnapshotRefUpdate, upda
 from pyiceberg.typedef import Record
 
 import trinitylake_dbapi
+import trinitylake_dbapi.catalog as catalog_module
 from trinitylake_dbapi import maintenance
 from trinitylake_dbapi.catalog import LakehouseCatalog
 from trinitylake_dbapi.errors import CorruptFileError, InvalidLocationError
@@ -272,6 +273,26 @@ def test_a_managed_table_outside_the_root_is_refused(tmp_path: Path) -> None:
     assert catalog.load_table("default.w").scan().to_arrow().num_rows == 1
 
 
+def test_the_catalog_api_refuses_a_managed_table_s_metadata_outside_the_root(tmp_path: Path) -> None:
+    """Catalog rule K8: the definition of a managed table cannot name metadata outside."""
+    conn, root, table_dir = _new_table(tmp_path)
+    conn.close()
+    outside = str(tmp_path / "host" / "m.metadata.json")
+    before = set(LakehouseCatalog(root).storage.list())
+    for pointer in (outside, "file:" + outside, table_dir + "/../../../../host/m.metadata.json"):
+        txn = LakehouseCatalog(root).begin()
+        info = txn.describe_table("default", "t")
+        with pytest.raises(InvalidLocationError, match="outside the lakehouse root"):
+            txn.set_table_format("default", "t", columns=info.columns, format_properties={METADATA_LOCATION: pointer})
+        with pytest.raises(InvalidLocationError, match="outside the lakehouse root"):
+            txn.create_table("default", "u", info.columns, format_properties={METADATA_LOCATION: pointer})
+        txn.rollback()
+    assert set(LakehouseCatalog(root).storage.list()) == before
+    txn = LakehouseCatalog(root).begin()  # an EXTERNAL table may name it
+    txn.create_table("default", "e", info.columns, table_type="EXTERNAL", format_properties={METADATA_LOCATION: outside})
+    txn.rollback()
+
+
 def test_an_external_table_keeps_its_files_where_they_are(tmp_path: Path) -> None:
     """register_table makes an EXTERNAL table, which may name files anywhere (docs)."""
     other = trinitylake_dbapi.connect(str(tmp_path / "other"), create=True, autocommit=True)
@@ -362,7 +383,9 @@ class Forger:
         lakehouse = LakehouseCatalog(self.root, storage_options=self.storage_options)
         txn = lakehouse.begin()
         info = txn.describe_table("default", "t")
-        txn.set_table_format("default", "t", columns=info.columns, format_properties={METADATA_LOCATION: where})
+        with pytest.MonkeyPatch.context() as patch:  # a writer without catalog rule K8
+            patch.setattr(catalog_module, "location_within", lambda *_: "anywhere")
+            txn.set_table_format("default", "t", columns=info.columns, format_properties={METADATA_LOCATION: where})
         txn.commit()
         return where
 
@@ -461,9 +484,11 @@ def test_forged_metadata_outside_the_root_or_a_table_located_outside_is_refused(
     manifest = forger.data_manifest(table_dir + "/metadata/forged-m0.avro", table_dir + "/data/none.parquet")
     where = forger.publish([manifest], table_dir + "/metadata/snap-forged.avro", metadata_location=host + "/m.json")
     _assert_refused(root, where)
-    with trinitylake_dbapi.connect(root, autocommit=True) as conn, pytest.raises(CorruptFileError) as e:
-        conn.cursor().execute("ALTER TABLE default.t ADD COLUMN c STRING")  # DDL reads the metadata too
-    assert e.value.path == where
+    # DDL neither reads it nor publishes it again (catalog K8 refuses the new definition)
+    with trinitylake_dbapi.connect(root, autocommit=True) as conn, pytest.raises(
+        (CorruptFileError, InvalidLocationError), match=where
+    ):
+        conn.cursor().execute("ALTER TABLE default.t ADD COLUMN c STRING")
 
     forger = Forger.__new__(Forger)  # the table's state is unreadable now: start from its metadata
     forger.root, forger.storage_options = root, None
