@@ -552,3 +552,91 @@ def test_s3_locked_engine_alone_refuses_the_corpus(s3_world: tuple[str, dict[str
             cursor.execute(f"SELECT * FROM {name}").fetchall()
     finally:
         engine.close()
+
+
+# ---------------------------------------------------------------------------
+# QX1 against DuckDB's own binder, on random nestings
+# ---------------------------------------------------------------------------
+
+#: A name no file has: DuckDB binds it to a CTE in scope, or fails to find it as a file.
+NOWHERE = '"/nonexistent-sandbox/f.csv"'
+
+
+def nestings(depth: int) -> Any:
+    """Random queries of one column ``n``: subqueries, set operations, WITH (plain,
+    several CTEs, RECURSIVE), scalar subqueries and IN, over ``NOWHERE``, default.t
+    and literals."""
+    from hypothesis import strategies as st
+
+    leaf = st.sampled_from([f"SELECT n FROM {NOWHERE}", "SELECT n FROM default.t", "SELECT 'lit' AS n"])
+    if depth == 0:
+        return leaf
+    sub = nestings(depth - 1)
+    # A body that starts with WITH is wrapped: sqlglot would merge two WITH clauses into
+    # one (then RECURSIVE would cover a body that recurses for ever).
+    body = sub.map(lambda q: f"SELECT n FROM ({q}) b" if q.startswith("WITH") else q)
+    recursive = f"SELECT 'rec' AS n UNION ALL SELECT n FROM {NOWHERE} WHERE false"
+    return st.one_of(
+        leaf,
+        sub.map(lambda q: f"SELECT n FROM ({q}) s"),
+        st.tuples(sub, sub).map(lambda p: f"SELECT n FROM ({p[0]}) s WHERE n IN ({p[1]})"),
+        st.tuples(sub, sub).map(lambda p: f"({p[0]}) UNION ALL ({p[1]})"),
+        st.tuples(sub, body).map(lambda p: f"WITH {NOWHERE} AS ({p[0]}) {p[1]}"),
+        st.tuples(sub, sub, body).map(lambda p: f"WITH a AS ({p[0]}), {NOWHERE} AS ({p[1]}) {p[2]}"),
+        body.map(lambda q: f"WITH RECURSIVE {NOWHERE} AS ({recursive}) {q}"),
+        sub.map(lambda q: f"SELECT (SELECT max(n) FROM ({q}) s) AS n"),
+    )
+
+
+@pytest.fixture(scope="module")
+def binder_oracle(world: tuple[Path, Forbidden]) -> Iterator[tuple[Any, Any]]:
+    """(driver cursor on an unlocked engine, raw DuckDB cursor with "default".t): both
+    with the same table default.t."""
+    root, _ = world
+    conn = unlocked(tl.connect(str(root), autocommit=True))
+    engine, raw = engine_with_table(locked=False)
+    yield conn.cursor(), raw
+    engine.close()
+    conn.close()
+
+
+def test_scope_resolution_agrees_with_duckdbs_binder(binder_oracle: tuple[Any, Any]) -> None:
+    """Whatever the nesting: where DuckDB binds every ``NOWHERE`` to a CTE, the driver
+    gives the same rows; where DuckDB would look for a file, the driver says
+    ObjectNotFoundError (QX1 leaves nothing for a replacement scan); never
+    InternalError or OperationalError."""
+    from hypothesis import HealthCheck, event, given, settings
+    from sqlglot.optimizer.eliminate_ctes import eliminate_ctes
+
+    cur, raw = binder_oracle
+
+    @settings(max_examples=300, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
+    @given(nestings(3))
+    def check(query: str) -> None:
+        # EXISTS over default.t: a data query even without another table (DuckDB runs it).
+        sql = f"SELECT n FROM ({query}) q WHERE EXISTS (SELECT 1 FROM default.t)"
+        # DuckDB never binds the body of a CTE nothing uses, where the driver resolves
+        # every name: compare on the statement without them.
+        sql = eliminate_ctes(sqlglot.parse_one(sql, dialect=TrinityLake)).sql(dialect=TrinityLake)
+        try:
+            expected: list[tuple] | None = sorted(raw.execute(raw_duckdb_sql(sql)).fetchall(), key=repr)
+            raw_error = ""
+        except Exception as e:  # noqa: BLE001 - DuckDB's verdict
+            expected, raw_error = None, str(e)
+        try:
+            cur.execute(sql)
+            got: list[tuple] | None = sorted(cur.fetchall(), key=repr)
+            error: Exception | None = None
+        except errors.Error as e:
+            got, error = None, e
+        assert not isinstance(error, (errors.InternalError, errors.OperationalError)), (sql, error)
+        event("DuckDB: every name a CTE" if expected is not None else
+              "DuckDB: a file" if "does not exist" in raw_error or "No files found" in raw_error else
+              "DuckDB: another error")  # fmt: skip
+        if expected is not None:
+            assert got == expected, (sql, error)
+        elif "nonexistent-sandbox" in raw_error and ("does not exist" in raw_error or "No files found" in raw_error):
+            assert isinstance(error, errors.ObjectNotFoundError), (sql, raw_error, got, error)
+
+    check()
