@@ -38,6 +38,17 @@ Rules (the P rules are :mod:`.catalog`'s):
      defence that holds. Commits refuse to publish it in the first place
      (:func:`check_commit`, InvalidLocationError naming the file). EXTERNAL tables
      (LOCATION, ``register_table``) name their files wherever they are, as documented.
+  M7 On a local lakehouse, no file of a managed table is read through a symbolic link
+     under the root: where M6 checks a file's location (the metadata file before it is
+     read, and every manifest list, manifest, data and delete file a scan plans), it
+     also walks the path from the root down to the file, the file included, with
+     ``lstat`` (storage's :func:`~..storage.local.symlink_within`, the walk writes do,
+     storage L1) and refuses any link with CorruptFileError naming the file and the
+     link, whether it leads outside the root or not (as writes refuse every link). A
+     writer of the lakehouse's disk could otherwise make readers read any file of the
+     host. Planned files are cached per snapshot, so each is walked once per planning.
+     A file swapped for a link between the check and the read is not caught here
+     (docs/security.md).
 """
 
 from __future__ import annotations
@@ -74,11 +85,13 @@ from ..catalog import LAST_COLUMN_ID, MANAGED, CatalogTransaction, TableInfo
 from ..errors import CorruptFileError, InvalidDefinitionError, InvalidLocationError, MissingFileError
 from ..format import paths
 from ..format.paths import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
-from ..storage.locations import location_within
+from ..storage.local import symlink_within
+from ..storage.locations import canonical_location, location_within
 from .schema import schema_from_columns
 
 __all__ = [
     "ICEBERG", "Confinement", "ConfinedScan", "TableStates", "check_commit", "metadata_bytes", "metadata_version",
+    "refuse_links",
 ]
 
 ICEBERG = "ICEBERG"
@@ -178,6 +191,7 @@ class TableStates:
                 f"the lakehouse root {self.root_uri!r}; a managed table's files lie under its location "
                 "inside the root",
             )
+        refuse_links(table, location, self.root_uri, "metadata file")  # M7, before reading it
         metadata = self.metadata(txn, location)
         if self.relative(metadata.location) is None:
             raise CorruptFileError(
@@ -185,7 +199,7 @@ class TableStates:
                 f"managed table {table} is located at {metadata.location!r}, outside the lakehouse root "
                 f"{self.root_uri!r}; a managed table's files lie under its location inside the root",
             )
-        Confinement(table, metadata.location, self.root_uri).check(location, "metadata file")
+        Confinement(table, metadata.location, self.root_uri).check(location, "metadata file", links=False)
         return info, metadata, location
 
     def implicit(self, info: TableInfo) -> TableMetadata:
@@ -339,10 +353,14 @@ class Confinement:
         self.table = table
         self.table_location = table_location
         self.root_uri = root_uri
+        #: M7: directories found not to be links by this confinement's checks (one
+        #: scan's planning: the table's data directory is walked once, not per file).
+        self._clean_dirs: set[str] = set()
 
-    def check(self, location: str, what: str) -> None:
+    def check(self, location: str, what: str, *, links: bool = True) -> None:
         """CorruptFileError naming ``location`` (a ``what`` of the table) unless it lies
-        under the table's location, which lies inside the root."""
+        under the table's location, which lies inside the root, and (``links``, M7) is
+        reached through no symbolic link under the root."""
         if location_within(self.table_location, self.root_uri) is None:
             raise CorruptFileError(
                 location,
@@ -355,6 +373,8 @@ class Confinement:
                 f"the {what} it names lies outside the location {self.table_location!r} of managed table "
                 f"{self.table}; a managed table's files lie under its location inside the lakehouse root",
             )
+        if links:
+            refuse_links(self.table, location, self.root_uri, what, self._clean_dirs)
 
     def check_snapshot(self, snapshot: Any, io: FileIO) -> None:
         """Check a snapshot's manifest list, then (reading it) its manifests' locations."""
@@ -367,6 +387,22 @@ class Confinement:
         self.check(task.file.file_path, "data file")
         for delete in task.delete_files:
             self.check(delete.file_path, "delete file")
+
+
+def refuse_links(table: str, location: str, root_uri: str, what: str, checked: set[str] | None = None) -> None:
+    """M7: CorruptFileError naming ``location`` (a ``what`` of the managed ``table``) if
+    a symbolic link lies on its path under the local root ``root_uri`` (the file itself
+    included); nothing to check on an object store. ``checked``: directories already
+    found not to be links by this reader (one planning), skipped."""
+    link = symlink_within(location, root_uri, checked)
+    if link is not None:
+        where = "it is" if link == canonical_location(location) else f"{link!r} on its path is"
+        raise CorruptFileError(
+            location,
+            f"the {what} of managed table {table} is reached through a symbolic link: {where} a link "
+            f"under the lakehouse root {root_uri!r}; readers never follow links there (they could lead "
+            "to any file of the host): replace the link with the file or directory itself",
+        )
 
 
 class ConfinedScan(DataScan):

@@ -9,6 +9,8 @@ is made atomic and durable by hand. The rules this module keeps:
   with ``O_NOFOLLOW``, and a symlink found is a StorageError naming it: so a planted
   ``_latest_hint.txt`` link or a linked hash directory never makes a commit write
   outside the root. (The root itself may be a link: the user chose it.)
+  Readers of Iceberg files ask the same walk (:func:`symlink_within`, the file itself
+  included) before they read a managed table's file (iceberg.tables M7).
 * L2. A plain ``write`` goes to a temp file beside the target (``.tl-tmp-*``), is
   fsynced and renamed over the target: readers see the old or the new content, never
   a mix. ``new=True`` (a fresh name nothing refers to yet) writes in place and fsyncs;
@@ -46,6 +48,7 @@ from typing import Any, Callable
 from trinitylake_dbapi.errors import Error, InvalidLocationError, StorageError
 
 from .base import RESERVED_PREFIX, Backend, PreparedCreate, filesystem_protocols, operation_failed
+from .locations import local_file_path, local_path_as_written
 
 # Threads running the fsyncs of write_many (fsync waits for the device, not the CPU).
 _WRITE_THREADS = 8
@@ -248,24 +251,13 @@ class LocalBackend(Backend):
 
     def _refuse_symlinks(self, full: str) -> None:
         """L1: StorageError if a directory between the root and ``full`` is a symlink."""
-        directory = os.path.dirname(full)
-        checked = self._checked_dirs
-        pending = []
-        while len(directory) > len(self._base) and directory not in checked:
-            pending.append(directory)
-            directory = os.path.dirname(directory)
-        for directory in reversed(pending):  # from the root down
-            try:
-                mode = os.lstat(directory).st_mode
-            except FileNotFoundError:
-                return  # the rest is created by this writer (makedirs) as directories
-            if stat.S_ISLNK(mode):
-                raise StorageError(
-                    f"refusing to write {self._uri_of(full)!r}: {self._uri_of(directory)!r} is "
-                    "a symbolic link inside the lakehouse; writes never follow links (storage "
-                    "rule L1): replace it with a directory"
-                )
-            checked.add(directory)
+        link = first_symlink(self._base, full, include_file=False, checked=self._checked_dirs)
+        if link is not None:
+            raise StorageError(
+                f"refusing to write {self._uri_of(full)!r}: {self._uri_of(link)!r} is "
+                "a symbolic link inside the lakehouse; writes never follow links (storage "
+                "rule L1): replace it with a directory"
+            )
 
     def _make_parents(self, parent: str) -> None:
         """``os.makedirs``, remembering the directories it created (for L4)."""
@@ -473,6 +465,59 @@ class _PreparedFile(PreparedCreate):
             _unlink_quietly(self.tmp)
 
 
+def first_symlink(
+    base: str, full: str, *, include_file: bool = True, checked: set[str] | None = None
+) -> str | None:
+    """The first symbolic link on the way from the directory ``base`` down to ``full``
+    (absolute paths, ``full`` lexically under ``base``): each directory between them,
+    from ``base`` down, then ``full`` itself when ``include_file``; ``base`` is not
+    checked (the user chose it). None if there is none; a component that does not exist
+    ends the walk with None (nothing below it exists; a reader then finds the file
+    missing, a writer creates real directories). ``checked``: directories already found
+    not to be links (skipped; those found now are added). One ``lstat`` per component
+    (L1 for writes, iceberg.tables M7 for reads)."""
+    directory = os.path.dirname(full)
+    pending = []
+    while len(directory) > len(base) and (checked is None or directory not in checked):
+        pending.append(directory)
+        directory = os.path.dirname(directory)
+    pending.reverse()  # from the root down
+    if include_file and len(full) > len(base):
+        pending.append(full)
+    for component in pending:
+        try:
+            mode = os.lstat(component).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if stat.S_ISLNK(mode):
+            return component
+        if checked is not None and component is not full:
+            checked.add(component)
+    return None
+
+
+def symlink_within(location: str, root_uri: str, checked: set[str] | None = None) -> str | None:
+    """For a local ``location`` lexically inside the local directory ``root_uri`` (both
+    as iceberg/storage locations, any spelling of U1): the ``file://`` URI of the first
+    symbolic link between the root and the file, the file itself included
+    (:func:`first_symlink`); None when there is none, or when either is not local or
+    the location lies elsewhere (other rules judge those). A location spelled with
+    ``..``, ``.`` or ``//`` is walked both in its canonical form (what DuckDB is given)
+    and as written (what PyIceberg opens: ``<table>/data/link/../f`` goes through
+    ``link``). ``checked``: as for :func:`first_symlink` (directories found clean by
+    earlier calls of one reader, e.g. one scan's planning)."""
+    base = local_file_path(root_uri)
+    full = local_file_path(location)
+    if base is None or full is None or not full.startswith(base.rstrip("/") + "/"):
+        return None
+    base = base.rstrip("/") or "/"
+    link = first_symlink(base, full, checked=checked)
+    written = local_path_as_written(location)
+    if link is None and written is not None and written != full:
+        link = first_symlink(base, written.rstrip("/"), checked=checked)
+    return None if link is None else "file://" + link
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -567,4 +612,4 @@ def _fsync_dir(directory: str) -> None:
         os.close(fd)
 
 
-__all__ = ["LocalBackend"]
+__all__ = ["LocalBackend", "first_symlink", "symlink_within"]

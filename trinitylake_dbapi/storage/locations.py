@@ -42,7 +42,7 @@ import os
 import posixpath
 import re
 
-__all__ = ["canonical_location", "location_within", "is_local_location", "local_file_path"]
+__all__ = ["canonical_location", "location_within", "is_local_location", "local_file_path", "local_path_as_written"]
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):(.*)\Z", re.DOTALL)
 #: U2: names of one store under Hadoop's and other tools' schemes.
@@ -71,6 +71,13 @@ def _normal_path(path: str) -> str:
 
 def _local(location: str) -> str | None:
     """The absolute local path a local location names (U1), else None."""
+    path = _local_as_written(location)
+    return None if path is None else _normal_path(path)
+
+
+def _local_as_written(location: str) -> str | None:
+    """The local path a local location names, made absolute but not normalised (its
+    ``.``, ``..`` and ``//`` kept, as the OS walks it), else None."""
     scheme, rest = _split(location)
     if scheme is None:
         path = location
@@ -86,7 +93,7 @@ def _local(location: str) -> str | None:
         return None
     if not path.startswith("/"):
         path = os.path.join(os.getcwd(), path)
-    return _normal_path(path)
+    return path
 
 
 def _clean(path: str) -> bool:
@@ -121,6 +128,13 @@ def is_local_location(location: str) -> bool:
 def local_file_path(location: str) -> str | None:
     """The normalised absolute path of a local location (U1), else None."""
     return _local(location)
+
+
+def local_path_as_written(location: str) -> str | None:
+    """The absolute path of a local location as the OS walks it when a reader opens it
+    as written (``..`` after a symbolic link leads out of the link's target, not back
+    up lexically), else None. For checks that must see every component the OS will."""
+    return _local_as_written(location)
 
 
 @functools.lru_cache(maxsize=1024)
