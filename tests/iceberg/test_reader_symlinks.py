@@ -28,7 +28,7 @@ from trinitylake_dbapi.storage.locations import canonical_location
 from .test_locations import Forger
 
 #: Rows of the file outside the root: never seen by a reader.
-SECRET_ID = 666
+SECRET_ID = 987_654_321_987  # long enough never to occur in a uuid of a message
 
 
 def _local(location: str) -> str:
