@@ -640,3 +640,22 @@ def test_scope_resolution_agrees_with_duckdbs_binder(binder_oracle: tuple[Any, A
             assert isinstance(error, errors.ObjectNotFoundError), (sql, raw_error, got, error)
 
     check()
+
+
+@pytest.mark.parametrize("sql, data", [
+    # a name equal to a CTE of a subquery is no CTE: DuckDB (where QX1 resolves it)
+    ("SELECT * FROM information_schema.tables, (WITH x AS (SELECT 1) SELECT 1) z, x", True),
+    ("SELECT * FROM information_schema.tables WHERE table_name IN (WITH x AS (SELECT 'a') SELECT * FROM x) "
+     "AND table_name IN (SELECT * FROM x)", True),
+    ("WITH a AS (SELECT * FROM x), x AS (SELECT 1) SELECT * FROM a", True),
+    # CTEs in scope over system tables: the catalog's own executor
+    ("WITH x AS (SELECT * FROM information_schema.tables) SELECT * FROM x", False),
+    ("WITH x AS (SELECT 1 AS n), y AS (SELECT * FROM x) SELECT * FROM y, information_schema.schemata", False),
+    ("SELECT * FROM (WITH x AS (SELECT 1 AS n) SELECT * FROM x) s", False),
+])  # fmt: skip
+def test_where_a_query_runs_follows_scopes(sql: str, data: bool) -> None:
+    """reads_table_data and QueryShape decide by scope too (QX1): an out-of-scope CTE
+    name is a table reference, so the query goes where names are resolved."""
+    from trinitylake_dbapi.sql.query import reads_table_data
+
+    assert reads_table_data(sqlglot.parse_one(sql, dialect=TrinityLake)) is data
