@@ -12,6 +12,8 @@ import os
 import time
 from typing import Any, Callable
 
+from deadlines import HANG_S
+
 #: Ids of worker w's rows: (w + 1) * ID_STRIDE + n (never 1 or 2, the counters' ids).
 ID_STRIDE = 1_000_000
 
@@ -159,7 +161,7 @@ def long_writer(location: str, worker: int, transactions: int, grace_ms: int, cy
                 if kind != "young" and attempt == 0:
                     time.sleep(grace_s + 0.3)
                 if kind == "old" and attempt == 0:
-                    _cycle_done_after(cycles_path, written + grace_s + 0.2, time.time() + 600)
+                    _cycle_done_after(cycles_path, written + grace_s + 0.2, time.time() + HANG_S)
                 try:
                     conn.commit()
                 except MissingFileError:

@@ -18,10 +18,9 @@ import pytest
 
 import trinitylake_dbapi
 import warm_processes
+from deadlines import HANG_S
 from sql_writer_workers import ID_STRIDE, incrementer, inserter
 from trinitylake_dbapi.errors import OperationalError, SerializationError
-
-HANG_S = 900
 
 
 def _lake(tmp_path: Any) -> str:

@@ -145,6 +145,7 @@ def test_long_transactions_race_expiration(tmp_path: Any) -> None:
     from collections import Counter
 
     import warm_processes
+    from deadlines import HANG_S
     from sql_writer_workers import expirer, long_writer
 
     location = _lake(tmp_path)
@@ -157,9 +158,9 @@ def test_long_transactions_race_expiration(tmp_path: Any) -> None:
             pool.apply_async(long_writer, (location, w, transactions, GRACE_MS, cycles, str(tmp_path / f"w{w}.err")))
             for w in range(2)
         ]
-        results = [w.get(timeout=900) for w in writers]
+        results = [w.get(timeout=HANG_S) for w in writers]
         open(stop, "w").close()
-        expired, expirer_err = expiring.get(timeout=900)
+        expired, expirer_err = expiring.get(timeout=HANG_S)
     assert expirer_err == ""
     outcomes: Counter = Counter()
     for result, err in results:
