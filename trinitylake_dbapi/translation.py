@@ -6,6 +6,7 @@ Connections and cursors both use it, so neither imports the other for it.
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 from typing import Iterator, NoReturn
 
@@ -18,8 +19,12 @@ __all__ = ["translate_errors", "raise_translated"]
 def translate_errors() -> Iterator[None]:
     """The one place where exceptions from below become PEP 249 exceptions. The
     package's own errors already are; a sqlglot error is a ProgrammingError, and so is a
-    RecursionError (a statement nested too deeply for sqlglot's recursive descent); anything
-    else is an InternalError (a bug), with the original chained."""
+    RecursionError (a statement nested too deeply for sqlglot's recursive descent). An
+    OSError from a library below (PyArrow's or fsspec's file systems, writing or reading
+    Iceberg files) names its file: a missing file is MissingFileError, any other (no
+    permission, a read-only file system, a full disk, the network) a StorageError, both
+    OperationalErrors. Anything else is an InternalError (a bug), with the original
+    chained."""
     try:
         yield
     except Exception as e:  # noqa: BLE001 - mapped once, here
@@ -37,8 +42,30 @@ def raise_translated(e: BaseException) -> NoReturn:
     sqlglot_errors = sys.modules.get("sqlglot.errors")
     if sqlglot_errors is not None and isinstance(e, sqlglot_errors.SqlglotError):
         raise errors.ProgrammingError(str(e).replace("\x1b[4m", "").replace("\x1b[0m", "")) from e
+    if isinstance(e, OSError):
+        raise _storage_error(e) from e
     if isinstance(e, RecursionError):
         raise errors.ProgrammingError(
             "the statement is nested too deeply to run (Python's recursion limit); simplify it"
         ) from e
     raise errors.InternalError(f"internal error: {type(e).__name__}: {e}") from e
+
+
+#: The file an OSError of PyArrow names in its message ("... local file '/x/y'. Detail: ...").
+_QUOTED_PATH = re.compile(r"'([^']+)'")
+
+
+def _storage_error(e: OSError) -> errors.StorageError:
+    """The PEP 249 error of an OSError from below, naming its file when it names one."""
+    path = e.filename
+    if path is None:
+        found = _QUOTED_PATH.search(str(e))
+        path = found.group(1) if found else None
+    detail = e.strerror or str(e)
+    if path is None:
+        return errors.StorageError(f"a storage call failed: {type(e).__name__}: {e}")
+    if isinstance(e, FileNotFoundError):
+        return errors.MissingFileError(str(path))
+    if isinstance(e, PermissionError):
+        return errors.StorageError(f"{str(path)!r}: permission denied ({detail}); is the lakehouse read-only?")
+    return errors.StorageError(f"{str(path)!r}: {type(e).__name__}: {detail}")

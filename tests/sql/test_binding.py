@@ -10,7 +10,7 @@ import uuid
 import pytest
 from sqlglot import exp
 
-from trinitylake_dbapi.errors import ProgrammingError
+from trinitylake_dbapi.errors import DataError, ProgrammingError
 from trinitylake_dbapi.sql.binding import bind, constant, to_node
 from trinitylake_dbapi.sql.dialect import parse_marked, parse_statement
 
@@ -70,7 +70,7 @@ def test_special_floats_and_uuid() -> None:
     assert constant(to_node(float("-inf")), "x") == float("-inf")
     u = uuid.uuid4()
     assert constant(to_node(u), "x") == str(u)
-    with pytest.raises(ProgrammingError, match="decimal"):
+    with pytest.raises(DataError, match="decimal"):  # the value's fault, not the SQL's (issue 32)
         to_node(decimal.Decimal("NaN"))
     with pytest.raises(ProgrammingError, match="cannot bind a value of type object"):
         to_node(object(), "#1")

@@ -27,6 +27,10 @@ Rules:
      its first byte, so never later than its modification time on this host) is kept
      for the last ``REMEMBERED_CREATIONS`` files: a commit uses it to know which of the
      files it names are young enough to need no existence check (transaction C7).
+  F5 An Avro file read through this FileIO is checked whole when opened (iceberg.files
+     IF2): a damaged or truncated manifest list or manifest is a CorruptFileError
+     naming it, never a shorter list of files. What F3 remembers was written here and
+     is not checked again.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from pyiceberg.io import InputFile, InputStream, OutputFile
 from pyiceberg.io.pyarrow import PyArrowFile, PyArrowFileIO
 from pyiceberg.typedef import EMPTY_DICT, Properties
 
+from .files import check_avro
 from .locations import DURABLE_FILE_IO, file_io_properties, local_path, storage_options_from_properties
 
 __all__ = [
@@ -182,6 +187,15 @@ class _ObjectStoreFile(PyArrowFile):
         return super().__len__()
 
 
+class _CheckedAvroFile(PyArrowFile):
+    """A PyArrow Avro file (manifest list, manifest) checked whole when opened (F5)."""
+
+    def open(self, seekable: bool = True) -> InputStream:
+        with super().open(seekable=seekable) as stream:
+            data = stream.read()
+        return io.BytesIO(check_avro(self.location, data))
+
+
 class _RememberedInput(InputFile):
     """A file this FileIO wrote, read back from memory (F3); ``exists`` asks the store."""
 
@@ -198,6 +212,16 @@ class _RememberedInput(InputFile):
 
     def open(self, seekable: bool = True) -> InputStream:
         return io.BytesIO(self._data)
+
+
+def _same_file(plain: PyArrowFile) -> dict[str, Any]:
+    """The arguments that make another PyArrowFile of the same file as ``plain``."""
+    return dict(
+        location=plain.location,
+        path=plain._path,  # noqa: SLF001 - PyIceberg's own attributes, not ours
+        fs=plain._filesystem,  # noqa: SLF001
+        buffer_size=plain._buffer_size,  # noqa: SLF001
+    )
 
 
 class DurableFileIO(PyArrowFileIO):
@@ -227,13 +251,18 @@ class DurableFileIO(PyArrowFileIO):
         return PyFileSystem(FSSpecHandler(fsspec.filesystem(scheme)))
 
     def new_input(self, location: str) -> Any:
-        """PyArrow's input file, or the bytes of a file written here (F3)."""
+        """PyArrow's input file (checked when it is Avro: F5), or the bytes of a file
+        written here (F3)."""
         plain = super().new_input(location)
         with self._lock:
             data = self._remembered.get(location)
             if data is not None:
                 self._remembered.move_to_end(location)
-        return plain if data is None else _RememberedInput(location, data, plain)
+        if data is not None:
+            return _RememberedInput(location, data, plain)
+        if location.endswith(_REMEMBERED_SUFFIX):
+            return _CheckedAvroFile(**_same_file(plain))
+        return plain
 
     def delete(self, location: str | InputFile | OutputFile) -> None:
         """PyArrow's delete; a remembered copy is forgotten first (F3)."""
@@ -264,12 +293,7 @@ class DurableFileIO(PyArrowFileIO):
             while len(self._created) > REMEMBERED_CREATIONS:
                 self._created.popitem(last=False)
         plain = super().new_output(location)
-        same_file = dict(
-            location=plain.location,
-            path=plain._path,  # noqa: SLF001 - PyIceberg's own attributes, not ours
-            fs=plain._filesystem,  # noqa: SLF001
-            buffer_size=plain._buffer_size,  # noqa: SLF001
-        )
+        same_file = _same_file(plain)
         if local_path(location) is None:
             return _ObjectStoreFile(**same_file, on_written=self._remember)
         return _RecordedFile(**same_file, on_create=self._record)

@@ -9,7 +9,8 @@ Rules (the P rules are :mod:`.catalog`'s):
   M1 A table's metadata is the file its definition names (P1), read through the
      transaction when it lies under the lakehouse root (a file staged by the same
      transaction included), else through the catalog's FileIO. Metadata files are
-     immutable: each is parsed once per instance.
+     immutable: each is parsed once per instance. One that does not parse is a
+     CorruptFileError naming it (files IF1); so is a damaged Avro file (IF2).
   M2 A new metadata file under the root is staged with the definition that names it
      (transaction C1: written at commit, with the definition, and never by a
      transaction that fails or is rolled back); one elsewhere is written at once.
@@ -63,7 +64,7 @@ from typing import Any, Callable
 from pyiceberg.io import FileIO, InputFile, InputStream, OutputFile
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
 from pyiceberg.schema import Schema, index_by_id
-from pyiceberg.serializers import Compressor, FromByteStream, FromInputFile, ToOutputFile
+from pyiceberg.serializers import Compressor, ToOutputFile
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata, TableMetadataV2
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
@@ -87,6 +88,7 @@ from ..format import paths
 from ..format.paths import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
 from ..storage.local import symlink_within
 from ..storage.locations import canonical_location, location_within
+from .files import check_avro, parse_metadata
 from .schema import schema_from_columns
 
 __all__ = [
@@ -150,11 +152,11 @@ class TableStates:
         if found is None:
             relative = self.relative(location)
             if relative is None:
-                found = FromInputFile.table_metadata(self._file_io().new_input(location))
+                with self._file_io().new_input(location).open() as stream:
+                    data = stream.read()
             else:
-                found = FromByteStream.table_metadata(
-                    BytesIO(txn.read_file(relative)), compression=Compressor.get_compressor(location)
-                )
+                data = txn.read_file(relative)
+            found = parse_metadata(location, data)  # IF1: CorruptFileError naming it
             self.remember(location, found)
         return found
 
@@ -540,7 +542,10 @@ class _StoredInput(InputFile):
         return True
 
     def open(self, seekable: bool = True) -> InputStream:
-        return BytesIO(self._data())
+        data = self._data()
+        if self.location.endswith(".avro"):
+            check_avro(self.location, data)  # IF2: a damaged file is named, never half-read
+        return BytesIO(data)
 
 
 def metadata_bytes(metadata: TableMetadata, location: str) -> bytes:

@@ -183,8 +183,8 @@ def to_node(value: Any, label: str = "") -> exp.Expr:
             return _cast("Infinity" if value > 0 else "-Infinity", DType.DOUBLE)
         return _number(repr(value))
     if isinstance(value, decimal.Decimal):
-        if not value.is_finite():
-            raise ProgrammingError(f"parameter {label}: cannot bind the decimal {value}")
+        if not value.is_finite():  # a value no DECIMAL holds: the data's fault, not the SQL's
+            raise DataError(f"parameter {label}: the decimal {value} is not a number any DECIMAL column holds")
         return _number(str(value))
     if isinstance(value, str):
         _check_text(value, f"parameter {label}")

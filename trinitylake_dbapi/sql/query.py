@@ -102,6 +102,17 @@ Rules:
       COPY/ATTACH writing there; the parser and QX1 only ever send it SELECT-shaped
       statements over views.
 
+  Q8. A read that fails on a data file names it: a missing one is MissingFileError,
+      a damaged one (truncated, bad magic, a footer or page that does not decode)
+      CorruptFileError, whether DuckDB's message names the file or not (then the
+      statement's files' footers are read, on the error path only, to find it).
+  Q9. Values a client cannot read back are refused before they are written (Q3's
+      DataError naming the column): a DATE or TIMESTAMP outside the years 1-9999
+      (DuckDB holds them; Python's datetime and PyIceberg's statistics do not), and
+      bytes bound to a STRING/VARCHAR/CHAR column that are not UTF-8 (UTF-8 bytes are
+      stored as the text they encode). A result value outside Python's range is a
+      DataError naming its column, never an OverflowError.
+
 DuckDB is imported by the first data statement only: catalog statements never pay for
 it (nor for PyIceberg's data path).
 """
@@ -123,9 +134,11 @@ from sqlglot import exp
 
 from trinitylake_dbapi.catalog import CatalogTransaction, TableInfo
 from trinitylake_dbapi.errors import (
+    CorruptFileError,
     DataError,
     Error,
     IntegrityError,
+    MissingFileError,
     NotSupportedError,
     ObjectNotFoundError,
     OperationalError,
@@ -322,6 +335,28 @@ class Engine:
     def errors(self) -> Any:
         """The ``duckdb`` module (its exception classes)."""
         return self._duckdb
+
+    def file_problem(self, path: str, *, whole: bool) -> str | None:
+        """Why DuckDB cannot read the Parquet data file at ``path`` (a local path or a
+        URI of the registered filesystem), or None (Q8): its footer, or with ``whole``
+        every page of it too."""
+        try:
+            cursor = self.cursor()
+        except Error:
+            return None
+        try:
+            if whole:
+                for _ in _batches(cursor.sql(f"SELECT * FROM read_parquet({_string_literal(path)})"), BATCH_ROWS):
+                    pass
+            else:
+                cursor.execute("SELECT count(*) FROM parquet_file_metadata(?)", [path]).fetchall()
+        except self._duckdb.Error as e:
+            return _message(e)
+        except OSError as e:  # a record batch reader reports DuckDB's error as PyArrow's
+            return str(e).split("\n")[0]
+        finally:
+            cursor.close()
+        return None
 
 
 # ---------------------------------------------------------------------------
@@ -743,6 +778,8 @@ class _Statement:
         self._catalogs: dict[str, CatalogTransaction] = {}
         #: (name, view SQL or Arrow table) of each view made, to make again on a new cursor.
         self._views: list[tuple[str, Any]] = []
+        #: The files the statement's views read (Q8: a failed read names its file).
+        self.files: list[str] = []
 
     def close(self) -> None:
         for catalog in self._owned:
@@ -784,6 +821,7 @@ class _Statement:
         if self.engine.admit(scan.data_files + scan.position_deletes):
             self._move_to_new_cursor()
         view = f"__tl_{next(self._count)}"
+        self.files += (*scan.data_files, *scan.position_deletes)
         sql = f"CREATE TEMP VIEW {view} AS {_view_sql(scan)}"
         self.run(sql)
         self._views.append((view, sql))
@@ -929,14 +967,19 @@ def _message(e: Exception) -> str:
     return _INTERNAL.sub("", _DUCKDB_KIND.sub("", first)).strip()
 
 
-def _translate(e: Exception, statement: exp.Expr, engine: Engine) -> Exception:
-    """A DuckDB error as the PEP 249 error a user of this driver expects."""
+def _translate(e: Exception, statement: exp.Expr, engine: Engine, files: Sequence[str] = ()) -> Exception:
+    """A DuckDB error as the PEP 249 error a user of this driver expects; ``files``
+    are the data files the statement reads (Q8)."""
     duckdb = engine.errors
     message = _message(e)
     if isinstance(e, duckdb.InterruptException):
         return QueryCanceledError("the statement was canceled (Connection.interrupt() or statement_timeout)")
     if isinstance(e, duckdb.OutOfMemoryException):
         return OperationalError(f"the query needs more memory than the connection's memory_limit allows: {message}")
+    if isinstance(e, duckdb.Error) and not isinstance(e, _statement_errors(duckdb)):
+        damaged = _damaged_file(message, engine, files)
+        if damaged is not None:
+            return damaged
     if isinstance(e, (duckdb.ConversionException, duckdb.OutOfRangeException)):
         return DataError(message)
     if isinstance(e, duckdb.BinderException) or isinstance(e, duckdb.CatalogException):
@@ -962,14 +1005,45 @@ def _translate(e: Exception, statement: exp.Expr, engine: Engine) -> Exception:
     return e
 
 
+def _statement_errors(duckdb: Any) -> tuple[type, ...]:
+    """DuckDB's errors about the statement or its values, never about a file."""
+    return (
+        duckdb.ConversionException, duckdb.OutOfRangeException, duckdb.BinderException,
+        duckdb.CatalogException, duckdb.ParserException,
+    )  # fmt: skip
+
+
+#: DuckDB's message for a data file that is not there.
+_NO_FILE = "No files found that match the pattern"
+
+
+def _damaged_file(message: str, engine: Engine, files: Sequence[str]) -> Error | None:
+    """Q8: the error naming the data file a failed read met: the one of ``files`` that
+    DuckDB's message names (missing: MissingFileError; else CorruptFileError), or, when
+    the message names none ("TProtocolException: Invalid data", "invalid TType", ...),
+    the first of them whose footer, else whose pages, DuckDB cannot read."""
+    named = [f for f in dict.fromkeys(files) if f in message]
+    if named:
+        path = max(named, key=len)
+        if _NO_FILE in message:
+            return MissingFileError(path, "data file does not exist")
+        return CorruptFileError(path, message)
+    for whole in (False, True):
+        for path in dict.fromkeys(files):
+            problem = engine.file_problem(path, whole=whole)
+            if problem is not None:
+                return CorruptFileError(path, f"reading it failed: {problem}")
+    return None
+
+
 @contextlib.contextmanager
-def _translated(statement: exp.Expr, engine: Engine) -> Iterator[None]:
+def _translated(statement: exp.Expr, run: _Statement) -> Iterator[None]:
     try:
         yield
     except Error:
         raise
     except Exception as e:  # noqa: BLE001 - translated, or passed on
-        translated = _translate(e, statement, engine)
+        translated = _translate(e, statement, run.engine, run.files)
         if translated is e:
             raise
         raise translated from None
@@ -998,14 +1072,25 @@ class _Rows:
     def _next_batch(self) -> bool:
         control = self._statement.session.control
         try:
-            with _translated(self._source, self._statement.engine), control.interrupting(
+            with _translated(self._source, self._statement), control.interrupting(
                 self._statement.cursor.interrupt
             ):
                 batch = self._reader.read_next_batch()
         except StopIteration:
             self.close()
             return False
-        columns = [convert(column) for convert, column in zip(self._convert, batch.columns)]
+        try:
+            columns = [convert(column) for convert, column in zip(self._convert, batch.columns)]
+        except (OverflowError, ValueError) as e:  # Q9: a value Python's types cannot hold
+            name = next(
+                (f.name for f, convert, column in zip(self._reader.schema, self._convert, batch.columns)
+                 if not _converts(convert, column)),
+                "?",
+            )  # fmt: skip
+            raise DataError(
+                f"column {name!r} of the result holds a value Python cannot represent ({e}); "
+                "cast it to VARCHAR in the query to read it as text"
+            ) from None
         self._rows = list(zip(*columns)) if columns else [() for _ in range(batch.num_rows)]
         self._position = 0
         return True
@@ -1059,6 +1144,15 @@ def _timedelta(value: Any) -> Any:
     return dt.timedelta(days=months * 30 + days, microseconds=nanoseconds // 1000)
 
 
+def _converts(convert: Callable[[Any], list], column: Any) -> bool:
+    """True if ``convert`` turns ``column`` into Python values without an error."""
+    try:
+        convert(column)
+    except (OverflowError, ValueError):
+        return False
+    return True
+
+
 def _converter(t: Any) -> Callable[[Any], list]:
     """Arrow column -> Python values (maps become dicts, at any depth)."""
     import pyarrow as pa
@@ -1100,7 +1194,7 @@ def run_select(query: exp.Query, session: Session) -> Result:
     """A SELECT that reads tables' rows, as a streaming result (Q1, Q2, Q5)."""
     statement = _Statement(session)
     try:
-        with _translated(query, statement.engine):
+        with _translated(query, statement):
             rewritten = query.copy()
             statement.replace_tables(rewritten)
             sql = rewritten.sql(dialect=duckdb_dialect())
@@ -1151,6 +1245,12 @@ def _describe_target(session: Session, node: exp.Table, namespace: str, name: st
         raise _with_position(e, node) from None
 
 
+#: Q9: kinds that store text (bytes bound to them must be UTF-8) and dates and times
+#: whose values must lie in the years 1-9999 (Python's datetime, Iceberg's readers).
+_TEXT_KINDS = frozenset({"char", "varchar"})
+_DATETIME_KINDS = frozenset({"date", "timestamp", "timestamptz"})
+
+
 def _checked_values(
     statement: _Statement,
     source: str,
@@ -1172,11 +1272,19 @@ def _checked_values(
     )
     selects = []
     checks = []
+    source_types = {row[0]: str(row[1]).upper() for row in statement.run("DESCRIBE __tl_src")}
+    decoded: set[str] = set()
     for c in columns:
         position = by_name.get(c.name.lower())
         value = "NULL" if position is None else f"c{position}"
         sql_type = duck_type(c.type, stored=False)
+        if c.type.kind in _TEXT_KINDS and source_types.get(value) == "BLOB":
+            value = f"decode({value})"  # Q9: UTF-8 bytes are text; other bytes fail here
+            decoded.add(c.name)
         selects.append((c, value, sql_type))
+        if c.type.kind in _DATETIME_KINDS and value != "NULL":
+            cast = f"CAST({value} AS {sql_type})"
+            checks.append((f"count(*) FILTER (WHERE NOT isfinite({cast}) OR year({cast}) NOT BETWEEN 1 AND 9999)", c, "range"))
         if not c.nullable:
             checks.append((f"count(*) FILTER (WHERE {value} IS NULL)", c, "null"))
         if c.type.kind in ("char", "varchar") and c.type.length is not None:
@@ -1203,6 +1311,11 @@ def _checked_values(
             if isinstance(e, statement.engine.errors.InterruptException):
                 raise
             detail = _message(e)
+            if c.name in decoded:
+                raise DataError(
+                    f"column {c.name!r} of table {table} ({sql_type}): a bytes value is not UTF-8 text "
+                    "(bind str, or bytes that are UTF-8; to store bytes, use a BINARY column)"
+                ) from None
             raise DataError(f"column {c.name!r} of table {table} ({sql_type}): {detail}") from None
     if checks:
         if found is None:
@@ -1217,6 +1330,11 @@ def _checked_values(
                 raise DataError(
                     f"column {c.name!r} of table {table}: a value of length {value} is too long for "
                     f"{c.type}"
+                )
+            if what == "range" and value:
+                raise DataError(
+                    f"column {c.name!r} of table {table}: a {c.type} value outside the years 1-9999 "
+                    f"({value} row{'s' if value != 1 else ''}); Iceberg readers and Python cannot hold it"
                 )
             if what == "fixed" and value is not None and value != c.type.length:
                 raise DataError(
@@ -1552,7 +1670,7 @@ def run_insert(insert: exp.Insert, session: Session, parameter_rows: Sequence[An
         parameters = _parameter_table(holes, parameter_rows, lambda i: _arrow_type(info.columns, names[i]))
         if parameters is None:
             insert = _bound_rows(insert, parameter_rows)
-    with _Statement(session) as statement, _translated(insert, statement.engine):
+    with _Statement(session) as statement, _translated(insert, statement):
         if parameters is not None:
             statement.cursor.register("__tl_parameters", parameters)
             sql = "SELECT * FROM __tl_parameters"
@@ -1774,7 +1892,7 @@ def _rewrite(
     target, namespace, name = _target(session, node.this, title)
     if node.args.get("returning") or node.args.get("limit") or node.args.get("from_") or node.args.get("using"):
         raise NotSupportedError(f"{title} with RETURNING, LIMIT, FROM or USING is not supported")
-    with _Statement(session) as statement, _translated(node, statement.engine):
+    with _Statement(session) as statement, _translated(node, statement):
         try:
             view, scan = statement.view_of_table(namespace, name)
         except ObjectNotFoundError as e:
@@ -1900,7 +2018,7 @@ def run_create_as(
     statement's transaction) with the query's columns, then its rows are appended. When
     ``create`` makes nothing (IF NOT EXISTS on an existing table), nothing is inserted."""
     refuse_write(session, "CREATE TABLE AS SELECT")
-    with _Statement(session) as statement, _translated(query, statement.engine):
+    with _Statement(session) as statement, _translated(query, statement):
         source = query.copy()
         statement.replace_tables(source)
         sql = source.sql(dialect=duckdb_dialect())
