@@ -152,8 +152,9 @@ def _verify(argv: Sequence[str]) -> int:
     """``trinitylake verify LOCATION [--all-versions] [--data] [--storage-option KEY=VALUE ...]``.
 
     Prints every problem, then a summary line. Exit status: 0 when the lakehouse is
-    valid (warnings such as orphan files allowed), 1 on a violation, 2 when it could
-    not be verified (a bad location, a storage failure).
+    valid (warnings such as orphan files allowed), 1 when problems were found (each a
+    finding, damaged or unreadable files included), 2 when it could not run (a bad
+    location, a storage failure): one line on stderr, never a traceback.
     """
     from trinitylake_dbapi.verify import verify
 
@@ -166,8 +167,9 @@ def _verify(argv: Sequence[str]) -> int:
     parser.add_argument("--all-versions", action="store_true",
                         help="parse every version's definitions and check K3 per version")
     parser.add_argument("--data", action="store_true",
-                        help="also check the tables' Iceberg metadata and that every file it "
-                        "reaches (manifests, data files) exists")
+                        help="also check the tables' Iceberg metadata and every file it reaches "
+                        "(manifest lists, manifests, data files): present, of the recorded "
+                        "size, whole Avro, Parquet ends")
     parser.add_argument("--storage-option", metavar="KEY=VALUE", type=_storage_option,
                         action="append", default=[], help="fsspec storage option (repeatable)")
     args = parser.parse_args(list(argv))
@@ -176,6 +178,9 @@ def _verify(argv: Sequence[str]) -> int:
                         storage_options=dict(args.storage_option) or None)
     except errors.Error as e:
         print(error_line(e), file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001 - could not run: one line and status 2, never a traceback
+        print(f"ERROR: verify could not run: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
         return 2
     print(report.text())
     return 0 if report.ok else 1

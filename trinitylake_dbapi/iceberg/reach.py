@@ -17,18 +17,22 @@ Rules:
      of ``storage.locations`` (U1-U3): a data file a manifest names as ``file:/x``,
      ``/x`` or ``file:///a/./x`` is the same file as the listing's, so expiration never
      takes a live file for an unreached one (issue 31 item 4).
+  R5 What a manifest list records of each manifest (its length) and a manifest of each
+     data or delete file (``file_size_in_bytes``) is kept with what is reached, so
+     ``verify --data`` checks each file's content against it (:meth:`content_problem`).
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
-from pyiceberg.serializers import FromInputFile
 from pyiceberg.table.metadata import TableMetadata
 
+from ..errors import CorruptFileError
 from ..storage.locations import canonical_location
+from .files import parse_metadata
 from .io import DurableFileIO, file_io_properties
 
 __all__ = ["IcebergReach", "Reached"]
@@ -43,6 +47,9 @@ class Reached:
     files: set[str] = field(default_factory=set)
     table_locations: set[str] = field(default_factory=set)
     missing: dict[str, str] = field(default_factory=dict)
+    #: R5: the size recorded for a reached manifest (in its manifest list) or data or
+    #: delete file (in its manifest), by location.
+    sizes: dict[str, int] = field(default_factory=dict)
 
 
 class IcebergReach:
@@ -55,6 +62,7 @@ class IcebergReach:
         self._of_manifest_list: dict[str, frozenset[str]] = {}
         self._of_manifest: dict[str, frozenset[str]] = {}
         self._locations: dict[str, str] = {}
+        self._sizes: dict[str, int] = {}
 
     def reach(self, metadata_locations: Iterable[str]) -> Reached:
         """Everything the metadata files at ``metadata_locations`` reach (R1, R3)."""
@@ -65,11 +73,13 @@ class IcebergReach:
             except FileNotFoundError as e:
                 reached.missing[location] = f"missing: {e}"
                 continue
-            except (OSError, ValueError) as e:
+            except (OSError, ValueError, CorruptFileError) as e:
                 reached.missing[location] = f"cannot be read: {e}"
                 continue
             reached.files |= files
             reached.table_locations.add(table_location)
+        with self._lock:
+            reached.sizes = {f: self._sizes[f] for f in reached.files if f in self._sizes}
         return reached
 
     def table_locations(self, pointers: Iterable[tuple[str, bool]]) -> list[tuple[str, bool]]:
@@ -82,7 +92,7 @@ class IcebergReach:
             if location is None:
                 try:
                     location = self.metadata(metadata_location).location
-                except (OSError, ValueError):
+                except (OSError, ValueError, CorruptFileError):
                     continue
                 with self._lock:
                     self._locations[metadata_location] = location
@@ -91,12 +101,44 @@ class IcebergReach:
 
     def metadata(self, location: str) -> TableMetadata:
         """The parsed metadata file at ``location``; FileNotFoundError or OSError when
-        it cannot be read, ValueError when it does not parse."""
-        return FromInputFile.table_metadata(self._io.new_input(location))
+        it cannot be read, CorruptFileError naming it when it does not parse (IF1)."""
+        with self._io.new_input(location).open() as stream:
+            data = stream.read()
+        return parse_metadata(location, data)
 
     def exists(self, location: str) -> bool:
         """True if the file at ``location`` exists."""
         return self._io.new_input(location).exists()
+
+    def content_problem(self, location: str, recorded_size: int | None) -> str | None:
+        """R5: what is wrong with the content of the existing file at ``location``, or
+        None: a size other than ``recorded_size`` (what its manifest list or manifest
+        says), an Avro file that is not whole (iceberg.files IF2), a Parquet file whose
+        ends are not Parquet's (IF3). Reads an Avro file whole, only the ends of the
+        others."""
+        from .files import avro_problem, parquet_problem
+
+        source = self._io.new_input(location)
+        if location.endswith(".avro"):
+            with _unchecked(source) as stream:
+                data = stream.read()
+            if recorded_size is not None and len(data) != recorded_size:
+                return f"{len(data)} bytes, but its manifest list records {recorded_size} (truncated or overwritten)"
+            return avro_problem(data)
+        if location.endswith(".parquet"):
+            with _unchecked(source) as stream:
+                stream.seek(0, 2)
+                size = stream.tell()
+                stream.seek(0)
+                head = stream.read(4)
+                stream.seek(max(size - 8, 0))
+                tail = stream.read(8)
+            return parquet_problem(size, head, tail, recorded_size)
+        if recorded_size is not None:
+            size = len(source)
+            if size != recorded_size:
+                return f"{size} bytes, but its manifest records {recorded_size} (truncated or overwritten)"
+        return None
 
     def _metadata(self, location: str) -> tuple[frozenset[str], str]:
         with self._lock:
@@ -122,6 +164,8 @@ class IcebergReach:
             return known
         files = {path}
         for manifest in snapshot.manifests(self._io):  # type: ignore[attr-defined]
+            with self._lock:
+                self._sizes[canonical_location(manifest.manifest_path)] = manifest.manifest_length
             files |= self._manifest(manifest)
         result = frozenset(files)
         with self._lock:
@@ -137,5 +181,17 @@ class IcebergReach:
         entries = manifest.fetch_manifest_entry(self._io, discard_deleted=True)  # type: ignore[attr-defined]
         result = frozenset({path, *(entry.data_file.file_path for entry in entries)})
         with self._lock:
+            self._sizes.update((canonical_location(e.data_file.file_path), e.data_file.file_size_in_bytes) for e in entries)
+        with self._lock:
             self._of_manifest[path] = result
         return result
+
+
+def _unchecked(source: Any) -> Any:
+    """A seekable stream of ``source`` without the Avro check of the durable FileIO (io
+    F5): the caller checks the bytes, and reports what is wrong instead of raising."""
+    from pyiceberg.io.pyarrow import PyArrowFile
+
+    if isinstance(source, PyArrowFile):
+        return PyArrowFile.open(source, seekable=True)
+    return source.open(seekable=True)

@@ -534,13 +534,17 @@ class LocalVerifier:
         except FileNotFoundError:
             self.problem(path, R_MISSING, f"the Iceberg metadata file {location} it names does not exist")
             return
-        except (OSError, ValueError) as e:
+        except Exception as e:  # noqa: BLE001 - a file that cannot be read is a finding, never a traceback
             self.problem(path, R_ICEBERG, f"the Iceberg metadata file {location} it names cannot be read: {e}")
             return
         disagreement = mirror_disagreement(columns, metadata.schema())
         if disagreement is not None:
             self.problem(path, R_ICEBERG, f"the definition does not mirror {location}: {disagreement}")
-        reached = self._iceberg.reach([location])
+        try:
+            reached = self._iceberg.reach([location])
+        except Exception as e:  # noqa: BLE001 - as above: a finding
+            self.problem(path, R_ICEBERG, f"the files its Iceberg metadata {location} reaches cannot be read: {e}")
+            return
         for where, reason in sorted(reached.missing.items()):
             self.problem(path, R_ICEBERG, f"{where} {reason}")
         if managed and location_within(metadata.location, root) is None:
@@ -553,10 +557,18 @@ class LocalVerifier:
                     f"{metadata.location} of the managed table; a managed table's files lie under it",
                 )  # fmt: skip
         for file in sorted(reached.files):
-            relative = location_within(file, root)  # canonical forms (storage U4)
-            present = self._file_exists(relative) if relative is not None else self._iceberg.exists(file)
+            try:
+                relative = location_within(file, root)  # canonical forms (storage U4)
+                present = self._file_exists(relative) if relative is not None else self._iceberg.exists(file)
+                # SPEC 8 content: sizes as recorded, Avro whole, Parquet ends (iceberg.reach R5)
+                problem = self._iceberg.content_problem(file, reached.sizes.get(file)) if present else None
+            except (Error, OSError, ValueError) as e:  # a location that cannot be read is a finding too
+                self.problem(path, R_ICEBERG, f"{file}, which its Iceberg metadata {location} reaches, cannot be read: {e}")
+                continue
             if not present:
                 self.problem(path, R_MISSING, f"{file}, which its Iceberg metadata {location} reaches, does not exist")
+            elif problem is not None:
+                self.problem(path, R_ICEBERG, f"{file}, which its Iceberg metadata {location} reaches, is damaged: {problem}")
 
     # -- orphans ---------------------------------------------------------------------------------
 
