@@ -232,7 +232,7 @@ def flip_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
     yield location, path, original
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(fraction=st.floats(min_value=0.0, max_value=1.0, exclude_max=True), bit=st.integers(0, 7))
 def test_a_flipped_bit_anywhere_in_a_data_file_never_gives_an_unnamed_error(
     flip_target: tuple[str, str, bytes], fraction: float, bit: int

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import trinitylake_dbapi as tl
+from deadlines import HANG_S
 from trinitylake_dbapi.cli import main
 from trinitylake_dbapi.iceberg import TrinityLakeCatalog
 from trinitylake_dbapi.verify import verify
@@ -114,7 +115,7 @@ def test_the_command_never_prints_a_traceback(tmp_path: Any) -> None:
     garbage(TARGETS["metadata"](build(location)))
     done = subprocess.run(
         [sys.executable, "-m", "trinitylake_dbapi.cli", "verify", location, "--data"],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True, timeout=HANG_S,
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr and done.stderr == ""
