@@ -490,6 +490,8 @@ def s3_world(s3_server: Any) -> Iterator[tuple[str, dict[str, Any], str]]:
     default.t, and secret.csv in another bucket of the same server and credentials."""
     lake_bucket, secret_bucket = s3_server.create_bucket(), s3_server.create_bucket()
     s3_server.boto3_client().put_object(Bucket=secret_bucket, Key="secret.csv", Body=b"n\nSECRET-S3\n")
+    for key, body in secret_objects().items():
+        s3_server.boto3_client().put_object(Bucket=secret_bucket, Key=key, Body=body)
     options = dict(s3_server.storage_options)
     root = f"s3://{lake_bucket}/lake"
     with tl.connect(root, create=True, autocommit=True, storage_options=dict(options)) as conn:
@@ -497,6 +499,19 @@ def s3_world(s3_server: Any) -> Iterator[tuple[str, dict[str, Any], str]]:
         cur.execute("CREATE TABLE default.t (n STRING)")
         cur.execute("INSERT INTO default.t VALUES ('a')")
     yield root, options, f'"s3://{secret_bucket}/secret.csv"'
+
+
+def secret_objects() -> dict[str, bytes]:
+    """The other file kinds, as objects of the secret bucket."""
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table({"n": ["SECRET-S3-PARQUET"]}), sink)
+    return {
+        "secret.tsv": b"n\tm\nSECRET-S3-TSV\tx\n",
+        "secret.csv.gz": gzip.compress(b"n\nSECRET-S3-GZ\n"),
+        "secret.json": json.dumps([{"n": "SECRET-S3-JSON"}]).encode(),
+        "secret.ndjson": (json.dumps({"n": "SECRET-S3-NDJSON"}) + "\n").encode(),
+        "secret.parquet": sink.getvalue().to_pybytes(),
+    }
 
 
 def s3_filesystem(options: dict[str, Any]) -> Any:
@@ -659,3 +674,28 @@ def test_where_a_query_runs_follows_scopes(sql: str, data: bool) -> None:
     from trinitylake_dbapi.sql.query import reads_table_data
 
     assert reads_table_data(sqlglot.parse_one(sql, dialect=TrinityLake)) is data
+
+
+@pytest.mark.s3
+@pytest.mark.parametrize("shape", ["plain", "cte_in_derived_table", "insert_cte_self_reference", "ctas_select"])
+@pytest.mark.parametrize("key", sorted(secret_objects()))
+def test_s3_every_file_kind_is_refused(s3_world: tuple[str, dict[str, Any], str], key: str, shape: str) -> None:
+    """TSV, .gz, JSON, NDJSON and Parquet objects of the other bucket, which an unlocked
+    engine reads; through the driver, and on the locked engine alone."""
+    root, options, csv_name = s3_world
+    name = csv_name.replace("secret.csv", key)
+    fs = s3_filesystem(options)
+    engine = Engine(filesystem=fs, locked=False)
+    try:
+        assert "SECRET-" in repr(engine.cursor().execute(f"SELECT * FROM {name}").fetchall())
+    finally:
+        engine.close()
+    sql = SHAPES[shape].format(F=name)
+    with tl.connect(root, autocommit=True, storage_options=dict(options)) as conn:
+        check_refused(attempt(conn.cursor(), sql), sql)
+    engine, cursor = engine_with_table(filesystem=fs, allowed=[root])
+    try:
+        with pytest.raises(engine.errors.PermissionException):
+            cursor.execute(raw_duckdb_sql(sql)).fetchall()
+    finally:
+        engine.close()
