@@ -164,6 +164,7 @@ class Cursor:
             and not isinstance(parameters, (str, bytes))
             and len(parameters) > 1
             and isinstance(operation, str)
+            and operation.rstrip().endswith((")", ";"))
             and self._run_multi_row(operation, parameters)
         ):
             return self

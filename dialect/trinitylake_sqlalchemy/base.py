@@ -19,8 +19,8 @@ Namespaces are schemas. ``select``, ``insert``, ``update`` and ``delete`` run on
 tables' rows (TrinityLake SQL over the Iceberg data, see docs/sql.md); an executemany of
 ``insert(t)`` is one ``INSERT ... VALUES (?, ...)`` with every parameter set, which the
 driver writes as one append. ``rowcount`` of UPDATE and DELETE is the number of rows
-matched (``supports_sane_rowcount``); that of an executemany of UPDATE or DELETE is not
-known (-1).
+matched (``supports_sane_rowcount``); that of an executemany of UPDATE or DELETE is the
+total over its parameter sets (``supports_sane_multi_rowcount``).
 
 The system schemas (``information_schema``, ``system``) reflect like namespaces when
 named (``get_table_names(schema="information_schema")``, ``get_columns``, ``Table(...,
@@ -80,9 +80,9 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
 
     supports_statement_cache = True
     # UPDATE and DELETE count the rows they match (copy-on-write rewrites them whether a
-    # value changes or not); an executemany of them reports -1.
+    # value changes or not); an executemany of them reports the total.
     supports_sane_rowcount = True
-    supports_sane_multi_rowcount = False
+    supports_sane_multi_rowcount = True
     supports_server_side_cursors = False
 
     @classmethod

@@ -47,7 +47,7 @@ def test_the_dialect_says_what_it_does():
     assert dialect.insert_executemany_returning is False
     assert dialect.insert_returning is False and dialect.postfetch_lastrowid is False
     assert dialect.supports_sane_rowcount is True
-    assert dialect.supports_sane_multi_rowcount is False
+    assert dialect.supports_sane_multi_rowcount is True  # executemany: the total
 
 
 def test_compiled_sql_is_what_trinitylake_sql_reads(engine):

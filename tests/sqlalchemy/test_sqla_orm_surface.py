@@ -144,3 +144,19 @@ def test_polars_write_database_of_a_list_column(engine: sa.Engine) -> None:
     with engine.connect() as conn:
         got = [tuple(r) for r in conn.exec_driver_sql("SELECT id, xs FROM plists ORDER BY id")]
     assert got == [(1, [1, 2]), (2, [])]
+
+
+# -- item 8: rowcount through SQLAlchemy --------------------------------------------------------
+
+def test_executemany_rowcount_through_sqlalchemy(items: sa.Engine) -> None:
+    table = Item.__table__
+    with items.begin() as conn:
+        update = table.update().where(table.c.id == sa.bindparam("key")).values(qty=sa.bindparam("new"))
+        result = conn.execute(update, [{"key": 1, "new": 30}, {"key": 2, "new": 40}, {"key": 9, "new": 0}])
+        assert result.rowcount == 2
+        result = conn.execute(table.insert(), [{"id": 5, "name": "e", "qty": 1}, {"id": 6, "name": "f", "qty": 1}])
+        assert result.rowcount == 2
+    with orm.Session(items) as session, session.begin():  # the ORM's bulk UPDATE by primary key
+        session.execute(sa.update(Item), [{"id": 5, "qty": 50}, {"id": 6, "qty": 60}])
+    with items.connect() as conn:
+        assert conn.execute(sa.select(table.c.qty).order_by(table.c.id)).scalars().all() == [30, 40, 50, 60]
