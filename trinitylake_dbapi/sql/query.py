@@ -1356,8 +1356,7 @@ def _no_identity(column: ColumnSpec, primary_key: Sequence[str]) -> str:
     return (
         f": {column.name!r} is the table's primary key, and TrinityLake tables have no "
         "autoincrement or identity columns, so nothing fills it; supply the key's values "
-        "in the INSERT (with SQLAlchemy, set the attribute, e.g. Item(id=...), and declare "
-        "the column with autoincrement=False)"
+        "in the INSERT (with SQLAlchemy, set the primary key attribute, e.g. Item(id=...))"
     )
 
 
