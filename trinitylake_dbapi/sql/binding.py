@@ -10,7 +10,8 @@ Python value           node
 None                   ``NULL``
 bool                   ``TRUE`` / ``FALSE``
 int, Decimal           number literal (a non-finite Decimal is refused)
-float                  number literal; NaN and +-inf as ``CAST('NaN' AS DOUBLE)`` etc.
+float                  number literal with an exponent (``1.5e0``: a DOUBLE, where ``1.5``
+                       is a DECIMAL); NaN and +-inf as ``CAST('NaN' AS DOUBLE)`` etc.
 str                    string literal (quotes, ``;``, ``--``, ``?`` stay characters)
 bytes-like             ``UNHEX('...')``
 datetime               ``CAST('iso' AS TIMESTAMP)``, or ``TIMESTAMPTZ`` when it has a zone
@@ -181,7 +182,7 @@ def to_node(value: Any, label: str = "") -> exp.Expr:
             return _cast("NaN", DType.DOUBLE)
         if math.isinf(value):
             return _cast("Infinity" if value > 0 else "-Infinity", DType.DOUBLE)
-        return _number(repr(value))
+        return _number(_double_text(value))
     if isinstance(value, decimal.Decimal):
         if not value.is_finite():  # a value no DECIMAL holds: the data's fault, not the SQL's
             raise DataError(f"parameter {label}: the decimal {value} is not a number any DECIMAL column holds")
@@ -249,6 +250,14 @@ def _check_text(value: str, subject: str) -> None:
             f"{subject}: the string is not valid Unicode text: lone surrogate "
             f"U+{ord(value[e.start]):04X} at index {e.start}"
         ) from None
+
+
+def _double_text(value: float) -> str:
+    """A finite float as a number literal with an exponent (``1.5e0``), which DuckDB
+    reads as a DOUBLE: without one, ``1.5`` is a DECIMAL literal there, and a float
+    parameter would come back as a Decimal."""
+    text = repr(value)
+    return text if "e" in text else f"{text}e0"
 
 
 def _number(text: str) -> exp.Expr:

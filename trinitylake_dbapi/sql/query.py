@@ -447,11 +447,36 @@ def _temporal_cast_of_expression(query: exp.Expr) -> bool:
     return False
 
 
+#: A decimal literal as SQL writes it (``12.50``, ``.5``, ``3.``; no exponent, which makes a
+#: double): DECIMAL in DuckDB and PostgreSQL, a float in the executor.
+_DECIMAL_LITERAL = re.compile(r"[0-9]*\.[0-9]*")
+
+#: The decimal types (the executor has no cast to any of them).
+_DECIMAL_TYPES = frozenset(("DECIMAL", "BIGDECIMAL", "DECIMAL32", "DECIMAL64", "DECIMAL128", "DECIMAL256", "UDECIMAL"))
+
+
+def _decimal_value(query: exp.Expr) -> bool:
+    """Whether the query writes a decimal literal or casts to a decimal type: DuckDB
+    runs it, so ``SELECT 12.50`` is ``Decimal('12.50')`` with or without a table (the
+    executor reads such a literal as a float and fails on a cast to DECIMAL with
+    "'DType' object is not callable"). A float parameter is bound with an exponent
+    (sql.binding), so it stays a float and does not count here."""
+    for node in query.find_all(exp.Literal):
+        if not node.is_string and _DECIMAL_LITERAL.fullmatch(node.this):
+            return True
+    for node in query.find_all(exp.Cast):  # TryCast too
+        to = node.args.get("to")
+        if isinstance(to, exp.DataType) and getattr(to.this, "name", "") in _DECIMAL_TYPES:
+            return True
+    return False
+
+
 def reads_table_data(query: exp.Expr, shape: QueryShape | None = None) -> bool:
     """True when a query names a table that is neither a system table nor one of its
     CTEs in its scope (QX1), calls a table function, or uses what the catalog's own
     executor cannot run (window functions, ROLLUP, CUBE, GROUPING SETS, WITH RECURSIVE,
-    date and time functions and casts, functions sqlglot does not model): it runs in
+    date and time functions and casts, functions sqlglot does not model, decimal
+    literals and casts to DECIMAL): it runs in
     DuckDB (Q2); otherwise that executor answers it. ``shape``: the query's, when the
     caller has it already."""
     shape = shape if shape is not None else QueryShape.of(query)
@@ -460,6 +485,8 @@ def reads_table_data(query: exp.Expr, shape: QueryShape | None = None) -> bool:
     if shape.has(*_EXECUTOR_CANNOT, *_TEMPORAL, exp.Anonymous):
         return True
     if shape.has(exp.Cast) and _temporal_cast_of_expression(query):
+        return True
+    if shape.has(exp.Literal, exp.Cast) and _decimal_value(query):
         return True
     if shape.has(exp.With) and any(w.args.get("recursive") for w in query.find_all(exp.With)):
         return True  # nor recursion
