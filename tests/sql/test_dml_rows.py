@@ -391,3 +391,15 @@ def test_files_holding_a_column_under_an_internal_name_it_no_longer_has(lakehous
     twins.same_rows()
     twins.run("UPDATE f SET w = upper(w) WHERE v < 2")
     twins.run("DELETE FROM f WHERE v = 3")
+
+
+@pytest.mark.parametrize("extra", ["", ", file_index STRING"], ids=["hidden-key", "lateral"])
+def test_a_rewritten_file_keeps_its_rows_order(lakehouse: tl.Connection, extra: str) -> None:
+    cur = lakehouse.cursor()
+    cur.execute(f"CREATE TABLE default.o (id BIGINT, v BIGINT{extra})")
+    cur.execute(f"INSERT INTO default.o SELECT range, range % 5{', NULL' if extra else ''} FROM range(5000)")
+    cur.execute("UPDATE default.o SET v = v + 10 WHERE random() < 0.3")
+    cur.execute("DELETE FROM default.o WHERE random() < 0.3")
+    cur.execute("SELECT id FROM default.o")
+    ids = [r[0] for r in cur.fetchall()]
+    assert ids == sorted(ids) and 2000 < len(ids) < 5000

@@ -1807,7 +1807,8 @@ class _Rewrite:
         self.hidden = not any(n in taken or n in words for n in (_FILE_INDEX, _FILE_ROW))
         self._fresh = itertools.count(1)
         self._words = words + " " + " ".join(taken)
-        self.key = self.name("k")
+        self.key, self.flag = self.name("k"), self.name("m")
+        self.outer, self.row = self.name("o"), self.name("p")
         self.matched = self.name("matched")
         self.deleted: str | None = None
         if scan.position_deletes:
@@ -1842,42 +1843,41 @@ class _Rewrite:
         """The condition that a row is not deleted by a position delete file."""
         return "true" if self.deleted is None else f"{key} NOT IN (SELECT {self.key} FROM {self.deleted})"
 
-    def _over_rows(self, files: Sequence[int], select: str, where: str, only: str | None) -> str:
-        """SELECT key, ``select`` for each row of ``files`` (live, with a key in table
-        ``only`` when given) where ``where`` holds, both evaluated once per row in the
-        statement's scope (see the class)."""
-        if self.hidden:
-            read, key = self._read(files, named=True)
-            live = self._live(key) if only is None else f"{key} IN (SELECT {self.key} FROM {only})"
-            # CASE: the statement's condition is evaluated for live rows only.
-            return (
-                f"SELECT {key} AS {self.key}{', ' if select else ''}{select} FROM {read} AS {self.alias} "
-                f"WHERE CASE WHEN {live} THEN ({where}) ELSE false END"
-            )
+    def _lateral(self, files: Sequence[int], select: str, where: str, *, flag: bool) -> str:
+        """FROM of the LATERAL way (see the class): each live row of ``files`` keyed by
+        a subquery of ours ``outer`` (with ``flag``, whether its key is stored, when
+        asked), and ``select`` and ``where`` evaluated per row in a subquery ``row``
+        where the target holds exactly the table's columns."""
         read, key = self._read(files, named=False)
-        outer, row, values = self.name("o"), self.name("p"), [self.name("c") for _ in self.columns]
-        live = self._live(key) if only is None else f"{key} IN (SELECT {self.key} FROM {only})"
+        outer, values = self.outer, [self.name("c") for _ in self.columns]
         base = ", ".join(
             f"{_column_expr(c, f'c{i}')} AS {v}" for i, (c, v) in enumerate(zip(self.columns, values))
         )
+        if flag:
+            base += f", {key} IN (SELECT {self.key} FROM {self.matched}) AS {self.flag}"
         fields = ", ".join(f"{outer}.{v} AS {_quote(c.name)}" for c, v in zip(self.columns, values))
         # ``outer.key IS NOT NULL``: the subquery depends on each row's key, so that rows
         # with equal values are not evaluated once for all of them.
         return (
-            f"SELECT {outer}.{self.key}{f', {row}.*' if select else ''} FROM "
-            f"(SELECT {key} AS {self.key}, {base} FROM {read} WHERE {live}) {outer}, "
-            f"LATERAL (SELECT {select or '1'} FROM (SELECT {fields}) AS {self.alias} "
-            f"WHERE ({where}) AND {outer}.{self.key} IS NOT NULL) {row}"
+            f"(SELECT {key} AS {self.key}, {base} FROM {read} WHERE {self._live(key)}) {outer}, "
+            f"LATERAL (SELECT {select} FROM (SELECT {fields}) AS {self.alias} "
+            f"WHERE ({where}) AND {outer}.{self.key} IS NOT NULL) {self.row}"
         )
 
     def match(self, condition: str) -> int:
-        """Evaluate the WHERE once per row: the keys of the rows it keeps are stored;
-        their number."""
+        """Evaluate the WHERE once per live row: the keys of the rows it keeps are
+        stored; their number."""
         everything = range(len(self.scan.data_files))
-        self.statement.run(
-            f"CREATE TEMP TABLE {self.matched} AS SELECT {self.key} FROM "
-            f"({self._over_rows(everything, '', condition, None)})"
-        )
+        if self.hidden:
+            read, key = self._read(everything, named=True)
+            # CASE: the statement's condition is evaluated for live rows only.
+            rows = (
+                f"SELECT {key} AS {self.key} FROM {read} AS {self.alias} "
+                f"WHERE CASE WHEN {self._live(key)} THEN ({condition}) ELSE false END"
+            )
+        else:
+            rows = f"SELECT {self.outer}.{self.key} FROM {self._lateral(everything, '1', condition, flag=False)}"
+        self.statement.run(f"CREATE TEMP TABLE {self.matched} AS {rows}")
         return int(self.statement.scalar(f"SELECT count(*) FROM {self.matched}"))
 
     def matched_files(self) -> list[int]:
@@ -1888,18 +1888,36 @@ class _Rewrite:
         return [int(r[0]) for r in rows]
 
     def kept(self, files: Sequence[int]) -> str:
-        """SELECT key, columns of the live rows of ``files`` that did not match."""
+        """SELECT the columns of the live rows of ``files`` that did not match, in
+        their files' order (DELETE)."""
         read, key = self._read(files, named=False)
         select = ", ".join(f"{_column_expr(c, f'c{i}')}" for i, c in enumerate(self.columns))
         return (
-            f"SELECT {key} AS {self.key}, {select} FROM {read} "
+            f"SELECT {select} FROM {read} "
             f"WHERE {self._live(key)} AND {key} NOT IN (SELECT {self.key} FROM {self.matched})"
         )
 
     def updated(self, files: Sequence[int], values: Sequence[str]) -> str:
-        """SELECT key, ``values`` (SQL in the statement's scope) of the matched rows."""
-        select = ", ".join(f"({v}) AS {self.name('v')}" for v in values)
-        return self._over_rows(files, select, "true", self.matched)
+        """SELECT the live rows of ``files`` in their files' order: for a matched row
+        ``values`` (SQL in the statement's scope, one per column, evaluated for matched
+        rows only), for any other its columns (UPDATE). Whether a row matched is read
+        from the stored keys, never evaluated again."""
+        read, key = self._read(files, named=True)
+        if self.hidden:
+            matched = f"{key} IN (SELECT {self.key} FROM {self.matched})"
+        else:
+            matched = f"{self.outer}.{self.flag}"
+        selects = []
+        for c, value in zip(self.columns, values):
+            if value == _quote(c.name):
+                selects.append(value)
+            else:  # the new value is cast (and checked, naming its column) afterwards
+                selects.append(f"CASE WHEN {matched} THEN {value} ELSE {_quote(c.name)} END")
+        if self.hidden:
+            return f"SELECT {', '.join(selects)} FROM {read} AS {self.alias} WHERE {self._live(key)}"
+        named = ", ".join(f"{s} AS {self.name('v')}" for s in selects)
+        source = self._lateral(files, named, "true", flag=True)
+        return f"SELECT {self.row}.* FROM {source} ORDER BY {self.outer}.{self.key}"
 
 
 def _rewrite(
@@ -1911,9 +1929,9 @@ def _rewrite(
     """UPDATE and DELETE (Q4, Q4b): the WHERE is evaluated once per row and the keys of
     the rows it keeps are stored; from them, the count and the rewrite. The data files
     holding matched rows (or, for a table with delete files or partitions, the whole
-    table) are replaced by their rows that did not match and, for an UPDATE, the
-    matched rows' ``new_values(columns, node)`` (one SQL expression per column, in the
-    statement's scope)."""
+    table) are replaced by their rows that did not match (DELETE) or by all their rows,
+    a matched row with ``new_values(columns, node)`` (UPDATE: one SQL expression per
+    column, in the statement's scope)."""
     refuse_write(session, title)
     target, namespace, name = _target(session, node.this, title)
     if node.args.get("returning") or node.args.get("limit") or node.args.get("from_") or node.args.get("using"):
@@ -1942,40 +1960,14 @@ def _rewrite(
         table = _load(session, namespace, name)
         level = _file_level(scan, table)
         files = rewrite.matched_files() if level else list(range(len(scan.data_files)))
-        parts = [(rewrite.name("kept"), rewrite.kept(files))]
-        if values:
-            parts.append((rewrite.name("updated"), rewrite.updated(files, values)))
-        data = _in_key_order(statement, parts, columns, f"{namespace}.{name}")
+        rows = rewrite.updated(files, values) if values else rewrite.kept(files)
+        data = _checked_values(statement, rows, columns, f"{namespace}.{name}")
     arrow = _as_iceberg(data, table)
     if not level:
         table.overwrite(arrow)
     else:
         _replace_files(table, {scan.data_files[i] for i in files}, arrow)
     return Result(None, [], matched)
-
-
-def _in_key_order(
-    statement: _Statement, parts: Sequence[tuple[str, str]], columns: Sequence[ColumnSpec], table: str) -> Any:
-    """The rows of ``parts`` ((temporary table, SELECT key, one value per column))
-    stored in their tables and checked (Q3) part
-    by part, so that a new value is cast to its column's type, never to a type shared
-    with the old values, as one Arrow table in the order of their keys (a rewritten
-    file keeps its rows' order)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    tables, keys = [], []
-    for part, sql in parts:
-        statement.run(f"CREATE TEMP TABLE {part} AS {sql}")
-        names = statement.relation(f"SELECT * FROM {part}").columns
-        values = ", ".join(_quote(n) for n in names[1:])
-        tables.append(
-            _checked_values(statement, f"SELECT {values} FROM {part} ORDER BY {_quote(names[0])}", columns, table)
-        )
-        keys.append(statement.arrow(f"SELECT {_quote(names[0])} FROM {part} ORDER BY 1").column(0))
-    data = pa.concat_tables(tables)
-    order = pc.sort_indices(pa.chunked_array([c for k in keys for c in k.chunks], type=pa.int64()))
-    return data.take(order)
 
 
 def _file_level(scan: _Scan, table: Any) -> bool:
@@ -2028,9 +2020,9 @@ def run_update(update: exp.Update, session: Session) -> Result:
             value = assignments.get(c.name.lower())
             if value is None:
                 values.append(_quote(c.name))
-            elif c.type.kind == "map":  # a dict parameter is a struct: the map it stands for
+            elif c.type.kind == "map":  # a dict parameter is a struct: CASE cannot mix them
                 values.append(f"CAST(({value}) AS {duck_type(c.type, stored=False)})")
-            else:  # the new value is cast (and checked, naming its column) afterwards
+            else:
                 values.append(f"({value})")
         return values
 
