@@ -23,7 +23,13 @@ executor joins                no per-row hook                     ``_join_matche
                                                                   per joined pair
 text matching                 only strings are never matched as   ``TEXT_MATCH_EXCLUDED_
                               words                               TOKENS`` (quoted names too)
+no-parenthesis functions      the Dialect metaclass drops         kept as the parser
+                              ``LOCALTIME`` and ``LOCALTIMESTAMP`` declares them
+                              from most dialects' parsers
 ============================  ==================================  =========================
+
+:func:`keep_no_paren_functions` puts back, after the dialect class is made, the functions
+without parentheses its parser declares (``LOCALTIME``, ``LOCALTIMESTAMP``).
 
 :func:`duckdb_dialect` is the DuckDB dialect the data statements are written in
 (:mod:`.query`): sqlglot's, quoting every word DuckDB reserves on every version.
@@ -70,6 +76,7 @@ __all__ = [
     "duckdb_dialect",
     "build",
     "tokenizer_keywords",
+    "keep_no_paren_functions",
 ]
 
 
@@ -294,3 +301,12 @@ def duckdb_dialect() -> t.Any:
             RESERVED_KEYWORDS = reserved | _DUCKDB_RESERVED
 
     return QuotingDuckDB()
+
+
+def keep_no_paren_functions(parser: t.Any, functions: dict) -> None:
+    """``functions`` (token type -> expression class) in ``parser``'s
+    NO_PAREN_FUNCTIONS: sqlglot 28's Dialect metaclass removes LOCALTIME and
+    LOCALTIMESTAMP from the parser of a dialect made from most bases (30.x leaves them)."""
+    missing = {token: node for token, node in functions.items() if parser.NO_PAREN_FUNCTIONS.get(token) is not node}
+    if missing:
+        parser.NO_PAREN_FUNCTIONS = {**parser.NO_PAREN_FUNCTIONS, **missing}

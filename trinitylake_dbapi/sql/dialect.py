@@ -31,7 +31,7 @@ from sqlglot.tokens import Token, TokenType
 
 from trinitylake_dbapi.errors import InterfaceError, SQLSyntaxError
 from trinitylake_dbapi.format.types import is_plain_name, quote_name
-from trinitylake_dbapi.sql.compat import Spark, tokenizer_keywords
+from trinitylake_dbapi.sql.compat import Spark, keep_no_paren_functions, tokenizer_keywords
 from trinitylake_dbapi.sql.parser import TEXT_KEYWORDS, VOCABULARY, TrinityLakeParser, syntax_error
 
 __all__ = [
@@ -72,6 +72,9 @@ class TrinityLake(Spark):
         }
 
     Parser = TrinityLakeParser
+
+
+keep_no_paren_functions(TrinityLakeParser, TrinityLakeParser.TL_NO_PAREN_FUNCTIONS)
 
 
 def _reserved_words() -> frozenset[str]:

@@ -136,8 +136,8 @@ class TrinityLakeParser(ParserCompat, SparkParser):
 
     # CURRENT_TIME, LOCALTIME and LOCALTIMESTAMP are the SQL standard's functions
     # without parentheses, like CURRENT_DATE (Spark reads them as column names).
-    NO_PAREN_FUNCTIONS = {
-        **SparkParser.NO_PAREN_FUNCTIONS,
+    # (sql.compat.keep_no_paren_functions keeps them on sqlglot 28, whose dialects drop two.)
+    TL_NO_PAREN_FUNCTIONS: t.ClassVar[dict] = {
         TokenType.CURRENT_TIME: exp.CurrentTime,
         **({TokenType.LOCALTIME: exp.Localtime} if hasattr(exp, "Localtime") and hasattr(TokenType, "LOCALTIME") else {}),
         **(
@@ -146,6 +146,7 @@ class TrinityLakeParser(ParserCompat, SparkParser):
             else {}
         ),
     }
+    NO_PAREN_FUNCTIONS = {**SparkParser.NO_PAREN_FUNCTIONS, **TL_NO_PAREN_FUNCTIONS}
 
     VERSION_PHRASES = {
         ("FOR", "SYSTEM_VERSION"): "VERSION",
