@@ -141,7 +141,17 @@ def test_a_deleted_avro_file_is_a_missing_file_error_naming_it(tmp_path: Any, wh
         expect_named(location, sql, errors.MissingFileError, path)
 
 
+def _more_records(data: bytes) -> bytes:
+    """The first block claims one record more than it holds: the framing is whole, the
+    records do not decode (PyIceberg: EOFError)."""
+    sync = data[-16:]
+    start = data.index(sync) + len(sync)  # the first block, right after the header
+    assert data[start] < 0x7F, "a one-byte record count"
+    return data[:start] + bytes([data[start] + 2]) + data[start + 1 :]  # zig-zag: +1 record
+
+
 AVRO_DAMAGE = {
+    "record-count": _more_records,
     "truncated-half": lambda data: data[: len(data) // 2],
     "truncated-end": lambda data: data[:-1],
     "no-magic": lambda data: b"XXXX" + data[4:],
@@ -167,6 +177,33 @@ def test_a_damaged_avro_file_is_a_corrupt_file_error_naming_it(tmp_path: Any, wh
         del statements["insert"]
     for sql in statements.values():
         expect_named(location, sql, errors.CorruptFileError, path)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(which=st.sampled_from(["manifest list", "manifest"]), fraction=st.floats(0.0, 1.0, exclude_max=True), bit=st.integers(0, 7))
+def test_a_flipped_bit_anywhere_in_an_avro_file_never_gives_internal_error(
+    tmp_path_factory: pytest.TempPathFactory, which: str, fraction: float, bit: int
+) -> None:
+    """Wherever a bit flips in a manifest list or manifest, a statement either reads the
+    right rows or fails with a CorruptFileError (or MissingFileError, when the flip
+    lands in a path the file records): never InternalError (iceberg.files IF2, IF4).
+    A flip in a recorded path names the path it became, which is all a reader knows."""
+    location = str(tmp_path_factory.mktemp("avroflip") / "lake")
+    table = build(location)
+    path = manifest_list(table) if which == "manifest list" else manifest(table)
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    data[int(fraction * len(data))] ^= 1 << bit
+    with open(path, "wb") as f:
+        f.write(data)
+    for sql in (STATEMENTS["select"], STATEMENTS["insert"]):
+        try:
+            found = run(location, sql)
+        except errors.Error as e:
+            assert isinstance(e, (errors.CorruptFileError, errors.MissingFileError)), f"{type(e).__name__}: {e}"
+        else:
+            if found is not None:
+                assert found == ROWS
 
 
 def test_a_table_whose_avro_files_are_whole_reads_as_before(tmp_path: Any) -> None:

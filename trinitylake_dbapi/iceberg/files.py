@@ -15,6 +15,10 @@ Rules:
       as a shorter one: here it is a CorruptFileError naming the file. A deflate block
       is also decompressed (a flipped bit in it fails there); other codecs' payloads
       and uncompressed payloads carry no checksum and are not checked beyond framing.
+  IF4 A manifest list or manifest whose framing is whole but whose records do not
+      decode (a flipped bit in an uncompressed block, a string that is not UTF-8) makes
+      PyIceberg raise whatever its decoder meets; :func:`undecodable_manifest` finds,
+      on that error path only, which file of a snapshot it was, so the reader can name it.
   IF3 A Parquet file is checked by its ends: ``PAR1`` at the start and at the end, a
       footer length that fits in the file, and the file's length against the
       ``file_size_in_bytes`` its manifest recorded (``verify --data``; readers find the
@@ -29,9 +33,12 @@ import json
 import zlib
 from typing import Any
 
-from ..errors import CorruptFileError
+from ..errors import CorruptFileError, Error, MissingFileError
 
-__all__ = ["AVRO_MAGIC", "PARQUET_MAGIC", "avro_problem", "check_avro", "parquet_problem", "parse_metadata"]
+__all__ = [
+    "AVRO_MAGIC", "PARQUET_MAGIC", "avro_problem", "check_avro", "parquet_problem", "parse_metadata",
+    "undecodable_manifest",
+]
 
 AVRO_MAGIC = b"Obj\x01"
 PARQUET_MAGIC = b"PAR1"
@@ -173,6 +180,31 @@ def check_avro(location: str, data: bytes) -> bytes:
     if problem is not None:
         raise CorruptFileError(location, problem)
     return data
+
+
+def undecodable_manifest(io: Any, snapshot: Any) -> Error | None:
+    """IF4: the CorruptFileError naming the manifest list or manifest of ``snapshot``
+    (PyIceberg's) that does not decode through ``io`` (or the MissingFileError naming
+    one that is missing), or None when every one decodes or cannot be read (an OSError:
+    not a decoding error; the caller re-raises what it caught)."""
+    try:
+        manifests = snapshot.manifests(io)
+    except (CorruptFileError, MissingFileError) as e:
+        return e
+    except OSError:
+        return None
+    except Exception as e:  # noqa: BLE001 - whatever the decoder met, the file is damaged
+        return CorruptFileError(snapshot.manifest_list, f"its records do not decode ({type(e).__name__}: {e})")
+    for manifest in manifests:
+        try:
+            manifest.fetch_manifest_entry(io, discard_deleted=False)
+        except (CorruptFileError, MissingFileError) as e:
+            return e
+        except OSError:
+            return None
+        except Exception as e:  # noqa: BLE001 - as above
+            return CorruptFileError(manifest.manifest_path, f"its records do not decode ({type(e).__name__}: {e})")
+    return None
 
 
 def parquet_problem(size: int, head: bytes, tail: bytes, recorded_size: int | None = None) -> str | None:

@@ -105,7 +105,9 @@ Rules:
   Q8. A read that fails on a data file names it: a missing one is MissingFileError,
       a damaged one (truncated, bad magic, a footer or page that does not decode)
       CorruptFileError, whether DuckDB's message names the file or not (then the
-      statement's files' footers are read, on the error path only, to find it).
+      statement's files' footers are read, on the error path only, to find it). So
+      does a manifest list or manifest whose records PyIceberg cannot decode
+      (iceberg.files IF4), when planning a read or appending.
   Q9. Values a client cannot read back are refused before they are written (Q3's
       DataError naming the column): a DATE or TIMESTAMP outside the years 1-9999
       (DuckDB holds them; Python's datetime and PyIceberg's statistics do not), and
@@ -620,7 +622,14 @@ def _plan(
         )  # fmt: skip
         data: list[str] = []
         deletes: set[str] = set()
-        for task in scan.plan_files():
+        try:
+            tasks = list(scan.plan_files())
+        except Error:
+            raise
+        except Exception:  # Q8: a manifest that does not decode is named (iceberg.files IF4)
+            _raise_undecodable(states.reader_io(catalog), snapshot)
+            raise
+        for task in tasks:
             data.append(_duck_path(task.file.file_path))
             for d in task.delete_files:
                 if d.content == DataFileContent.EQUALITY_DELETES:
@@ -1761,11 +1770,29 @@ def _append(session: Session, namespace: str, name: str, data: Any) -> Result:
         if not table.spec().is_unpartitioned():
             table.append(rows)  # PyIceberg splits the rows by partition
             return Result(None, [], data.num_rows)
-        with table.transaction() as transaction:
-            with transaction.update_snapshot().fast_append() as append:
-                for data_file in write_unpartitioned(table, rows, append.commit_uuid):
-                    append.append_data_file(data_file)
+        try:
+            with table.transaction() as transaction:
+                with transaction.update_snapshot().fast_append() as append:
+                    for data_file in write_unpartitioned(table, rows, append.commit_uuid):
+                        append.append_data_file(data_file)
+        except Error:
+            raise
+        except Exception:  # Q8: the parent's manifest list may not decode (iceberg.files IF4)
+            if table.metadata.current_snapshot() is not None:
+                _raise_undecodable(table.io, table.metadata.current_snapshot())
+            raise
     return Result(None, [], data.num_rows)
+
+
+def _raise_undecodable(io: Any, snapshot: Any) -> None:
+    """Q8: raise the CorruptFileError naming the manifest list or manifest of
+    ``snapshot`` that does not decode, if one does not (else return: the caller
+    re-raises what it caught)."""
+    from trinitylake_dbapi.iceberg.files import undecodable_manifest
+
+    damaged = undecodable_manifest(io, snapshot)
+    if damaged is not None:
+        raise damaged from None
 
 
 def _where_sql(node: exp.Expr) -> str:
