@@ -49,8 +49,11 @@ Concurrent writers (iceberg.catalog P3, P4).
       up to STATEMENT_ATTEMPTS times with jittered backoff: a statement is its own
       transaction, so running it again is as if it had started later. Appends never
       get here (the Iceberg catalog rebases them). Not run again: a statement after
-      which part of its work was already committed, and the statements that commit on
-      their own (ROLLBACK TO VERSION, EXPORT SNAPSHOT, EXPIRE VERSIONS).
+      which part of its work was already committed, the statements that commit on
+      their own (ROLLBACK TO VERSION, EXPORT SNAPSHOT, EXPIRE VERSIONS), and a
+      statement that began inside an explicit transaction: the COMMIT ending a BEGIN
+      leaves the transaction before its commit fails, and run again it would commit
+      nothing and return, losing the transaction it acknowledged.
   L7. In a transaction (no autocommit, or BEGIN), ``commit()`` of a transaction whose
       every write is a plain append of the bound Iceberg catalog (INSERT, executemany,
       pandas ``to_sql``, PyIceberg ``append``), at SNAPSHOT isolation, runs those
@@ -466,13 +469,14 @@ class Connection:
             self._check_open()
             self.control.start()
             self._statements += 1
+            began_on_its_own = self.commits_each_statement  # L6: not a COMMIT ending a BEGIN
             try:
                 for attempt in range(STATEMENT_ATTEMPTS):
                     self._statement_commits, self._lakehouse_operation = 0, False
                     try:
                         return self._run_work(lambda: self._execute(statement, parameter_rows))
                     except errors.SerializationError:
-                        if not self._may_run_again() or attempt == STATEMENT_ATTEMPTS - 1:
+                        if not (began_on_its_own and self._may_run_again()) or attempt == STATEMENT_ATTEMPTS - 1:
                             raise
                     time.sleep(min(0.2, 0.002 * 2**attempt) * random.random())  # L6
                 raise AssertionError("unreachable")  # pragma: no cover
