@@ -149,6 +149,7 @@ def long_writer(location: str, worker: int, transactions: int, grace_ms: int, cy
 
         committed: list[int] = []
         outcomes: dict[str, int] = {}
+        messages: dict[str, str] = {}
         conn = trinitylake_dbapi.connect(location)
         cur = conn.cursor()
         grace_s = grace_ms / 1000
@@ -164,15 +165,16 @@ def long_writer(location: str, worker: int, transactions: int, grace_ms: int, cy
                     _cycle_done_after(cycles_path, written + grace_s + 0.2, time.time() + HANG_S)
                 try:
                     conn.commit()
-                except MissingFileError:
+                except MissingFileError as e:
                     key = f"{kind}: MissingFileError"
                     outcomes[key] = outcomes.get(key, 0) + 1
+                    messages.setdefault(kind, str(e))
                     conn.rollback()
                     continue
                 outcomes[f"{kind}: committed"] = outcomes.get(f"{kind}: committed", 0) + 1
                 committed.append(row)
                 break
         conn.close()
-        return {"committed": committed, "outcomes": outcomes}
+        return {"committed": committed, "outcomes": outcomes, "messages": messages}
 
     return _with_stderr_captured(stderr_path, work)
