@@ -143,7 +143,7 @@ def test_every_internal_name_as_a_column_of_one_table(lakehouse: tl.Connection) 
 
 
 _TABLES = itertools.count(1)
-_NAMES = st.sampled_from(HOSTILE + ["id2", "F", "t", "V"])
+_NAMES = st.sampled_from(HOSTILE + ["id2", "F", "t", "V", 'a"b', "it's", "SELECT", "*", "t.id", "Ünï"])
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -161,7 +161,8 @@ def test_hostile_names_and_aliases_agree_with_duckdb(lakehouse: tl.Connection, n
     duck.execute(f"CREATE TABLE {table} (id BIGINT, v BIGINT, {columns.replace('STRING', 'VARCHAR')})")
     for batch in range(data.draw(st.integers(1, 3), label="files")):
         rows = ", ".join(
-            f"({batch * 3 + i}, {i}, " + ", ".join(f"'{n}{(batch + i) % 2}'" for n in names) + ")" for i in range(3)
+            f"({batch * 3 + i}, {i}, " + ", ".join("'" + f"{n}{(batch + i) % 2}".replace("'", "''") + "'" for n in names) + ")"
+            for i in range(3)
         )
         for target, c in ((f"default.{table}", cur), (table, duck)):
             c.execute(f"INSERT INTO {target} VALUES {rows}")
@@ -169,7 +170,7 @@ def test_hostile_names_and_aliases_agree_with_duckdb(lakehouse: tl.Connection, n
     as_alias = f" AS {_quote(alias)}" if alias else ""
     for _ in range(3):
         name = _quote(data.draw(st.sampled_from(names), label="column"))
-        value = f"'{data.draw(st.sampled_from(names))}{data.draw(st.integers(0, 1))}'"
+        value = "'" + f"{data.draw(st.sampled_from(names))}{data.draw(st.integers(0, 1))}".replace("'", "''") + "'"
         sql = data.draw(st.sampled_from([
             f"DELETE FROM {{t}}{as_alias} WHERE {ref}.{name} = {value}",
             f"DELETE FROM {{t}}{as_alias} WHERE {name} <> {value} AND v > 0",
