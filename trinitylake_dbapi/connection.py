@@ -38,8 +38,13 @@ Threads (``threadsafety = 2``: threads may share a connection and its cursors).
       interleaved with other threads' statements.
   L5. ``iceberg_catalog()`` returns a catalog that holds its connection strongly, as a
       cursor does: the connection lives while the catalog (or a table loaded from it)
-      is referenced. The connection remembers its catalog only weakly, so no reference
-      cycle keeps either alive, and it returns the same catalog while that lives.
+      is referenced. The connection remembers that catalog only weakly, so no reference
+      cycle keeps either alive, and it returns the same catalog while that lives. SQL
+      statements use a catalog of the connection's own (``statement_catalog()``),
+      which the connection holds strongly and which refers back to it weakly: it lives
+      as long as the connection, so what its FileIO remembers of the files it wrote
+      (iceberg.io F3: the manifest list an append reads back) lasts from one statement
+      to the next.
 
 Concurrent writers (iceberg.catalog P3, P4).
 
@@ -179,6 +184,8 @@ class Connection:
         self._cursors: weakref.WeakSet[Any] = weakref.WeakSet()
         #: The connection's Iceberg catalog while someone references it (L5).
         self._iceberg: weakref.ref[Any] | None = None
+        #: The catalog SQL statements use, for the connection's lifetime (L5).
+        self._statement_catalog: Any = None
         self._table_states: Any = None
         self._engine: Any = None
         self._memory_limit = memory_limit
@@ -309,6 +316,7 @@ class Connection:
             txn, self._txn = self._txn, None
             self._replay = None
             self._closed = True
+            self._statement_catalog = None
             engine, self._engine = self._engine, None
             with translate_errors():
                 try:
@@ -423,6 +431,21 @@ class Connection:
                 if not properties:
                     self._iceberg = weakref.ref(catalog)
             return catalog
+
+    def statement_catalog(self) -> Any:
+        """The PyIceberg catalog SQL statements write through (L5): bound to this
+        connection's transaction like :meth:`iceberg_catalog`'s, made once and kept for
+        the connection's lifetime, referring back to the connection only weakly."""
+        with self._lock:
+            self._check_open()
+            if self._statement_catalog is None:
+                from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
+
+                self._statement_catalog = TrinityLakeCatalog.bound(
+                    "trinitylake", self._lakehouse, _ConnectionScope(self, keeps_alive=False),
+                    read_only=self.read_only, tables=self.table_states(),
+                )  # fmt: skip
+            return self._statement_catalog
 
     def table_states(self) -> Any:
         """The Iceberg states of this lakehouse's tables, shared by SQL DDL and the
@@ -570,20 +593,31 @@ class Connection:
 
 class _ConnectionScope:
     """A connection's transaction as the Iceberg catalog's scope (iceberg.catalog P4).
-    It holds the connection strongly: a catalog keeps its connection alive (L5)."""
+    ``keeps_alive``: it holds the connection strongly, so a catalog handed to a user
+    keeps its connection alive; the connection's own statement catalog holds it weakly
+    (the connection holds that catalog: no cycle) (L5)."""
 
-    def __init__(self, connection: Connection) -> None:
-        self._connection = connection
+    def __init__(self, connection: Connection, *, keeps_alive: bool = True) -> None:
+        if keeps_alive:
+            self._connection: Callable[[], Connection | None] = lambda: connection
+        else:
+            self._connection = weakref.ref(connection)
+
+    def _open(self) -> Connection:
+        connection = self._connection()
+        if connection is None:
+            raise errors.InterfaceError("the connection is closed")
+        return connection
 
     def run(self, work: Callable[[CatalogTransaction], Any], *, writes: bool) -> Any:
-        return self._connection.run_in_transaction(work, replayable=writes)
+        return self._open().run_in_transaction(work, replayable=writes)
 
     def commits_each_call(self) -> bool:
-        return self._connection.commits_each_statement
+        return self._open().commits_each_statement
 
     def reruns_statement(self) -> bool:
-        return self._connection.reruns_statement()
+        return self._open().reruns_statement()
 
     def note_commit(self, table: tuple[str, str], plain_append: bool) -> None:
-        self._connection.note_commit(plain_append)
+        self._open().note_commit(plain_append)
 

@@ -1498,7 +1498,7 @@ def _load(session: Session, namespace: str, name: str) -> Any:
     from pyiceberg.exceptions import NoSuchTableError
 
     try:
-        return session.iceberg_catalog().load_table((namespace, name))
+        return session.statement_catalog().load_table((namespace, name))
     except NoSuchTableError:
         session.transaction().describe_table(namespace, name)  # the precise PEP 249 error
         raise

@@ -84,9 +84,10 @@ class Session(Protocol):
         """The Iceberg states of the lakehouse's tables
         (:class:`trinitylake_dbapi.iceberg.tables.TableStates`), made when first needed."""
 
-    def iceberg_catalog(self) -> Any:
-        """The PyIceberg catalog bound to this session's transaction
-        (:class:`trinitylake_dbapi.iceberg.TrinityLakeCatalog`)."""
+    def statement_catalog(self) -> Any:
+        """The PyIceberg catalog bound to this session's transaction that statements
+        write through (:class:`trinitylake_dbapi.iceberg.TrinityLakeCatalog`), kept for
+        the session's lifetime."""
 
     def data_engine(self) -> Any:
         """The DuckDB engine that runs data statements (:class:`.query.Engine`), made
