@@ -87,13 +87,20 @@ def test_the_durable_file_io_is_named_where_pyiceberg_looks_for_it() -> None:
 
 def test_planning_reads_manifests_under_the_root_through_the_lakehouse(lake: str) -> None:
     """M5: planning reads a table's manifest list and manifests with the lakehouse's
-    storage, whose cache of immutable files serves them again to the next plan."""
+    storage, whose cache of immutable files serves them again; planning PC1: once
+    decoded, a later plan (another filter value) reads neither."""
+    from trinitylake_dbapi.iceberg import planning
+
     with tl.connect(lake) as conn:
         cur = conn.cursor()
         counters = conn.lakehouse.storage.counters
         assert cur.execute("SELECT count(*) FROM ns.t").fetchall() == [(100,)]
-        hits = counters.cache_hits
+        before = (counters.reads, counters.cache_hits)
         assert cur.execute("SELECT count(*) FROM ns.t WHERE k = 3").fetchall() == [(len(range(3, 100, 7)),)]
+        assert (counters.reads, counters.cache_hits) == before  # decoded once per process
+        planning.clear_cache()
+        hits = counters.cache_hits
+        assert cur.execute("SELECT count(*) FROM ns.t WHERE k = 4").fetchall() == [(len(range(4, 100, 7)),)]
         assert counters.cache_hits - hits >= 2  # the manifest list and its manifest
 
 

@@ -68,8 +68,10 @@ Rules:
       the top of the WHERE of the SELECT a table is a FROM item of, comparing one of
       its columns with an integer, string or boolean literal of the column's own kind
       (``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``, ``IN``). Each rejects NULL, so a row
-      it rules out could not reach the result under inner or outer joins; PyIceberg's
-      planning drops a file only when its statistics rule out every row; DuckDB still
+      it rules out could not reach the result under inner or outer joins; planning
+      (iceberg.planning PC4, from manifests decoded once per process, PC1) drops a
+      file only when its column bounds rule out every row; bound parameters are
+      literals by then (sql.binding), so they prune alike; DuckDB still
       applies the whole WHERE. Other conditions (expressions, OR, casts, IS NULL, the
       ON of a join) prune nothing.
   QX1. Names resolve by scope (docs/security.md): a table reference names a CTE only
@@ -599,7 +601,8 @@ def _plan(
     reference: exp.Table | None = None,
 ) -> _Scan:
     """The files of a table's snapshot at ``catalog``'s version; the conditions on the
-    table ``reference`` (Q7) let PyIceberg skip files whose statistics rule every row out."""
+    table ``reference`` (Q7) skip files whose statistics rule every row out
+    (iceberg.planning, from manifests decoded once per process)."""
     states = session.table_states()
     info, metadata, location = states.state(catalog, namespace, name)
     conditions = _conditions(reference, info.columns) if reference is not None else []
@@ -612,33 +615,20 @@ def _plan(
         return _Scan(info, (), ())
 
     def plan() -> tuple[tuple[str, ...], tuple[str, ...]]:
-        from pyiceberg.manifest import DataFileContent
+        from trinitylake_dbapi.iceberg.planning import plan_snapshot
 
-        from trinitylake_dbapi.iceberg.tables import ConfinedScan
-
-        scan = ConfinedScan(
-            table_metadata=metadata, io=states.reader_io(catalog), snapshot_id=snapshot.snapshot_id,
-            row_filter=_row_filter(conditions, info.columns), confinement=states.confinement(info, metadata),
-        )  # fmt: skip
-        data: list[str] = []
-        deletes: set[str] = set()
+        ids = {c.name: c.id for c in info.columns}
         try:
-            tasks = list(scan.plan_files())
+            data, deletes = plan_snapshot(
+                f"{namespace}.{name}", snapshot, states.reader_io(catalog), states.confinement(info, metadata),
+                [(ids[column], op, value) for column, op, value in conditions],
+            )  # fmt: skip
         except Error:
             raise
         except Exception:  # Q8: a manifest that does not decode is named (iceberg.files IF4)
             _raise_undecodable(states.reader_io(catalog), snapshot)
             raise
-        for task in tasks:
-            data.append(_duck_path(task.file.file_path))
-            for d in task.delete_files:
-                if d.content == DataFileContent.EQUALITY_DELETES:
-                    raise NotSupportedError(
-                        f"table {namespace}.{name} has equality delete files ({d.file_path}): "
-                        "reading them is not supported; compact the table with an engine that can"
-                    )
-                deletes.add(_duck_path(d.file_path))
-        return tuple(data), tuple(sorted(deletes))
+        return tuple(_duck_path(f) for f in data), tuple(sorted({_duck_path(d) for d in deletes}))
 
     key = repr(sorted(conditions)) if conditions else ""
     data, deletes = session.data_engine().planned_files(location, snapshot.snapshot_id, key, plan)
@@ -716,18 +706,6 @@ def _conditions(node: exp.Table, columns: Sequence[ColumnSpec]) -> list[_Conditi
         if column is not None and fits(column, value):
             found.append((column.name, op, value))
     return found
-
-
-def _row_filter(conditions: Sequence[_Condition], columns: Sequence[ColumnSpec]) -> Any:
-    """PyIceberg's expression of ``conditions`` (AlwaysTrue for none)."""
-    from pyiceberg import expressions as ex
-
-    builders = {"=": ex.EqualTo, "<>": ex.NotEqualTo, ">": ex.GreaterThan, ">=": ex.GreaterThanOrEqual,
-                "<": ex.LessThan, "<=": ex.LessThanOrEqual, "in": ex.In}  # fmt: skip
-    terms = [builders[op](column, value) for column, op, value in conditions]
-    if not terms:
-        return ex.AlwaysTrue()
-    return terms[0] if len(terms) == 1 else ex.And(*terms)
 
 
 def _column_expr(c: ColumnSpec, source: str) -> str:

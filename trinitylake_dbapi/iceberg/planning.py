@@ -1,0 +1,338 @@
+"""Planning a snapshot's files from manifests decoded once per process (issue 34).
+
+SQL reads plan through here rather than through PyIceberg's DataScan, which decodes
+every manifest of a snapshot again at every planning: after N one-row commits a
+statement read N manifests, and each new filter value planned again.
+
+Rules:
+
+  PC1 Manifest lists and manifests never change once written (Iceberg never rewrites a
+      file; writers name each file uniquely): each is decoded once per process and kept
+      in one process-wide LRU (:func:`cache_info`, :func:`set_cache_limit`), bounded by
+      the estimated bytes of what it holds (default 64 MiB). Keys: a manifest list's
+      canonical location with its snapshot id; a manifest's canonical location with its
+      length, sequence number and adding snapshot, as the manifest list names it. So a
+      read after a new commit decodes the new manifest list and the new manifests only.
+  PC2 Nothing is ever invalidated: an entry is reached only through a metadata file that
+      names its location (metadata -> snapshot -> manifest list -> manifest). Expiration
+      deletes only files that no retained version names, and the files of a rolled-back
+      or failed commit are named by no published metadata, so no reader asks for them.
+      A named file deleted anyway (damage) is answered from the cache with the content
+      the naming metadata promises; ``verify`` reports it missing, and reading a missing
+      data file fails naming it.
+  PC3 A managed table's confinement (tables M6, M7) holds on cached entries. M6 depends
+      on locations only: it is checked for every manifest list, manifest, data and delete
+      file of a snapshot, and a passed check is remembered per manifest and table
+      location (so a new commit checks its new files). M7 (links) guards reads: a
+      manifest list or manifest is walked before it is decoded, and entries decoded
+      without a confinement (EXTERNAL tables) are cached apart from those decoded with
+      one; the data and delete files a planning selects are walked at that planning.
+  PC4 A data file is skipped only when its column bounds prove that no row meets one of
+      the conditions (``field op value`` or ``field in values``, on integer, string and
+      boolean columns; values of those Python types): bounds compare as Iceberg orders
+      them (integers by value, strings and booleans by their bytes, which is UTF-8
+      code point order); a file without bounds for the column is kept. ``<>`` never
+      prunes. Bound parameters arrive as values like literals (sql.binding), so a
+      point lookup with ``?`` prunes as one with a literal.
+  PC5 Position delete files are matched to data files by PyIceberg's DeleteFileIndex
+      (sequence numbers, partition, referenced file), as its scans do. A snapshot with
+      live equality delete files is NotSupportedError naming one.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from pyiceberg.io import FileIO
+from pyiceberg.manifest import DataFileContent, ManifestContent, ManifestFile, read_manifest_list
+from pyiceberg.manifest import INITIAL_SEQUENCE_NUMBER
+from pyiceberg.table.delete_file_index import DeleteFileIndex
+
+from ..errors import NotSupportedError
+from ..storage.locations import canonical_location
+from .tables import Confinement, refuse_links
+
+__all__ = ["Condition", "cache_info", "clear_cache", "plan_snapshot", "set_cache_limit"]
+
+#: (field id, operator, value): operator one of = <> > >= < <= in (value: a tuple for in).
+Condition = tuple[int, str, Any]
+
+_DEFAULT_LIMIT = 64 * 1024 * 1024
+_ENTRY_OVERHEAD = 700  # bytes of a decoded entry beyond its strings (tracemalloc: ~2.5 KB in all)
+
+
+@dataclass(eq=False, slots=True)
+class _File:
+    """One live data file of a manifest, as planning needs it (the DataFile attributes
+    DeleteFileIndex reads: ``file_path``, ``spec_id``, ``partition``)."""
+
+    file_path: str
+    spec_id: int
+    partition: Any
+    sequence_number: int
+    lower: dict[int, bytes]
+    upper: dict[int, bytes]
+
+
+@dataclass(eq=False)
+class _Manifest:
+    """A decoded manifest: its live data files, or its live delete entries."""
+
+    files: list[_File]
+    deletes: list[Any]  # ManifestEntry of position / equality delete files
+    size: int
+    #: PC3: (table location, root) pairs whose M6 check these files passed.
+    confined: set[tuple[str, str]] = field(default_factory=set)
+
+
+@dataclass(eq=False)
+class _List:
+    """A decoded manifest list."""
+
+    manifests: list[ManifestFile]
+    size: int
+    confined: set[tuple[str, str]] = field(default_factory=set)
+
+
+class _Cache:
+    """PC1: an LRU of decoded files, bounded by estimated bytes."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.bytes = 0
+        self._items: OrderedDict[tuple, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: tuple) -> Any:
+        with self._lock:
+            found = self._items.get(key)
+            if found is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: tuple, value: Any) -> None:
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self.bytes -= old.size
+            if value.size > self.limit:
+                return  # larger than the whole cache: used once, not kept
+            self._items[key] = value
+            self.bytes += value.size
+            self._shrink()
+
+    def _shrink(self) -> None:
+        while self.bytes > self.limit and self._items:
+            _, evicted = self._items.popitem(last=False)
+            self.bytes -= evicted.size
+
+    def set_limit(self, limit: int) -> None:
+        with self._lock:
+            self.limit = limit
+            self._shrink()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self.bytes = 0
+
+    def info(self) -> dict[str, int]:
+        with self._lock:
+            return {"entries": len(self._items), "bytes": self.bytes, "limit": self.limit,
+                    "hits": self.hits, "misses": self.misses}  # fmt: skip
+
+
+_CACHE = _Cache(_DEFAULT_LIMIT)
+
+
+def cache_info() -> dict[str, int]:
+    """The planning cache's state (PC1): ``entries`` (decoded manifest lists and
+    manifests held), ``bytes`` (their estimated size), ``limit`` (the bound on
+    ``bytes``), ``hits`` and ``misses`` since the process started."""
+    return _CACHE.info()
+
+
+def set_cache_limit(limit: int) -> None:
+    """Bound the planning cache to ``limit`` estimated bytes (0: keep nothing),
+    evicting the least recently used entries at once."""
+    if limit < 0:
+        raise ValueError("the planning cache limit is a number of bytes, at least 0")
+    _CACHE.set_limit(limit)
+
+
+def clear_cache() -> None:
+    """Drop every decoded file of the planning cache (never needed for correctness, PC2)."""
+    _CACHE.clear()
+
+
+def _manifest_list(io: FileIO, snapshot: Any, confinement: Confinement | None) -> _List:
+    location = snapshot.manifest_list
+    key = ("list", canonical_location(location), snapshot.snapshot_id, confinement is not None)
+    found = _CACHE.get(key)
+    if found is None:
+        if confinement is not None:
+            confinement.check(location, "manifest list")  # M6 and M7 before the read
+        manifests = list(read_manifest_list(io.new_input(location)))
+        size = 300 + sum(500 + 2 * len(m.manifest_path) for m in manifests)
+        found = _List(manifests, size)
+        _CACHE.put(key, found)
+    return found
+
+
+def _estimate(files: list[_File], deletes: list[Any]) -> int:
+    size = 300 + 1500 * len(deletes)
+    for f in files:
+        size += _ENTRY_OVERHEAD + len(f.file_path)
+        for bounds in (f.lower, f.upper):
+            size += sum(60 + len(b) for b in bounds.values())
+    return size
+
+
+def _manifest(io: FileIO, manifest: ManifestFile, confinement: Confinement | None) -> _Manifest:
+    key = ("manifest", canonical_location(manifest.manifest_path), manifest.manifest_length,
+           manifest.sequence_number, manifest.added_snapshot_id, confinement is not None)  # fmt: skip
+    found = _CACHE.get(key)
+    if found is None:
+        if confinement is not None:
+            confinement.check(manifest.manifest_path, "manifest")  # M6 and M7 before the read
+        files: list[_File] = []
+        deletes: list[Any] = []
+        for entry in manifest.fetch_manifest_entry(io, discard_deleted=True):
+            data = entry.data_file
+            if data.content == DataFileContent.DATA:
+                sequence = entry.sequence_number or INITIAL_SEQUENCE_NUMBER
+                files.append(_File(
+                    sys.intern(data.file_path), data.spec_id or 0, data.partition, sequence,
+                    dict(data.lower_bounds or {}), dict(data.upper_bounds or {}),
+                ))  # fmt: skip
+            else:
+                deletes.append(entry)
+        found = _Manifest(files, deletes, _estimate(files, deletes))
+        _CACHE.put(key, found)
+    return found
+
+
+def _int(raw: bytes) -> int:
+    return int.from_bytes(raw, "little", signed=True)
+
+
+def _as_bytes(value: Any) -> bytes | int | None:
+    """A condition value in the order Iceberg compares bounds (PC4), None if unknown."""
+    if isinstance(value, bool):
+        return bytes([1 if value else 0])
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    return None
+
+
+def _might_match(f: _File, conditions: Sequence[tuple[int, str, Any]]) -> bool:
+    for field_id, op, value in conditions:
+        low, high = f.lower.get(field_id), f.upper.get(field_id)
+        if low is None or high is None:
+            continue
+        if isinstance(value, int) or (op == "in" and value and isinstance(value[0], int)):
+            low, high = _int(low), _int(high)
+        if op == "=":
+            if value < low or value > high:
+                return False
+        elif op == "in":
+            if all(v < low or v > high for v in value):
+                return False
+        elif op == ">":
+            if high <= value:
+                return False
+        elif op == ">=":
+            if high < value:
+                return False
+        elif op == "<":
+            if low >= value:
+                return False
+        elif op == "<=":
+            if low > value:
+                return False
+    return True
+
+
+def _comparable(conditions: Sequence[Condition]) -> list[tuple[int, str, Any]]:
+    """The conditions PC4 prunes by, values in bound order (ints stay ints)."""
+    out = []
+    for field_id, op, value in conditions:
+        if op == "<>":
+            continue
+        if op == "in":
+            values = tuple(_as_bytes(v) for v in value)
+            kinds = {type(v) for v in values}
+            if values and None not in values and len(kinds) == 1:
+                out.append((field_id, op, values))
+            continue
+        converted = _as_bytes(value)
+        if converted is not None:
+            out.append((field_id, op, converted))
+    return out
+
+
+def plan_snapshot(
+    table: str,
+    snapshot: Any,
+    io: FileIO,
+    confinement: Confinement | None,
+    conditions: Sequence[Condition] = (),
+) -> tuple[list[str], list[str]]:
+    """The (data files, position delete files) of ``snapshot`` (of ``table``, named in
+    errors) that may hold rows meeting ``conditions`` (PC4), in manifest order, from
+    decoded manifests (PC1); CorruptFileError for a file outside a managed table's
+    location or reached through a link (PC3)."""
+    listing = _manifest_list(io, snapshot, confinement)
+    where = None if confinement is None else (confinement.table_location, confinement.root_uri)
+    if where is not None and where not in listing.confined:
+        confinement.check(snapshot.manifest_list, "manifest list", links=False)
+        for m in listing.manifests:
+            confinement.check(m.manifest_path, "manifest", links=False)
+        listing.confined.add(where)
+    comparable = _comparable(conditions)
+    selected: list[_File] = []
+    delete_index: DeleteFileIndex | None = None
+    for m in listing.manifests:
+        decoded = _manifest(io, m, confinement)
+        if where is not None and where not in decoded.confined:
+            for f in decoded.files:
+                confinement.check(f.file_path, "data file", links=False)
+            for entry in decoded.deletes:
+                confinement.check(entry.data_file.file_path, "delete file", links=False)
+            decoded.confined.add(where)
+        if m.content == ManifestContent.DELETES or decoded.deletes:
+            for entry in decoded.deletes:
+                if entry.data_file.content == DataFileContent.EQUALITY_DELETES:
+                    raise NotSupportedError(
+                        f"table {table} has equality delete files ({entry.data_file.file_path}): reading them "
+                        "is not supported; compact the table with an engine that can"
+                    )
+                if delete_index is None:
+                    delete_index = DeleteFileIndex()
+                delete_index.add_delete_file(entry, partition_key=entry.data_file.partition)
+        if comparable:
+            selected.extend(f for f in decoded.files if _might_match(f, comparable))
+        else:
+            selected.extend(decoded.files)
+    deletes: set[str] = set()
+    if delete_index is not None and not delete_index.is_empty():
+        for f in selected:
+            for d in delete_index.for_data_file(f.sequence_number, f, partition_key=f.partition):
+                deletes.add(d.file_path)
+    if confinement is not None:  # M7 at every planning for the files about to be read
+        checked = set()
+        for path in [f.file_path for f in selected] + sorted(deletes):
+            refuse_links(confinement.table, path, confinement.root_uri, "data file" if path not in deletes
+                         else "delete file", checked)  # fmt: skip
+    return [f.file_path for f in selected], sorted(deletes)
