@@ -137,7 +137,7 @@ class TrinityLakeParser(ParserCompat, SparkParser):
     # CURRENT_TIME, LOCALTIME and LOCALTIMESTAMP are the SQL standard's functions
     # without parentheses, like CURRENT_DATE (Spark reads them as column names).
     # (sql.compat.keep_no_paren_functions keeps them on sqlglot 28, whose dialects drop two.)
-    TL_NO_PAREN_FUNCTIONS: t.ClassVar[dict] = {
+    TL_NO_PAREN_FUNCTIONS = {
         TokenType.CURRENT_TIME: exp.CurrentTime,
         **({TokenType.LOCALTIME: exp.Localtime} if hasattr(exp, "Localtime") and hasattr(TokenType, "LOCALTIME") else {}),
         **(
