@@ -62,6 +62,8 @@ def _storage_error(e: OSError) -> errors.StorageError:
         found = _QUOTED_PATH.search(str(e))
         path = found.group(1) if found else None
     detail = e.strerror or str(e)
+    if "Detail: " in detail:  # PyArrow's "Failed to open local file '/x'. Detail: [errno 1] ..."
+        detail = detail.split("Detail: ", 1)[1]
     if path is None:
         return errors.StorageError(f"a storage call failed: {type(e).__name__}: {e}")
     if isinstance(e, FileNotFoundError):

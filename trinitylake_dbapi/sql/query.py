@@ -356,8 +356,10 @@ class Engine:
                 cursor.execute("SELECT count(*) FROM parquet_file_metadata(?)", [path]).fetchall()
         except self._duckdb.Error as e:
             return _message(e)
-        except OSError as e:  # a record batch reader reports DuckDB's error as PyArrow's
-            return str(e).split("\n")[0]
+        except Exception as e:  # noqa: BLE001 - any failure to read the file alone is the file's
+            # (a record batch reader reports DuckDB's error as PyArrow's OSError; a string
+            # that is not UTF-8 can fail in the client as RuntimeError)
+            return f"{type(e).__name__}: {e}".split("\n")[0]
         finally:
             cursor.close()
         return None
@@ -990,7 +992,8 @@ def _translate(e: Exception, statement: exp.Expr, engine: Engine, files: Sequenc
         return QueryCanceledError("the statement was canceled (Connection.interrupt() or statement_timeout)")
     if isinstance(e, duckdb.OutOfMemoryException):
         return OperationalError(f"the query needs more memory than the connection's memory_limit allows: {message}")
-    if isinstance(e, duckdb.Error) and not isinstance(e, _statement_errors(duckdb)):
+    # (a string that is not UTF-8 can fail in DuckDB's Python client as RuntimeError)
+    if (isinstance(e, duckdb.Error) and not isinstance(e, _statement_errors(duckdb))) or isinstance(e, RuntimeError):
         damaged = _damaged_file(message, engine, files)
         if damaged is not None:
             return damaged
@@ -1046,7 +1049,7 @@ def _damaged_file(message: str, engine: Engine, files: Sequence[str]) -> Error |
         for path in dict.fromkeys(files):
             problem = engine.file_problem(path, whole=whole)
             if problem is not None:
-                return CorruptFileError(path, f"reading it failed: {problem}")
+                return CorruptFileError(path, f"{message} (reading it alone: {problem})")
     return None
 
 
