@@ -335,7 +335,8 @@ def test_tables_with_position_deletes_agree_with_duckdb(lakehouse: tl.Connection
         twins.run(f"INSERT INTO f VALUES {rows}")
     table = lakehouse.iceberg_catalog().load_table("default.f")
     files = sorted(twins.data_files())
-    _delete_positions(table, {files[0]: [0, 3], files[2]: [9]})
+    # (the second file as another spelling of its location: rows are matched by its canonical form)
+    _delete_positions(table, {files[0]: [0, 3], files[2].replace("://", ":///", 1): [9]})
     cur = twins.cur
     cur.execute("SELECT id FROM default.f ORDER BY id")
     ids = [r[0] for r in cur.fetchall()]

@@ -1785,7 +1785,8 @@ def _where_sql(node: exp.Expr) -> str:
 #: times 2**40, plus its row number in that file.
 _ROW_KEY_SHIFT = 1 << 40
 #: The columns read_parquet adds that a rewrite keys rows by (Q4b). They never appear in
-#: ``*`` nor in a table's row as a struct, and a column of the file's own shadows them.
+#: ``*`` nor in a table's row as a struct; a column read under the same name (its name
+#: in ``schema``) shadows them, the names inside the file do not (DuckDB 1.5 and 2.0).
 _FILE_INDEX, _FILE_ROW = "file_index", "file_row_number"
 
 
@@ -1821,7 +1822,9 @@ class _Rewrite:
         self.deleted: str | None = None
         if scan.position_deletes:
             self.deleted = self.name("deleted")
-            keys = ", ".join(_string_literal(_file_key(f)) for f in scan.data_files)
+            # Both sides in SQL, as the view matches them (Q2), so that a row is live
+            # here exactly when a SELECT reads it.
+            keys = ", ".join(_file_key_sql(_string_literal(f)) for f in scan.data_files)
             index = f"list_position([{keys}], {_file_key_sql('file_path')})"
             deletes = ", ".join(_string_literal(f) for f in scan.position_deletes)
             statement.run(
