@@ -343,7 +343,10 @@ class Cursor:
 
 
 @functools.lru_cache(maxsize=256)
-def _description(columns: tuple[tuple[str, str], ...]) -> tuple[tuple[Any, ...], ...]:
-    """PEP 249 description of a result's (name, type kind) columns (tuples all the way
-    down, so sharing them between results is safe)."""
-    return tuple((name, kind, None, None, None, None, None) for name, kind in columns)
+def _description(columns: tuple[tuple[Any, ...], ...]) -> tuple[tuple[Any, ...], ...]:
+    """PEP 249 description of a result's (name, type kind) columns, with the precision
+    and scale of a decimal column that has them (name, kind, precision, scale); tuples
+    all the way down, so sharing them between results is safe."""
+    return tuple(
+        (c[0], c[1], None, None, *(c[2:4] if len(c) == 4 else (None, None)), None) for c in columns
+    )

@@ -95,3 +95,31 @@ def test_float_and_decimal_parameters_insert_into_their_columns(memory_lake: Lak
     c.execute("SELECT count(*) FROM n.v WHERE f = ?", [0.1])
     assert c.fetchone() == (1,)
     conn.close()
+
+
+@pytest.mark.parametrize(
+    "sql, precision, scale",
+    [
+        ("SELECT 12.50 AS x", 4, 2),
+        ("SELECT CAST(12.50 AS DECIMAL(10,2)) AS x", 10, 2),
+        ("SELECT CAST(a AS NUMERIC(18,6)) AS x FROM ns.t", 18, 6),
+        ("SELECT sum(CAST(a AS DECIMAL(10,2))) AS x FROM ns.t", 38, 2),
+        ("SELECT CAST(a AS DECIMAL(38,0)) AS x FROM ns.t", 38, 0),
+        ("SELECT ? AS x", 3, 2),
+    ],
+)  # fmt: skip
+def test_the_description_has_a_decimals_precision_and_scale(cur: Any, sql: str, precision: int, scale: int) -> None:
+    """PEP 249's precision and scale of a decimal result column (polars' read_database
+    builds its Decimal dtype from them and failed without)."""
+    cur.execute(sql, [D("1.50")] if "?" in sql else None)
+    cur.fetchall()
+    assert cur.description[0][1:] == ("decimal", None, None, precision, scale, None)
+
+
+def test_other_columns_have_no_precision_or_scale(cur: Any) -> None:
+    cur.execute("SELECT a, sum(a) OVER () AS s, 1.5e0 AS f, 'x' AS v FROM ns.t")
+    cur.fetchall()
+    assert [d[1:] for d in cur.description] == [
+        ("int4", None, None, None, None, None), ("int8", None, None, None, None, None),
+        ("float8", None, None, None, None, None), ("varchar", None, None, None, None, None),
+    ]  # fmt: skip

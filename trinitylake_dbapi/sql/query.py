@@ -1202,9 +1202,20 @@ def _converter(t: Any) -> Callable[[Any], list]:
     return lambda column: [fix(v, t) for v in column.to_pylist()]
 
 
-def query_columns(schema: Any) -> tuple[tuple[str, str], ...]:
-    """(name, SPEC 5 kind) of an Arrow schema's fields: a result's description."""
-    return tuple((f.name, kind_of_arrow(f.type)) for f in schema)
+def query_columns(schema: Any) -> tuple[tuple[Any, ...], ...]:
+    """(name, SPEC 5 kind) of an Arrow schema's fields: a result's description; a decimal
+    column's is (name, "decimal", precision, scale), which cursor.description reports
+    (polars' read_database builds its Decimal dtype from them, and fails without)."""
+    import pyarrow as pa
+
+    def column(f: Any) -> tuple[Any, ...]:
+        if pa.types.is_decimal(f.type):
+            return (f.name, "decimal", f.type.precision, f.type.scale)
+        if pa.types.is_uint64(f.type):
+            return (f.name, "decimal", 20, 0)
+        return (f.name, kind_of_arrow(f.type))
+
+    return tuple(column(f) for f in schema)
 
 
 def run_select(query: exp.Query, session: Session) -> Result:
@@ -1225,7 +1236,7 @@ def run_select(query: exp.Query, session: Session) -> Result:
     finally:
         statement.close()
     rows = _Rows(statement, reader, query, wide)
-    columns = tuple((n, "int8" if w else k) for (n, k), w in zip(query_columns(reader.schema), wide))
+    columns = tuple((c[0], "int8") if w else c for c, w in zip(query_columns(reader.schema), wide))
     return Result(columns, [], -1, rows)
 
 

@@ -106,11 +106,12 @@ class RowStream(Protocol):
 
 @dataclass
 class Result:
-    """A statement's outcome: ``columns`` (name, type kind) is None when the statement
-    returns no result set. A result set is either ``rows``, in memory, or ``stream``,
-    produced while fetched (then ``rowcount`` is -1: not known in advance)."""
+    """A statement's outcome: ``columns`` (name, type kind), or (name, "decimal",
+    precision, scale) for a decimal column whose precision is known, is None when the
+    statement returns no result set. A result set is either ``rows``, in memory, or
+    ``stream``, produced while fetched (then ``rowcount`` is -1: not known in advance)."""
 
-    columns: tuple[tuple[str, str], ...] | None = None
+    columns: tuple[tuple[Any, ...], ...] | None = None
     rows: list[tuple] = field(default_factory=list)
     rowcount: int = -1
     stream: RowStream | None = None
