@@ -116,6 +116,12 @@ Rules:
       bytes bound to a STRING/VARCHAR/CHAR column that are not UTF-8 (UTF-8 bytes are
       stored as the text they encode). A result value outside Python's range is a
       DataError naming its column, never an OverflowError.
+  Q10. A managed table whose metadata has a name mapping (PyIceberg's ``add_files``,
+      migrations) may hold data files without field ids, which Q2's views (by field
+      id) would read as NULLs: when such a table is planned, the footers of its
+      planned files are read once per snapshot (only for such tables) and a file
+      without field ids is NotSupportedError naming it, for reads and DML alike, never
+      NULLs (and never an UPDATE writing them back). EXTERNAL tables are not probed.
 
 DuckDB is imported by the first data statement only: catalog statements never pay for
 it (nor for PyIceberg's data path).
@@ -630,11 +636,42 @@ def _plan(
         except Exception:  # Q8: a manifest that does not decode is named (iceberg.files IF4)
             _raise_undecodable(states.reader_io(catalog), snapshot)
             raise
-        return tuple(_duck_path(f) for f in data), tuple(sorted({_duck_path(d) for d in deletes}))
+        files = tuple(_duck_path(f) for f in data)
+        if NAME_MAPPING in metadata.properties and states.confinement(info, metadata) is not None:
+            _refuse_files_without_field_ids(session, f"{namespace}.{name}", files)  # Q10
+        return files, tuple(sorted({_duck_path(d) for d in deletes}))
 
     key = repr(sorted(conditions)) if conditions else ""
     data, deletes = session.data_engine().planned_files(location, snapshot.snapshot_id, key, plan)
     return _Scan(info, data, deletes)
+
+
+#: The Iceberg table property of a name mapping (set by PyIceberg's add_files and by
+#: migrations): the table may hold data files without field ids (Q10).
+NAME_MAPPING = "schema.name-mapping.default"
+
+
+def _refuse_files_without_field_ids(session: Session, table: str, files: Sequence[str]) -> None:
+    """Q10: NotSupportedError naming the first of ``files`` (a managed table's, under the
+    root, which the engine may read) whose columns carry no Iceberg field ids."""
+    if not files:
+        return
+    listed = ", ".join(_string_literal(f) for f in files)
+    cursor = session.data_engine().cursor()
+    try:
+        found = cursor.execute(
+            f"SELECT file_name FROM parquet_schema([{listed}]) GROUP BY file_name "
+            "HAVING count(field_id) = 0 ORDER BY file_name LIMIT 1"
+        ).fetchall()
+    finally:
+        cursor.close()
+    if found:
+        raise NotSupportedError(
+            f"table {table}: data file {found[0][0]!r} has no Iceberg field ids (added by add_files or a "
+            "migration, read through the table's name mapping); SQL cannot read such files yet (it would "
+            "read their columns as NULL, and an UPDATE would write the NULLs back): read the table with "
+            "PyIceberg (Connection.iceberg_catalog()), or rewrite the file with field ids"
+        )
 
 
 # ---------------------------------------------------------------------------
