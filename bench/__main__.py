@@ -6,8 +6,10 @@ Modes:
   default   the catalog workloads at 2,000 tables, cold start, concurrency, scale to 10,000,
             history at 50,000 versions (built once, then reused from --history-cache),
             table data through Spark (1,000,000 rows; only with pyspark), requests per
-            commit on moto S3 (the "s3" section; needs moto and s3fs).
-  --full    also "create table, last 1,000 of 20,000" and the 100,000 / 1,000,000 scale points.
+            commit on moto S3 (the "s3" section; needs moto and s3fs), reads after 1,000
+            one-row commits vs after 1 (the "commits" section, issue 34).
+  --full    also "create table, last 1,000 of 20,000", the 100,000 / 1,000,000 scale points,
+            and reads after 10,000 one-row commits.
 
 The Markdown ends with a "Targets" table: every issue 21 target the run measured, from
 the "targets" rows each section puts in its results (bench/targets.py), met or MISSED.
@@ -58,6 +60,7 @@ MODES = {
                                "list_repeats": 2, "exists": 6, "drops": 3, "chunks": 2},
                      "data": {"rows": 20_000, "insert_rows": 1_000, "reps": 2}, "fsync_commits": 1},
         "history": {"versions": 300, "trials": 5},
+        "commits": {"counts": [1, 5], "reps": 1, "lookups": 3},
         "spark": {"rows": 2_000, "reps": 1},
         "s3": {"ops": 1, "warmup": 1},
         "parsing": {"iterations": 2, "data_rows": 1_000, "reps": 2, "cold_reps": 1},
@@ -76,6 +79,7 @@ MODES = {
         "ducklake": {"suite": DUCKLAKE_SUITE, "data": {"rows": 1_000_000, "insert_rows": 10_000, "reps": 15},
                      "fsync_commits": 20},
         "history": {"versions": 50_000, "trials": 25},
+        "commits": {"counts": [1, 1_000], "reps": 5, "lookups": 20},
         "spark": {"rows": 1_000_000, "reps": 5},
         "s3": {"ops": 20, "warmup": 5},
         "parsing": {"iterations": 20, "data_rows": 10_000, "reps": 15, "cold_reps": 9},
@@ -94,13 +98,14 @@ MODES = {
         "ducklake": {"suite": DUCKLAKE_SUITE, "data": {"rows": 1_000_000, "insert_rows": 10_000, "reps": 31},
                      "fsync_commits": 20},
         "history": {"versions": 50_000, "trials": 51},
+        "commits": {"counts": [1, 10_000], "reps": 5, "lookups": 20},
         "spark": {"rows": 1_000_000, "reps": 9},
         "s3": {"ops": 20, "warmup": 5},
         "parsing": {"iterations": 20, "data_rows": 10_000, "reps": 31, "cold_reps": 9},
     },
 }
 
-SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "ducklake",
+SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "commits", "ducklake",
             "spark", "s3", "parsing", "scale")
 
 
@@ -223,6 +228,12 @@ def main(argv: list[str] | None = None) -> int:
             cache = args.history_cache or os.path.join(args.out, "history-cache")
             results["history"] = history(workdir, c["versions"], args.reps or c["trials"], log,
                                          cache=None if cache == "none" else cache)
+        if "commits" in sections and with_dbapi:
+            from .commits import commits
+
+            c = config["commits"]
+            log(f"commits: {c}")
+            results["commits"] = commits(workdir, c["counts"], args.reps or c["reps"], c["lookups"], log)
         if "ducklake" in sections:
             if with_dbapi:
                 from .ducklake import ducklake

@@ -322,6 +322,22 @@ def history(h: dict) -> str:
     return "\n".join(lines)
 
 
+def commits(c: dict) -> str:
+    """Issue 34: a count and a point lookup after N one-row commits, vs after the first."""
+    labels = [("count(*), sum(), first statement of a process", "count_new_process_ms"),
+              ("count(*), sum(), new connection", "count_new_connection_ms"),
+              ("point lookup WHERE id = ?, a new value each time", "point_lookup_ms")]
+    header = ["operation", *(f"{int(n):,} commits" for n in c["points"])]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for label, key in labels:
+        lines.append("| " + " | ".join([label, *(f"{p[key]:.1f} ms" for p in c["points"].values())]) + " |")
+    lines.append("| " + " | ".join(["planning cache (entries, MB)",
+                                    *(f"{p['cache_entries']:,}, {p['cache_mb']:.1f}" for p in c["points"].values())])
+                 + " |")  # fmt: skip
+    lines += ["", f"Medians of {c['reps']} new connections, {c['lookups']} lookups each."]
+    return "\n".join(lines)
+
+
 def s3(summary: dict) -> str:
     """Issue 21: requests per operation on moto S3, counted by the server."""
     if "skipped" in summary:
@@ -370,8 +386,8 @@ def scale(points: list[dict]) -> str:
 
 
 #: The order of the sections in the "Targets" table (a section not named here follows).
-SECTION_ORDER = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "ducklake",
-                 "s3", "parsing", "spark", "scale")
+SECTION_ORDER = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "commits",
+                 "ducklake", "s3", "parsing", "spark", "scale")
 
 
 def cell(value: object) -> str:
@@ -424,6 +440,8 @@ def render(results: dict) -> str:
                   queries(results["queries"]), ""]
     if results.get("history"):
         parts += [f"## History at {results['history']['versions']:,} versions", "", history(results["history"]), ""]
+    if results.get("commits"):
+        parts += ["## Reads after many one-row commits (DB-API)", "", commits(results["commits"]), ""]
     if results.get("ducklake"):
         versions = ", ".join(f"{k} {v}" for k, v in results["ducklake"].get("versions", {}).items())
         parts += [f"## DuckLake, side by side through SQL ({versions or 'not run'})", "",

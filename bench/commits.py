@@ -1,0 +1,108 @@
+"""Reads after many small commits (issue 34, first item): a table built by N one-row
+INSERT commits through the DB-API (autocommit, one durable commit each), then:
+
+* **count, new process**: ``SELECT count(*), sum(amount)`` as the first statement after
+  the process's planning cache is emptied (every manifest decoded once);
+* **count, new connection**: the same on a new connection of a process that planned
+  the table before (the planning cache is process-wide, iceberg.planning PC1);
+* **point lookup**: ``SELECT id, name FROM t WHERE id = ?`` with a new key value each
+  time, on one connection (each value plans again: pruning by the bound value).
+
+Each figure at N commits is compared with the same at 1 commit: the targets are a
+point lookup and a count within 2x of their time after 1 commit, and planning a table
+of N commits within 100 MB (the planning cache's estimated bytes, ``cache_info()``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import os
+import statistics
+import time
+from typing import Callable
+
+from . import targets
+
+#: Issue 34: after many commits, at most this many times the time after 1 commit.
+SLOWDOWN_MAX = 2.0
+#: Issue 34: a table of many commits plans in at most this many MB.
+PLAN_MB_MAX = 100.0
+
+COUNT = "SELECT count(*), sum(amount) FROM ns.t"
+LOOKUP = "SELECT id, name FROM ns.t WHERE id = ?"
+
+
+def _build(location: str, commits: int, log: Callable[[str], None]) -> float:
+    import trinitylake_dbapi
+
+    started = time.perf_counter()
+    conn = trinitylake_dbapi.connect(location, create=True, autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE NAMESPACE ns")
+    cur.execute("CREATE TABLE ns.t (id BIGINT, name STRING, amount DOUBLE, day DATE, price DECIMAL(10,2))")
+    for i in range(commits):
+        cur.execute("INSERT INTO ns.t VALUES (?, ?, ?, ?, ?)",
+                    (i, f"name {i}", i * 1.5, datetime.date(2026, 1, 1), decimal.Decimal("1.25")))  # fmt: skip
+        if (i + 1) % 1000 == 0:
+            log(f"  commits: {i + 1:,} of {commits:,}, {time.perf_counter() - started:.0f} s")
+    conn.close()
+    return time.perf_counter() - started
+
+
+def _measure(location: str, commits: int, reps: int, lookups: int) -> dict:
+    import trinitylake_dbapi
+    from trinitylake_dbapi.iceberg import planning
+
+    expected = (commits, sum(i * 1.5 for i in range(commits)))
+    planning.clear_cache()
+    conn = trinitylake_dbapi.connect(location, autocommit=True)
+    start = time.perf_counter()
+    assert tuple(conn.cursor().execute(COUNT).fetchone()) == expected
+    first = time.perf_counter() - start
+    conn.close()
+    cache = planning.cache_info()
+    counts, points = [], []
+    for rep in range(reps):
+        conn = trinitylake_dbapi.connect(location, autocommit=True)
+        cur = conn.cursor()
+        start = time.perf_counter()
+        assert tuple(cur.execute(COUNT).fetchone()) == expected
+        counts.append(time.perf_counter() - start)
+        for j in range(lookups):
+            key = (rep * lookups + j) * 7919 % commits
+            start = time.perf_counter()
+            assert cur.execute(LOOKUP, (key,)).fetchall() == [(key, f"name {key}")]
+            points.append(time.perf_counter() - start)
+        conn.close()
+    return {
+        "count_new_process_ms": first * 1000,
+        "count_new_connection_ms": statistics.median(counts) * 1000,
+        "point_lookup_ms": statistics.median(points) * 1000,
+        "cache_entries": cache["entries"],
+        "cache_mb": cache["bytes"] / 2**20,
+    }
+
+
+def commits(workdir: str, counts: list[int], reps: int, lookups: int, log: Callable[[str], None]) -> dict:
+    """The figures of the module docstring at each of ``counts`` (the first is the
+    baseline, normally 1), medians of ``reps`` new connections, ``lookups`` each."""
+    points: dict[str, dict] = {}
+    for n in counts:
+        location = os.path.join(workdir, "commits", f"lake-{n}")
+        log(f"commits: building a table of {n:,} one-row commits")
+        build_s = _build(location, n, log)
+        points[str(n)] = {"build_s": build_s, **_measure(location, n, reps, lookups)}
+        log(f"  {n:,} commits: {points[str(n)]}")
+    base, last = points[str(counts[0])], points[str(counts[-1])]
+    result: dict = {"counts": counts, "reps": reps, "lookups": lookups, "points": points}
+    if len(counts) > 1:
+        at = f"{counts[-1]:,} one-row commits"
+        result["targets"] = [
+            targets.at_most(f"point lookup after {at} / after {counts[0]:,}",
+                            last["point_lookup_ms"] / base["point_lookup_ms"], SLOWDOWN_MAX, "x"),
+            targets.at_most(f"count(*), sum() (new connection) after {at} / after {counts[0]:,}",
+                            last["count_new_connection_ms"] / base["count_new_connection_ms"], SLOWDOWN_MAX, "x"),
+            targets.at_most(f"planning cache after {at}", last["cache_mb"], PLAN_MB_MAX, " MB"),
+        ]  # fmt: skip
+    return result
