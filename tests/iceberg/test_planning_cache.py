@@ -144,3 +144,31 @@ def test_confinement_holds_on_cached_entries(tmp_path: Path) -> None:
     assert e.value.path == snapshot.manifest_list
     assert len(planning.plan_snapshot("ns.t", snapshot, table.io, own)[0]) == 3
     conn.close()
+
+
+def test_a_partitioned_table_and_an_unpartitioned_one_plan_alike(tmp_path: Path) -> None:
+    """PC1's reused Avro readers are per file schema: the manifests of a partitioned table
+    (whose entries carry its partition struct) and of an unpartitioned one, decoded in
+    one process, give the rows PyIceberg's own scan gives, with parameters or not."""
+    import pyarrow as pa
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import IdentityTransform
+    from pyiceberg.types import LongType, NestedField, StringType
+
+    conn = _one_row_commits(tmp_path / "lake", 3)
+    catalog = conn.iceberg_catalog()
+    schema = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "k", StringType(), required=False))
+    spec = PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="k"))
+    table = catalog.create_table("ns.p", schema=schema, partition_spec=spec)
+    for ks in (["a", "b"], ["b", "c"], ["a"]):
+        rows = pa.table({"id": pa.array(range(len(ks)), pa.int64()), "k": pa.array(ks, pa.string())})
+        table.append(rows)
+    cur = conn.cursor()
+    expected = sorted(tuple(r.values()) for r in catalog.load_table("ns.p").scan().to_arrow().to_pylist())
+    assert sorted(cur.execute("SELECT id, k FROM ns.p").fetchall()) == expected
+    for k in ("a", "b", "c", "d"):
+        want = [row for row in expected if row[1] == k]
+        assert sorted(cur.execute("SELECT id, k FROM ns.p WHERE k = ?", (k,)).fetchall()) == want
+    assert cur.execute("SELECT id, name FROM ns.t WHERE id = ?", (1,)).fetchall() == [(1, "n001")]
+    conn.close()
