@@ -91,12 +91,18 @@ def _meta_mode(shell: "Shell", args: list[str]) -> bool:
     return True
 
 
-def _meta_headers(shell: "Shell", args: list[str]) -> bool:
+def _toggle(shell: "Shell", setting: str, args: list[str]) -> bool:
+    """``.headers`` / ``.timer``: without an argument, say whether the setting is on;
+    with ``on`` or ``off``, set it."""
     if not args:
-        print(f"headers are {'on' if shell.headers else 'off'}", file=shell.out)
-        return True
-    shell.headers = _on_off(".headers", args)
+        print(f"{setting} is {'on' if getattr(shell, setting) else 'off'}", file=shell.out)
+    else:
+        setattr(shell, setting, _on_off(f".{setting}", args))
     return True
+
+
+def _meta_headers(shell: "Shell", args: list[str]) -> bool:
+    return _toggle(shell, "headers", args)
 
 
 def _one_file(name: str, args: list[str]) -> str:
@@ -116,11 +122,7 @@ def _meta_once(shell: "Shell", args: list[str]) -> bool:
 
 
 def _meta_timer(shell: "Shell", args: list[str]) -> bool:
-    if not args:
-        print(f"timer is {'on' if shell.timer else 'off'}", file=shell.out)
-        return True
-    shell.timer = _on_off(".timer", args)
-    return True
+    return _toggle(shell, "timer", args)
 
 
 #: The shell commands, in the order ``.help`` lists them.
