@@ -91,18 +91,18 @@ def _meta_mode(shell: "Shell", args: list[str]) -> bool:
     return True
 
 
-def _toggle(shell: "Shell", setting: str, args: list[str]) -> bool:
-    """``.headers`` / ``.timer``: without an argument, say whether the setting is on;
-    with ``on`` or ``off``, set it."""
+def _toggle(shell: "Shell", setting: str, verb: str, args: list[str]) -> bool:
+    """``.headers`` / ``.timer``: without an argument, say whether the setting is on
+    ("headers are on"); with ``on`` or ``off``, set it."""
     if not args:
-        print(f"{setting} is {'on' if getattr(shell, setting) else 'off'}", file=shell.out)
+        print(f"{setting} {verb} {'on' if getattr(shell, setting) else 'off'}", file=shell.out)
     else:
         setattr(shell, setting, _on_off(f".{setting}", args))
     return True
 
 
 def _meta_headers(shell: "Shell", args: list[str]) -> bool:
-    return _toggle(shell, "headers", args)
+    return _toggle(shell, "headers", "are", args)
 
 
 def _one_file(name: str, args: list[str]) -> str:
@@ -122,7 +122,7 @@ def _meta_once(shell: "Shell", args: list[str]) -> bool:
 
 
 def _meta_timer(shell: "Shell", args: list[str]) -> bool:
-    return _toggle(shell, "timer", args)
+    return _toggle(shell, "timer", "is", args)
 
 
 #: The shell commands, in the order ``.help`` lists them.
