@@ -289,7 +289,7 @@ def odd_spellings(run: Run) -> None:
             if action == "add data file":
                 # a data file written as Spark writes them (with field ids), named in the
                 # metadata under a random spelling (PyIceberg's add_files takes only files
-                # without field ids, which SQL refuses: sql.query Q10)
+                # without field ids, which SQL reads by name: sql.query Q10)
                 table_ = catalog.load_table(f"default.{table}")
                 directory = canonical_location(table_.metadata.location)[len("file://"):]
                 os.makedirs(directory + "/data", exist_ok=True)

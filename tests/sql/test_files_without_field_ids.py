@@ -7,11 +7,9 @@ Q2), which matches columns by field id only, so every column of the file read as
 an UPDATE then rewrote the file with those NULLs (the values lost for every reader), and
 a DELETE by value found nothing. PyIceberg's own scan reads the rows.
 
-Now (sql.query Q10) SQL refuses such a table with NotSupportedError naming the file,
-for reads and DML, and nothing is written. Reading the files by their names (the name
-mapping in Q2's views and in the DML rewrites: a name-keyed map, which DuckDB 2.0.1
-accepts, in a second read_parquet whose file_index is offset) is not done yet: the
-tests of that behaviour are strict xfails.
+Now (sql.query Q10) SQL reads them by name through the mapping, for reads and DML
+(more in tests/sql/test_name_mapping.py); before it refused them (NotSupportedError),
+and before that read NULLs.
 """
 
 from __future__ import annotations
@@ -24,9 +22,6 @@ import pyarrow.parquet as pq
 import pytest
 
 import trinitylake_dbapi
-
-NOT_YET = pytest.mark.xfail(strict=True, reason="SQL does not read files without field ids by their names yet")
-
 
 def _table_with_added_file(tmp_path: Path) -> tuple[str, object]:
     root = str(tmp_path / "lake")
@@ -42,7 +37,6 @@ def _table_with_added_file(tmp_path: Path) -> tuple[str, object]:
     return root, conn
 
 
-@NOT_YET
 def test_sql_reads_an_added_file_by_its_names(tmp_path: Path) -> None:
     _, conn = _table_with_added_file(tmp_path)
     cur = conn.cursor()
@@ -50,7 +44,6 @@ def test_sql_reads_an_added_file_by_its_names(tmp_path: Path) -> None:
     assert cur.fetchall() == [(1, "p"), (2, "q"), (7, "x")]
 
 
-@NOT_YET
 def test_an_update_keeps_the_values_of_an_added_file(tmp_path: Path) -> None:
     _, conn = _table_with_added_file(tmp_path)
     conn.cursor().execute("UPDATE default.s SET name = 'z'")
@@ -58,30 +51,31 @@ def test_an_update_keeps_the_values_of_an_added_file(tmp_path: Path) -> None:
     assert sorted(r["id"] for r in rows) == [1, 2, 7]
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT id, name FROM default.s",
-    "SELECT count(*) FROM default.s WHERE id = 1",
-    "UPDATE default.s SET name = 'z'",
-    "DELETE FROM default.s WHERE id = 1",
-    "INSERT INTO default.s SELECT id + 10, name FROM default.s",
-])
-def test_sql_refuses_a_file_without_field_ids(tmp_path: Path, sql: str) -> None:
-    """Q10: NotSupportedError naming the file, never NULLs; nothing written, the rows
-    intact for PyIceberg (before: NULLs, and the UPDATE destroyed the file's ids)."""
-    root, conn = _table_with_added_file(tmp_path)
-    version = conn.lakehouse.latest_version()
-    with pytest.raises(trinitylake_dbapi.NotSupportedError, match="no Iceberg field ids") as e:
-        conn.cursor().execute(sql)
-        conn.cursor().fetchall()
-    assert "added.parquet" in str(e.value)
-    assert conn.lakehouse.latest_version() == version
-    rows = conn.iceberg_catalog().load_table("default.s").scan().to_arrow().to_pylist()
-    assert sorted((r["id"], r["name"]) for r in rows) == [(1, "p"), (2, "q"), (7, "x")]
+@pytest.mark.parametrize("sql, rowcount, rows", [
+    ("SELECT id, name FROM default.s", -1, [(1, "p"), (2, "q"), (7, "x")]),
+    ("UPDATE default.s SET name = 'z' WHERE id < 7", 2, [(1, "z"), (2, "z"), (7, "x")]),
+    ("DELETE FROM default.s WHERE id = 1", 1, [(2, "q"), (7, "x")]),
+    ("INSERT INTO default.s SELECT id + 10, name FROM default.s", 3,
+     [(1, "p"), (2, "q"), (7, "x"), (11, "p"), (12, "q"), (17, "x")]),
+])  # fmt: skip
+def test_sql_reads_a_file_without_field_ids(tmp_path: Path, sql: str, rowcount: int, rows: list) -> None:
+    """Q10: the file's rows by name, never NULLs and never a refusal; PyIceberg reads
+    what the statement wrote."""
+    _, conn = _table_with_added_file(tmp_path)
+    cur = conn.cursor()
+    cur.execute(sql)
+    assert cur.rowcount == rowcount
+    cur.execute("SELECT count(*) FROM default.s WHERE id = 1")
+    assert cur.fetchall() == [(int((1, "p") in rows or (1, "z") in rows),)]
+    cur.execute("SELECT id, name FROM default.s ORDER BY id")
+    assert cur.fetchall() == rows
+    scanned = conn.iceberg_catalog().load_table("default.s").scan().to_arrow().to_pylist()
+    assert sorted((r["id"], r["name"]) for r in scanned) == rows
 
 
 def test_a_name_mapped_table_whose_files_have_field_ids_reads(tmp_path: Path) -> None:
-    """The probe refuses only files without ids: a table with a name mapping whose
-    files all carry field ids reads and updates as before."""
+    """A table with a name mapping whose files all carry field ids reads them by id
+    and updates as before."""
     root = str(tmp_path / "lake")
     conn = trinitylake_dbapi.connect(root, create=True, autocommit=True)
     cur = conn.cursor()

@@ -116,12 +116,18 @@ Rules:
       bytes bound to a STRING/VARCHAR/CHAR column that are not UTF-8 (UTF-8 bytes are
       stored as the text they encode). A result value outside Python's range is a
       DataError naming its column, never an OverflowError.
-  Q10. A managed table whose metadata has a name mapping (PyIceberg's ``add_files``,
-      migrations) may hold data files without field ids, which Q2's views (by field
-      id) would read as NULLs: when such a table is planned, the footers of its
-      planned files are read once per snapshot (only for such tables) and a file
-      without field ids is NotSupportedError naming it, for reads and DML alike, never
-      NULLs (and never an UPDATE writing them back). EXTERNAL tables are not probed.
+  Q10. A data file whose Parquet schema lacks Iceberg field ids (``Table.add_files``
+      of files written by other tools) is read by column name through the table's
+      name mapping (``schema.name-mapping.default``), as PyIceberg and the Iceberg
+      spec read it: a top-level column of the file takes the field id of the mapping
+      entry listing its exact name (any of its aliases), and a table column no
+      name of the file maps to reads as NULL; fields nested in a struct are matched
+      by their current names. Only tables with a name mapping pay for this: their
+      data files' footers are read once per engine (``parquet_schema``) to find the
+      files without ids, which are read in branches of their own (UNION ALL BY NAME
+      with the files read by id; an UPDATE or DELETE then keys rows through that
+      subquery, Q4b's slower way). A table without a name mapping reads every file by
+      field id, as before, and pays nothing.
 
 DuckDB is imported by the first data statement only: catalog statements never pay for
 it (nor for PyIceberg's data path).
@@ -227,6 +233,35 @@ def _parent(file: str) -> str:
     return file.rsplit("/", 1)[0] + "/" if "/" in file else "./"
 
 
+#: How many data files' field-id findings (Q10) an engine remembers.
+_FOOTER_ENTRIES = 100_000
+
+
+def _names_without_ids(schema: Sequence[tuple]) -> tuple[str, ...] | None:
+    """Q10: the top-level column names of a Parquet file whose schema (``parquet_schema``
+    rows in order: column_id, name, num_children, field_id, repetition_type; the root
+    first) lacks a field id, else None. As PyIceberg decides: a file has ids when every
+    field has one (the repeated group inside a LIST or MAP is a Parquet detail and
+    has none)."""
+    names: list[str] = []
+    has_ids = True
+    remaining: list[int] = []  # children still to come at each open level
+    for column_id, name, children, field_id, repetition in schema:
+        if column_id == 0 or not remaining:
+            remaining = [children or 0]
+            continue
+        if len(remaining) == 1:
+            names.append(name)
+        remaining[-1] -= 1
+        if field_id is None and not (children and repetition == "REPEATED"):
+            has_ids = False
+        if children:
+            remaining.append(children)
+        while len(remaining) > 1 and remaining[-1] <= 0:
+            remaining.pop()
+    return None if has_ids else tuple(names)
+
+
 class Engine:
     """One in-process DuckDB database per connection: each statement runs on a cursor
     of its own (its views are its own, and a result still being fetched is never
@@ -260,6 +295,8 @@ class Engine:
         self._lock = threading.Lock()
         self._closed = False
         self._planned: dict[tuple[str, int, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        #: Q10: data file -> its top-level column names if it lacks field ids, else None.
+        self._footers: dict[str, tuple[str, ...] | None] = {}
         self._db = self._open()
 
     def _open(self) -> Any:
@@ -325,6 +362,31 @@ class Engine:
                     self._planned.pop(next(iter(self._planned)))
                 self._planned[key] = found
         return found
+
+    def files_without_ids(self, cursor: Any, files: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """Q10: the Parquet data files of ``files`` (readable by ``cursor``) whose schema
+        lacks Iceberg field ids, each with its top-level column names. A file's footer
+        is read once per engine (data files never change), all new ones in one
+        ``parquet_schema`` call."""
+        with self._lock:
+            known = {f: self._footers[f] for f in files if f in self._footers}
+        new = [f for f in dict.fromkeys(files) if f not in known]
+        if new:
+            rows = cursor.execute(
+                "SELECT file_name, column_id, name, num_children, field_id, repetition_type "
+                "FROM parquet_schema(?)",
+                [new],
+            ).fetchall()
+            by_file: dict[str, list[tuple]] = {}
+            for row in rows:
+                by_file.setdefault(_file_key(row[0]), []).append(row[1:])
+            for f in new:
+                known[f] = _names_without_ids(sorted(by_file.get(_file_key(f), []), key=lambda r: r[0]))
+            with self._lock:
+                if len(self._footers) + len(new) > _FOOTER_ENTRIES:
+                    self._footers.clear()
+                self._footers.update((f, known[f]) for f in new)
+        return {f: names for f, names in known.items() if names is not None}
 
     def cursor(self) -> Any:
         """A new DuckDB cursor (a connection to this database with views of its own)."""
@@ -590,6 +652,12 @@ class _Scan:
     info: TableInfo
     data_files: tuple[str, ...]
     position_deletes: tuple[str, ...]
+    #: The table's name mapping (Q10), top level: (field id, its names) of each entry;
+    #: None when the table has none.
+    name_mapping: tuple[tuple[int, tuple[str, ...]], ...] | None = None
+    #: The data files without field ids (Q10): (position in ``data_files``, the file's
+    #: top-level column names); filled in by ``_Statement.laid_out``.
+    by_name: tuple[tuple[int, tuple[str, ...]], ...] = ()
 
 
 def _duck_path(location: str) -> str:
@@ -636,14 +704,11 @@ def _plan(
         except Exception:  # Q8: a manifest that does not decode is named (iceberg.files IF4)
             _raise_undecodable(states.reader_io(catalog), snapshot)
             raise
-        files = tuple(_duck_path(f) for f in data)
-        if NAME_MAPPING in metadata.properties and states.confinement(info, metadata) is not None:
-            _refuse_files_without_field_ids(session, f"{namespace}.{name}", files)  # Q10
-        return files, tuple(sorted({_duck_path(d) for d in deletes}))
+        return tuple(_duck_path(f) for f in data), tuple(sorted({_duck_path(d) for d in deletes}))
 
     key = repr(sorted(conditions)) if conditions else ""
     data, deletes = session.data_engine().planned_files(location, snapshot.snapshot_id, key, plan)
-    return _Scan(info, data, deletes)
+    return _Scan(info, data, deletes, _name_mapping(metadata, location))
 
 
 #: The Iceberg table property of a name mapping (set by PyIceberg's add_files and by
@@ -651,27 +716,19 @@ def _plan(
 NAME_MAPPING = "schema.name-mapping.default"
 
 
-def _refuse_files_without_field_ids(session: Session, table: str, files: Sequence[str]) -> None:
-    """Q10: NotSupportedError naming the first of ``files`` (a managed table's, under the
-    root, which the engine may read) whose columns carry no Iceberg field ids."""
-    if not files:
-        return
-    listed = ", ".join(_string_literal(f) for f in files)
-    cursor = session.data_engine().cursor()
+def _name_mapping(metadata: Any, location: str) -> tuple[tuple[int, tuple[str, ...]], ...] | None:
+    """The top level of a table's name mapping (Q10): (field id, names) of each entry
+    that has an id; None when the table (metadata file ``location``) has no
+    ``schema.name-mapping.default``."""
+    if not metadata.properties.get(NAME_MAPPING):
+        return None
     try:
-        found = cursor.execute(
-            f"SELECT file_name FROM parquet_schema([{listed}]) GROUP BY file_name "
-            "HAVING count(field_id) = 0 ORDER BY file_name LIMIT 1"
-        ).fetchall()
-    finally:
-        cursor.close()
-    if found:
-        raise NotSupportedError(
-            f"table {table}: data file {found[0][0]!r} has no Iceberg field ids (added by add_files or a "
-            "migration, read through the table's name mapping); SQL cannot read such files yet (it would "
-            "read their columns as NULL, and an UPDATE would write the NULLs back): read the table with "
-            "PyIceberg (Connection.iceberg_catalog()), or rewrite the file with field ids"
-        )
+        mapping = metadata.name_mapping()
+    except Exception as e:  # noqa: BLE001 - a damaged property is the table's fault
+        raise CorruptFileError(
+            location, f"its schema.name-mapping.default does not parse: {_message(e)}"
+        ) from None
+    return tuple((f.field_id, tuple(f.names)) for f in mapping or () if f.field_id is not None)
 
 
 # ---------------------------------------------------------------------------
@@ -768,6 +825,60 @@ def _schema_map(columns: Sequence[ColumnSpec], *, named: bool, sql_types: bool =
     return f"MAP {{{', '.join(entries)}}}"
 
 
+def _name_schema_map(
+    columns: Sequence[ColumnSpec], mapping: dict[int, tuple[str, ...]], names: Sequence[str], *, sql_types: bool
+) -> str:
+    """read_parquet's ``schema`` argument for a file without field ids whose top-level
+    columns are ``names`` (Q10): each table column ``c<position>`` is read from the
+    file's column that one of its names in ``mapping`` (field id -> names) spells
+    exactly, else from a name the file does not have (NULL; DuckDB matches names
+    without regard to case, so it is one no name of the file spells in any case)."""
+    present = set(names)
+    folded = {n.lower() for n in names}
+    entries = []
+    for i, c in enumerate(columns):
+        source = next((n for n in mapping.get(c.id, ()) if n in present), None)
+        if source is None:
+            absent = (f"__tl_absent_{i}_{k}" for k in itertools.count())
+            source = next(n for n in absent if n not in folded)
+        kind = "SMALLINT" if sql_types and c.type.kind == "int2" else duck_type(c.type, stored=True)
+        entry = f"{{name: 'c{i}', type: {_string_literal(kind)}, default_value: NULL}}"
+        entries.append(f"{_string_literal(source)}: {entry}")
+    return f"MAP {{{', '.join(entries)}}}"
+
+
+def _data_read(scan: _Scan, files: Sequence[int], *, sql_types: bool = False) -> str | None:
+    """Q10: the FROM item reading the scan's data files at positions ``files`` when one
+    of them lacks field ids: columns ``c<position>``, ``filename``, ``file_row_number``
+    and ``file_index`` (the file's position in ``scan.data_files``), the files with
+    ids read by id and those without by name, one branch per set of columns read,
+    UNION ALL BY NAME. None when every one of them has ids (one read_parquet does)."""
+    wanted = set(files)
+    without = {i: names for i, names in scan.by_name if i in wanted}
+    if not without:
+        return None
+    columns = scan.info.columns
+    mapping: dict[int, tuple[str, ...]] = dict(scan.name_mapping or ())
+    groups: dict[str, list[int]] = {}
+    with_ids = [i for i in files if i not in without]
+    if with_ids:
+        groups[_schema_map(columns, named=False, sql_types=sql_types)] = with_ids
+    for i in files:
+        if i in without:
+            schema = _name_schema_map(columns, mapping, without[i], sql_types=sql_types)
+            groups.setdefault(schema, []).append(i)
+    select = ", ".join(f"c{i}" for i in range(len(columns)))
+    branches = []
+    for schema, positions in groups.items():
+        paths = ", ".join(_string_literal(scan.data_files[i]) for i in positions)
+        index = f"[{', '.join(str(i) for i in positions)}][CAST(file_index AS BIGINT) + 1]"
+        branches.append(
+            f"SELECT {select}, filename, file_row_number, {index} AS file_index "
+            f"FROM read_parquet([{paths}], schema = {schema})"
+        )
+    return f"({' UNION ALL BY NAME '.join(branches)})"
+
+
 def _view_sql(scan: _Scan) -> str:
     """The SELECT a table reference's view runs (Q2)."""
     columns = scan.info.columns
@@ -780,15 +891,16 @@ def _view_sql(scan: _Scan) -> str:
         return f"SELECT {select} WHERE false"
     entries = _schema_map(columns, named=False)
     files = ", ".join(_string_literal(f) for f in scan.data_files)
+    read = _data_read(scan, range(len(scan.data_files))) or f"read_parquet([{files}], schema = {entries})"
     select = ", ".join(f"{_column_expr(c, f'd.c{i}')} AS {_quote(c.name)}" for i, c in enumerate(columns))
     if not scan.position_deletes:
-        return f"SELECT {select} FROM read_parquet([{files}], schema = {entries}) d"
+        return f"SELECT {select} FROM {read} d"
     deletes = ", ".join(_string_literal(f) for f in scan.position_deletes)
     return (
         # ``filename`` and ``file_row_number``: read_parquet's hidden columns, which no
         # column of the file shadows (its own are read as c0, c1...), where the options
         # of those names fail on a file holding such a column (DuckDB 1.5).
-        f"SELECT {select} FROM read_parquet([{files}], schema = {entries}) d "
+        f"SELECT {select} FROM {read} d "
         f"ANTI JOIN (SELECT {_file_key_sql('file_path')} AS file_key, pos FROM read_parquet([{deletes}])) x "
         f"ON x.file_key = {_file_key_sql('d.filename')} AND x.pos = d.file_row_number"
     )
@@ -866,8 +978,22 @@ class _Statement:
     ) -> tuple[str, _Scan]:
         """A new view over a table's data (Q1, Q2), pruned by the conditions on
         ``reference`` (Q7); its name and the scan it reads."""
-        scan = _plan(self.session, self.catalog_for(version), namespace, name, reference)
+        scan = self.laid_out(_plan(self.session, self.catalog_for(version), namespace, name, reference))
         return self.view_of_scan(scan), scan
+
+    def laid_out(self, scan: _Scan) -> _Scan:
+        """``scan`` with its data files that lack field ids (Q10), found when the table
+        has a name mapping (else every file is read by id and nothing is looked at)."""
+        if scan.name_mapping is None or not scan.data_files:
+            return scan
+        if self.engine.admit(scan.data_files + scan.position_deletes):
+            self._move_to_new_cursor()
+        self.files += scan.data_files
+        without = self.engine.files_without_ids(self.cursor, scan.data_files)
+        if not without:
+            return scan
+        by_name = tuple((i, without[f]) for i, f in enumerate(scan.data_files) if f in without)
+        return _Scan(scan.info, scan.data_files, scan.position_deletes, scan.name_mapping, by_name)
 
     def view_of_scan(self, scan: _Scan) -> str:
         """A new view over ``scan`` (see :func:`_view_sql`); its name."""
@@ -1861,7 +1987,8 @@ class _Rewrite:
         self.columns = list(scan.info.columns)
         words = text.lower()
         taken = {c.name.lower() for c in self.columns}
-        self.hidden = not any(n in taken or n in words for n in (_FILE_INDEX, _FILE_ROW))
+        # Q10: files read by name come through a subquery, whose key columns are not hidden.
+        self.hidden = not scan.by_name and not any(n in taken or n in words for n in (_FILE_INDEX, _FILE_ROW))
         self._fresh = itertools.count(1)
         self._words = words + " " + " ".join(taken)
         self.key, self.flag = self.name("k"), self.name("m")
@@ -1890,6 +2017,9 @@ class _Rewrite:
     def _read(self, files: Sequence[int], *, named: bool) -> tuple[str, str]:
         """read_parquet of the scan's data files at positions ``files`` (columns under
         their names, or ``c<position>``), and the SQL of a row's key there."""
+        mixed = None if named else _data_read(self.scan, files, sql_types=True)
+        if mixed is not None:
+            return mixed, _row_key_sql(_FILE_INDEX, _FILE_ROW)
         paths = ", ".join(_string_literal(self.scan.data_files[i]) for i in files)
         read = f"read_parquet([{paths}], schema = {_schema_map(self.columns, named=named, sql_types=True)})"
         if list(files) == list(range(len(self.scan.data_files))):
