@@ -62,6 +62,13 @@ def test_a_point_lookup_after_many_commits_decodes_nothing_and_plans_one_file(tm
         assert cur.execute("SELECT id FROM ns.t WHERE id = ?", (k,)).fetchall() == []
         assert planning.plan_snapshot("ns.t", snapshot, table.io, own, [(field, "=", k)]) == ([], [])
     assert planning.cache_info()["misses"] == misses
+    beyond = 2**70  # outside int64: compared file by file rather than on int64 arrays
+    assert planning.plan_snapshot("ns.t", snapshot, table.io, own, [(field, "=", beyond)]) == ([], [])
+    assert len(planning.plan_snapshot("ns.t", snapshot, table.io, own, [(field, "<", beyond)])[0]) == 12
+    assert len(planning.plan_snapshot("ns.t", snapshot, table.io, own, [(field, "in", (3, 5, beyond))])[0]) == 2
+    small = _ids(table)["small"]  # an INT column: 4-byte bounds
+    assert len(planning.plan_snapshot("ns.t", snapshot, table.io, own, [(small, ">=", 0)])[0]) == 6
+    assert len(planning.plan_snapshot("ns.t", snapshot, table.io, own, [(small, "<", 0), (field, ">", 2)])[0]) == 3
     conn.close()
 
 

@@ -14,7 +14,11 @@ Rules:
       length, sequence number and adding snapshot, as the manifest list names it. So a
       read after a new commit decodes the new manifest list and the new manifests only.
       The Avro reader tree (a file's schema resolved against the read schema) is kept
-      per distinct file schema (at most 64), as a table's manifests share one.
+      per distinct file schema (at most 64), as a table's manifests share one. A
+      snapshot's files are also kept resolved as one list (with int64 arrays of the
+      bounds of up to 4 integer columns), so planning another value of a point lookup
+      touches no manifest and compares bounds in arrays; that entry's size counts its
+      files again, so the bound holds whichever entry is evicted first.
   PC2 Nothing is ever invalidated: an entry is reached only through a metadata file that
       names its location (metadata -> snapshot -> manifest list -> manifest). Expiration
       deletes only files that no retained version names, and the files of a rolled-back
@@ -353,6 +357,106 @@ def _comparable(conditions: Sequence[Condition]) -> list[tuple[int, str, Any]]:
     return out
 
 
+@dataclass(eq=False)
+class _Resolved:
+    """A snapshot's live data files as one list, with its position deletes indexed
+    (PC1): planning another value touches no manifest. Its size counts its files
+    although its manifests' entries count them too, so the bound holds whichever of
+    them is evicted first."""
+
+    files: list[_File]
+    delete_index: DeleteFileIndex | None
+    size: int
+    #: field id -> (lower bounds, upper bounds, has bounds) as int64 arrays, for
+    #: integer conditions (PC4), at most _INDEXED_FIELDS of them (reserved in ``size``).
+    ints: dict[int, tuple[Any, Any, Any]] = field(default_factory=dict)
+
+
+_INDEXED_FIELDS = 4
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _resolve(
+    table: str, io: FileIO, listing: _List, confinement: Confinement | None, where: tuple[str, str] | None
+) -> _Resolved:
+    files: list[_File] = []
+    delete_index: DeleteFileIndex | None = None
+    size = 300
+    for m in listing.manifests:
+        decoded = _manifest(io, m, confinement)
+        size += decoded.size + 8 * len(decoded.files)
+        if where is not None and where not in decoded.confined:
+            for f in decoded.files:
+                confinement.check(f.file_path, "data file", links=False)
+            for entry in decoded.deletes:
+                confinement.check(entry.data_file.file_path, "delete file", links=False)
+            decoded.confined.add(where)
+        for entry in decoded.deletes:
+            if entry.data_file.content == DataFileContent.EQUALITY_DELETES:
+                raise NotSupportedError(
+                    f"table {table} has equality delete files ({entry.data_file.file_path}): reading them "
+                    "is not supported; compact the table with an engine that can"
+                )
+            if delete_index is None:
+                delete_index = DeleteFileIndex()
+            delete_index.add_delete_file(entry, partition_key=entry.data_file.partition)
+        files.extend(decoded.files)
+    size += 17 * _INDEXED_FIELDS * len(files)
+    return _Resolved(files, delete_index, size)
+
+
+def _int_bounds(resolved: _Resolved, field_id: int) -> tuple[Any, Any, Any]:
+    found = resolved.ints.get(field_id)
+    if found is None:
+        import numpy as np
+
+        n = len(resolved.files)
+        low, high, known = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.bool_)
+        for i, f in enumerate(resolved.files):
+            a, b = f.lower.get(field_id), f.upper.get(field_id)
+            if a is not None and b is not None and len(a) in (4, 8) and len(b) in (4, 8):
+                low[i], high[i], known[i] = _int(a), _int(b), True
+        found = (low, high, known)
+        if len(resolved.ints) < _INDEXED_FIELDS:
+            resolved.ints[field_id] = found
+    return found
+
+
+def _select(resolved: _Resolved, conditions: list[tuple[int, str, Any]]) -> list[_File]:
+    """PC4 over a resolved snapshot: integer conditions on arrays of bounds, the others
+    file by file."""
+    if not conditions:
+        return resolved.files
+    mask = None
+    rest = []
+    for field_id, op, value in conditions:
+        values = value if op == "in" else (value,)
+        if not all(isinstance(v, int) and _INT64[0] <= v <= _INT64[1] for v in values):
+            rest.append((field_id, op, value))
+            continue
+        low, high, known = _int_bounds(resolved, field_id)
+        if op == "=":
+            ok = (low <= value) & (high >= value)
+        elif op == "in":
+            ok = (low <= values[0]) & (high >= values[0])
+            for v in values[1:]:
+                ok |= (low <= v) & (high >= v)
+        elif op == ">":
+            ok = high > value
+        elif op == ">=":
+            ok = high >= value
+        elif op == "<":
+            ok = low < value
+        else:
+            ok = low <= value
+        ok |= ~known
+        mask = ok if mask is None else mask & ok
+    candidates = resolved.files if mask is None else [resolved.files[i] for i in mask.nonzero()[0]]
+    if not rest:
+        return candidates
+    return [f for f in candidates if _might_match(f, rest)]
+
+
 def plan_snapshot(
     table: str,
     snapshot: Any,
@@ -371,38 +475,20 @@ def plan_snapshot(
         for m in listing.manifests:
             confinement.check(m.manifest_path, "manifest", links=False)
         listing.confined.add(where)
-    comparable = _comparable(conditions)
-    selected: list[_File] = []
-    delete_index: DeleteFileIndex | None = None
-    for m in listing.manifests:
-        decoded = _manifest(io, m, confinement)
-        if where is not None and where not in decoded.confined:
-            for f in decoded.files:
-                confinement.check(f.file_path, "data file", links=False)
-            for entry in decoded.deletes:
-                confinement.check(entry.data_file.file_path, "delete file", links=False)
-            decoded.confined.add(where)
-        if m.content == ManifestContent.DELETES or decoded.deletes:
-            for entry in decoded.deletes:
-                if entry.data_file.content == DataFileContent.EQUALITY_DELETES:
-                    raise NotSupportedError(
-                        f"table {table} has equality delete files ({entry.data_file.file_path}): reading them "
-                        "is not supported; compact the table with an engine that can"
-                    )
-                if delete_index is None:
-                    delete_index = DeleteFileIndex()
-                delete_index.add_delete_file(entry, partition_key=entry.data_file.partition)
-        if comparable:
-            selected.extend(f for f in decoded.files if _might_match(f, comparable))
-        else:
-            selected.extend(decoded.files)
+    key = ("resolved", canonical_location(snapshot.manifest_list), snapshot.snapshot_id, confinement is not None,
+           where)  # fmt: skip
+    resolved = _CACHE.get(key)
+    if resolved is None:
+        resolved = _resolve(table, io, listing, confinement, where)
+        _CACHE.put(key, resolved)
+    selected = _select(resolved, _comparable(conditions))
     deletes: set[str] = set()
-    if delete_index is not None and not delete_index.is_empty():
+    if resolved.delete_index is not None and not resolved.delete_index.is_empty():
         for f in selected:
-            for d in delete_index.for_data_file(f.sequence_number, f, partition_key=f.partition):
+            for d in resolved.delete_index.for_data_file(f.sequence_number, f, partition_key=f.partition):
                 deletes.add(d.file_path)
     if confinement is not None:  # M7 at every planning for the files about to be read
-        checked = set()
+        checked: set[str] = set()
         for path in [f.file_path for f in selected] + sorted(deletes):
             refuse_links(confinement.table, path, confinement.root_uri, "data file" if path not in deletes
                          else "delete file", checked)  # fmt: skip
