@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 import trinitylake_dbapi as tl
 from tests.lakes import Lake, new_lake
 from tests.sql.test_dml_rows import _delete_positions
+from trinitylake_dbapi.errors import CorruptFileError, MissingFileError
 from trinitylake_dbapi.sql import query
 from trinitylake_dbapi.sql.query import Engine
 
@@ -336,3 +337,33 @@ def test_any_mix_reads_like_pyiceberg(tmp_path: Path, request: pytest.FixtureReq
             assert _sql(cur, "SELECT id FROM default.t WHERE id >= 0") == expected
         finally:
             conn.close()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "missing"])
+def test_a_damaged_file_of_a_mapped_table_is_named(tmp_path: Path, damage: str) -> None:
+    """Q8 holds where Q10 reads footers: a truncated or missing data file of a table
+    with a name mapping is CorruptFileError / MissingFileError naming it, for a SELECT
+    and for a DELETE, and nothing is written."""
+    conn = tl.connect(str(tmp_path / "lake"), create=True, autocommit=True)
+    try:
+        _table_with_added_files(conn)
+        victim = _add_files(conn, "default.t", [_arrow(ROWS_A, ["id"])])[0]
+        path = victim.split("://", 1)[-1]
+        if damage == "missing":
+            Path(path).unlink()
+        else:
+            data = Path(path).read_bytes()
+            Path(path).write_bytes(data[: len(data) // 2])
+        error = MissingFileError if damage == "missing" else CorruptFileError
+        version = conn.lakehouse.latest_version()
+        for sql in ["SELECT * FROM default.t", "DELETE FROM default.t WHERE id = 1"]:
+            fresh = tl.connect(str(tmp_path / "lake"), autocommit=True)  # no footer remembered
+            try:
+                with pytest.raises(error) as e:
+                    fresh.cursor().execute(sql)
+                assert path in str(e.value)
+            finally:
+                fresh.close()
+        assert conn.lakehouse.latest_version() == version
+    finally:
+        conn.close()
