@@ -264,7 +264,11 @@ def spelled(rng: random.Random, path: str) -> str:
     for part in parts:
         out += "/" + rng.choice(["", "", "/", "./", "/./"]) + part
     out += rng.choice(["/", "//", "/./", "/sub/../"]) + name
-    return rng.choice(["", "file:", "file://"]) + out
+    scheme = rng.choice(["", "file:", "file://"])
+    if scheme == "file:":
+        # "file:" then "//x" would be a URI whose host is x, a different file (U1)
+        out = "/" + out.lstrip("/")
+    return scheme + out
 
 
 WITH_FIELD_IDS = pa.schema([pa.field("id", pa.int64(), metadata={"PARQUET:field_id": "1"})])
