@@ -6,6 +6,7 @@ errors must name the file or column, never InternalError (issue 32)."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 import decimal
 
 import pytest
@@ -17,46 +18,56 @@ from client_cases import (DATE_FUNCTIONS, assert_precise, check_date_row, corrup
 from trinitylake_dbapi import errors
 
 
-class Base(DeclarativeBase):
-    pass
+def _declare_models() -> dict[str, Any]:
+    """The declarative base and the models of this module, newly mapped."""
+
+    class Base(DeclarativeBase):
+        pass
+
+    class Customer(Base):
+        __tablename__ = "customers"
+        __table_args__ = {"schema": "shop"}
+        id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=False)
+        name: Mapped[str] = mapped_column(sa.String(50))
+        orders: Mapped[list["Order"]] = relationship(back_populates="customer", order_by="Order.id")
+
+    class Order(Base):
+        __tablename__ = "orders"
+        __table_args__ = {"schema": "shop"}
+        id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=False)
+        customer_id: Mapped[int] = mapped_column(sa.ForeignKey("shop.customers.id"))
+        amount: Mapped[decimal.Decimal] = mapped_column(sa.Numeric(10, 2))
+        qty: Mapped[int] = mapped_column(sa.Integer)
+        note: Mapped[str | None] = mapped_column(sa.String, nullable=True)
+        customer: Mapped[Customer] = relationship(back_populates="orders")
+
+    class Plain(Base):
+        """SQLAlchemy's default model shape: an Integer primary key left to the database."""
+
+        __tablename__ = "plain"
+        __table_args__ = {"schema": "shop"}
+        id: Mapped[int] = mapped_column(sa.Integer, primary_key=True)
+        name: Mapped[str] = mapped_column(sa.String)
+
+    class Row(Base):
+        """ns.t of client_cases.build, mapped."""
+
+        __tablename__ = "t"
+        __table_args__ = {"schema": "ns"}
+        id: Mapped[int] = mapped_column(sa.Integer, primary_key=True)
+        s: Mapped[str] = mapped_column(sa.String)
+        n: Mapped[int] = mapped_column(sa.BigInteger)
+
+    return {"Base": Base, "Customer": Customer, "Order": Order, "Plain": Plain, "Row": Row}
 
 
-class Customer(Base):
-    __tablename__ = "customers"
-    __table_args__ = {"schema": "shop"}
-    id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=False)
-    name: Mapped[str] = mapped_column(sa.String(50))
-    orders: Mapped[list["Order"]] = relationship(back_populates="customer", order_by="Order.id")
-
-
-class Order(Base):
-    __tablename__ = "orders"
-    __table_args__ = {"schema": "shop"}
-    id: Mapped[int] = mapped_column(sa.Integer, primary_key=True, autoincrement=False)
-    customer_id: Mapped[int] = mapped_column(sa.ForeignKey("shop.customers.id"))
-    amount: Mapped[decimal.Decimal] = mapped_column(sa.Numeric(10, 2))
-    qty: Mapped[int] = mapped_column(sa.Integer)
-    note: Mapped[str | None] = mapped_column(sa.String, nullable=True)
-    customer: Mapped[Customer] = relationship(back_populates="orders")
-
-
-class Plain(Base):
-    """SQLAlchemy's default model shape: an Integer primary key left to the database."""
-
-    __tablename__ = "plain"
-    __table_args__ = {"schema": "shop"}
-    id: Mapped[int] = mapped_column(sa.Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(sa.String)
-
-
-class Row(Base):
-    """ns.t of client_cases.build, mapped."""
-
-    __tablename__ = "t"
-    __table_args__ = {"schema": "ns"}
-    id: Mapped[int] = mapped_column(sa.Integer, primary_key=True)
-    s: Mapped[str] = mapped_column(sa.String)
-    n: Mapped[int] = mapped_column(sa.BigInteger)
+@pytest.fixture(autouse=True)
+def _mapped_models() -> None:
+    """Map the models afresh for each test: SQLAlchemy's compliance suite
+    (tests/sqlalchemy/suite), which may share this pytest-xdist worker, calls
+    ``orm.clear_mappers()`` after each of its test classes, which unmaps every model of
+    the process, module-level ones included."""
+    globals().update(_declare_models())
 
 
 @pytest.fixture

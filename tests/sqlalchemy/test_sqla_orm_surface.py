@@ -12,17 +12,30 @@ from sqlalchemy import orm
 import trinitylake_dbapi as tl
 
 
-class Base(orm.DeclarativeBase):
-    pass
+def _declare_models() -> dict[str, Any]:
+    """The declarative base and the models of this module, newly mapped."""
+
+    class Base(orm.DeclarativeBase):
+        pass
+
+    class Item(Base):
+        """SQLAlchemy's default model shape: an Integer primary key the database would fill."""
+
+        __tablename__ = "items"
+        id = sa.Column(sa.Integer, primary_key=True)
+        name = sa.Column(sa.String(50))
+        qty = sa.Column(sa.Integer)
+
+    return {"Base": Base, "Item": Item}
 
 
-class Item(Base):
-    """SQLAlchemy's default model shape: an Integer primary key the database would fill."""
-
-    __tablename__ = "items"
-    id = sa.Column(sa.Integer, primary_key=True)
-    name = sa.Column(sa.String(50))
-    qty = sa.Column(sa.Integer)
+@pytest.fixture(autouse=True)
+def _mapped_models() -> None:
+    """Map the models afresh for each test: SQLAlchemy's compliance suite
+    (tests/sqlalchemy/suite), which may share this pytest-xdist worker, calls
+    ``orm.clear_mappers()`` after each of its test classes, which unmaps every model of
+    the process, module-level ones included."""
+    globals().update(_declare_models())
 
 
 @pytest.fixture
