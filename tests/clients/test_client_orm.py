@@ -15,6 +15,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, rela
 
 from client_cases import (DATE_FUNCTIONS, assert_precise, check_date_row, corrupt_metadata,
                           delete_manifest_list, flip_parquet, read_only)  # fmt: skip
+from orm_models import remap_each_test
 from trinitylake_dbapi import errors
 
 
@@ -61,13 +62,8 @@ def _declare_models() -> dict[str, Any]:
     return {"Base": Base, "Customer": Customer, "Order": Order, "Plain": Plain, "Row": Row}
 
 
-@pytest.fixture(autouse=True)
-def _mapped_models() -> None:
-    """Map the models afresh for each test: SQLAlchemy's compliance suite
-    (tests/sqlalchemy/suite), which may share this pytest-xdist worker, calls
-    ``orm.clear_mappers()`` after each of its test classes, which unmaps every model of
-    the process, module-level ones included."""
-    globals().update(_declare_models())
+# orm_models: the compliance suite unmaps module-level models (orm.clear_mappers()).
+_mapped_models = remap_each_test(globals(), _declare_models)
 
 
 @pytest.fixture

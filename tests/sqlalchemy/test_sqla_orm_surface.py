@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 import trinitylake_dbapi as tl
+from orm_models import remap_each_test
 
 
 def _declare_models() -> dict[str, Any]:
@@ -29,13 +30,8 @@ def _declare_models() -> dict[str, Any]:
     return {"Base": Base, "Item": Item}
 
 
-@pytest.fixture(autouse=True)
-def _mapped_models() -> None:
-    """Map the models afresh for each test: SQLAlchemy's compliance suite
-    (tests/sqlalchemy/suite), which may share this pytest-xdist worker, calls
-    ``orm.clear_mappers()`` after each of its test classes, which unmaps every model of
-    the process, module-level ones included."""
-    globals().update(_declare_models())
+# orm_models: the compliance suite unmaps module-level models (orm.clear_mappers()).
+_mapped_models = remap_each_test(globals(), _declare_models)
 
 
 @pytest.fixture
