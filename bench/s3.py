@@ -21,7 +21,7 @@ store answering in ~20 ms a DDL commit stays well inside the 0.25 s window; moto
 loaded 2-core host does not (an INSERT takes 0.3-1 s here), and a commit older than the
 window re-reads the hint and checks two roots (D2/D3, 3 requests instead of 1). So the
 figures are measured twice: with the window widened to 60 s (the steady state the
-target speaks of; as tests/engine/test_s3_requests.py does) and at the default window
+target speaks of; as tests/storage/test_s3_requests.py does) and at the default window
 on this host.
 """
 

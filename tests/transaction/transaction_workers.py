@@ -1,4 +1,4 @@
-"""Functions run in worker processes by the engine tests (importable after spawn)."""
+"""Functions run in worker processes by the transaction tests (importable after spawn)."""
 
 from __future__ import annotations
 

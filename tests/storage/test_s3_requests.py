@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from catalog_helpers import columns
+from lake_builders import columns
 from s3_server import S3Server
 from trinitylake_dbapi import lakehouse
 from trinitylake_dbapi.catalog import LakehouseCatalog

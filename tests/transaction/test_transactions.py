@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from catalog_helpers import columns, state
-from engine_workers import create_tables
+from transaction_workers import create_tables
 from trinitylake_dbapi.catalog import LakehouseCatalog
 from trinitylake_dbapi.errors import (
     ObjectExistsError,
@@ -43,7 +43,7 @@ def _assert_contiguous(catalog: LakehouseCatalog, latest: int) -> None:
 
 def _run_writers(location: str, storage_options: dict | None, workers: int, each: int) -> None:
     _new(location, storage_options=storage_options)
-    context = warm_processes.context("engine_workers")  # spawn's imports were most of the run
+    context = warm_processes.context("transaction_workers")  # spawn's imports were most of the run
     with context.Pool(workers) as pool:
         results = pool.starmap(
             create_tables, [(location, storage_options, w, each) for w in range(workers)]

@@ -1,8 +1,8 @@
-"""Small builders shared by the engine tests."""
+"""Small builders shared by the transaction tests."""
 
 from __future__ import annotations
 
-from lake_builders import columns  # noqa: F401 - re-exported to the engine tests
+from lake_builders import columns  # noqa: F401 - re-exported to the transaction tests
 
 
 def state(catalog) -> dict:  # type: ignore[no-untyped-def]
