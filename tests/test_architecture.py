@@ -46,6 +46,7 @@ LAYERS = {
     "trinitylake_dbapi.spark": 8,
     "trinitylake_dbapi": 9,  # the driver: __init__, connection, cursor, types_dbapi
     "trinitylake_dbapi.cli": 10,
+    "trinitylake_dbapi.server": 10,  # servers sit beside the CLI (the REST catalog)
     "trinitylake_sqlalchemy": 11,
 }
 
@@ -61,7 +62,8 @@ SKIPS_FORBIDDEN = [
 PUBLIC_ONLY = {
     "trinitylake_sqlalchemy": {"trinitylake_dbapi", "trinitylake_dbapi.errors"},
     "trinitylake_dbapi.cli": {"trinitylake_dbapi", "trinitylake_dbapi.errors",
-                              "trinitylake_dbapi.catalog", "trinitylake_dbapi.verify"},
+                              "trinitylake_dbapi.catalog", "trinitylake_dbapi.verify",
+                              "trinitylake_dbapi.server"},
 }
 
 def modules(packages: dict[str, Path]) -> dict[str, tuple[Path, ast.Module]]:

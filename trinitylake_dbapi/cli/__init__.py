@@ -6,6 +6,7 @@ Usage::
                          [--csv | --json | --markdown] [--no-headers]
                          [--storage-option KEY=VALUE ...]
     trinitylake verify LOCATION [--all-versions] [--data]   (see trinitylake_dbapi.verify)
+    trinitylake serve LOCATION [--host H] [--port P] [--token-file F]  (cli/serve.py)
     python -m trinitylake_dbapi.cli ...                      (the same)
 
 With ``-c`` or ``-f`` (``-`` is standard input) the statements and shell commands run in
@@ -187,6 +188,16 @@ def _verify(argv: Sequence[str]) -> int:
 
 
 SUBCOMMANDS["verify"] = _verify
+
+
+def _serve(argv: Sequence[str]) -> int:
+    """``trinitylake serve LOCATION ...``: the Iceberg REST catalog (cli/serve.py)."""
+    from trinitylake_dbapi.cli.serve import serve_command
+
+    return serve_command(argv, _storage_option)
+
+
+SUBCOMMANDS["serve"] = _serve
 
 
 def main(argv: Sequence[str] | None = None) -> int:

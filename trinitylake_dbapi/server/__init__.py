@@ -1,0 +1,155 @@
+"""``trinitylake serve``: the lakehouse as an Iceberg REST catalog (issue 35).
+
+Any Iceberg engine (Spark, Trino, Flink, DuckDB, PyIceberg's RestCatalog) reaches the
+lakehouse's tables through the REST catalog API of apache/iceberg's open-api folder,
+served over the same PyIceberg catalog the driver uses
+(:class:`~trinitylake_dbapi.iceberg.TrinityLakeCatalog`). It sits beside the CLI, at the
+top of the layers (ARCHITECTURE.md), and calls the catalog and Iceberg layers only.
+
+Built on Starlette (routing, requests, responses) served by uvicorn (HTTP/1.1, asyncio):
+the optional extra ``server``. Importing this package needs them; nothing below it does.
+
+Rules:
+
+  RS1 Endpoints: config; namespaces (list, with ``parent``; create with properties;
+      load; exists; drop; update properties); tables (list; create; stage-create, which
+      writes nothing until the commit with AssertCreate creates the table; load; exists;
+      commit with requirements; rename; drop, and purge, which drops and leaves the files
+      to version expiration, iceberg P8; register; metrics reports, accepted and not
+      kept). A multi-level namespace arrives with its levels joined by 0x1F and reaches
+      the catalog as a tuple. Lists are not paged (no next-page-token).
+  RS2 ``/v1/...`` serves the latest version, read-write. ``/v1/version-N/...`` serves
+      version N read-only (a write is 403 ForbiddenException): a client gets that prefix
+      from ``/v1/config?warehouse=W``, W a version number, an exported snapshot name or
+      an ISO timestamp. Any other prefix is 404.
+  RS3 Every answered request's response carries ``TrinityLake-Version``: the lakehouse
+      version its catalog work last read or published (a commit: the version it
+      published), else the version it was asked at, else the latest. Only a 401 and a
+      request for an unknown prefix carry none.
+  RS4 ``POST /v1/transactions/commit`` commits all its table changes as ONE lakehouse
+      version, or none (every requirement checked against the same version; on a
+      conflict, a request of plain appends is replayed on the latest version, iceberg
+      P4; anything else is 409 and no table changes).
+  RS5 Every error is the REST error model ``{"error": {"message", "type", "code"}}``
+      with a status from one table (errormodel.py); an unforeseen failure is a 500 whose
+      message names an incident id found in the server's log, never a traceback.
+  RS6 With a token file, a request without ``Authorization: Bearer <token>`` of that file
+      is 401 (constant-time comparison). Without one the server does not start, unless
+      ``--insecure-no-auth`` is given and the host is a loopback address.
+  RS7 Limits: a request body over ``max_body_bytes`` (default 8 MiB) is 413; headers over
+      64 KiB are refused by uvicorn; at most ``max_connections`` connections are served at
+      once (503 beyond), and idle keep-alive connections close after 5 s.
+  RS8 Catalog work runs on worker threads, never on the event loop: a slow client (a
+      body trickling in, a slow reader) holds only its own connection. Concurrent
+      commits are the lakehouse's to order: each is its own lakehouse transaction and a
+      lost race is retried on the latest version (iceberg P3).
+  RS9 Views: listing a namespace's views gives none; loading or dropping one is 404
+      NoSuchViewException; creating, replacing, registering or renaming one is 406
+      UnsupportedOperationException: a TrinityLake lakehouse has no views.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import socket
+import sys
+from typing import Mapping, TextIO
+
+from ..catalog import LakehouseCatalog
+from .app import DEFAULT_MAX_BODY_BYTES, ENDPOINTS, VERSION_HEADER, CatalogServer, create_app, resolve_version
+from .auth import MIN_TOKEN_LENGTH, TokenFileError, Tokens, load_tokens
+
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_CONNECTIONS",
+    "ENDPOINTS",
+    "MIN_TOKEN_LENGTH",
+    "VERSION_HEADER",
+    "CatalogServer",
+    "ServeRefused",
+    "TokenFileError",
+    "Tokens",
+    "create_app",
+    "is_loopback",
+    "load_tokens",
+    "resolve_version",
+    "serve",
+]
+
+#: Connections served at once; uvicorn answers 503 beyond (RS7).
+DEFAULT_MAX_CONNECTIONS = 256
+
+
+class ServeRefused(Exception):
+    """The server will not start as asked (RS6), with the reason."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names only this machine (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(
+    location: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8181,
+    token_file: str | None = None,
+    insecure_no_auth: bool = False,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    storage_options: Mapping | None = None,
+    create: bool = False,
+    access_log: bool = False,
+    out: TextIO = sys.stderr,
+) -> None:
+    """Serve the lakehouse at ``location`` until interrupted (SIGINT/SIGTERM).
+
+    Prints one line ``serving <location> at http://HOST:PORT`` to ``out`` once the
+    socket listens (``port=0``: a free port, the line says which). Raises ServeRefused
+    (RS6) before opening anything when authentication is missing, TokenFileError for a
+    bad token file, and the lakehouse's own errors when it cannot be opened."""
+    import uvicorn
+
+    if token_file is None and not insecure_no_auth:
+        raise ServeRefused("a --token-file is required (or --insecure-no-auth on a loopback host)")
+    if token_file is None and not is_loopback(host):
+        raise ServeRefused(f"--insecure-no-auth serves only a loopback host, not {host!r}: use --token-file")
+    tokens: list[str] | None = None
+    if token_file is not None:
+        tokens, warnings = load_tokens(token_file)
+        for warning in warnings:
+            print(f"WARNING: {warning}", file=out)
+    lakehouse = LakehouseCatalog(location, create=create, storage_options=dict(storage_options or {}) or None)
+    app = create_app(lakehouse, location, Tokens(tokens), max_body_bytes=max_body_bytes,
+                     properties=None)  # fmt: skip
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)  # clients that connect before the loop runs wait in the backlog
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    print(f"serving {location} at http://{shown}:{bound}", file=out, flush=True)
+    config = uvicorn.Config(
+        app,
+        log_level="info" if access_log else "warning",
+        access_log=access_log,
+        limit_concurrency=max_connections,
+        timeout_keep_alive=5,
+        h11_max_incomplete_event_size=64 * 1024,
+        server_header=False,
+        lifespan="off",
+    )
+    logging.getLogger("trinitylake.server").setLevel(logging.INFO)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+        lakehouse.close()
