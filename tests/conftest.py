@@ -66,6 +66,8 @@ UNGROUPED = ("tests/spark/test_install.py",)
 #: Modules whose tests share a module-scoped fixture that takes seconds to build: kept
 #: on one worker so it is built once. (Leaving one out costs time, never correctness.)
 WHOLE_MODULES = (
+    # One child pytest runs PyIceberg's whole suite for the module's tests.
+    "tests/iceberg/test_pyiceberg_behaviors.py",
     "tests/reliability/test_corruption.py",
     "tests/reliability/test_crashes.py",
     "tests/reliability/test_iceberg_crashes.py",

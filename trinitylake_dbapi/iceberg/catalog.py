@@ -39,8 +39,18 @@ Rules:
      ``commit()`` naming the table and the version.
   P5 A catalog opened at a version (number, exported snapshot name or timestamp) reads
      every table as of that version and refuses every change (ReadOnlyError).
-  P6 Namespaces have one level; a multi-level identifier is refused naming it. The
-     format has no views: none are listed, and the rest raise NotImplementedError.
+  P6 Multi-level namespaces (PyIceberg's and REST clients' ``com.example.sales``) map
+     to one TrinityLake namespace whose name joins the levels with dots, as PyIceberg's
+     SqlCatalog stores them; the format's name rules (SPEC 3) and byte limit apply to the
+     joined name, and SQL reaches it quoted (``"com.example.sales".t``). A namespace
+     also exists, for PyIceberg, while a namespace below it does (``com`` while
+     ``com.example`` exists): ``namespace_exists``, ``list_tables`` (none) and
+     ``load_namespace_properties`` (none) answer for it, ``list_namespaces(parent)``
+     lists the next level of every namespace under ``parent`` (by the dotted prefix,
+     never by a partial level), ``create_namespace`` makes it a namespace of its own, and
+     ``drop_namespace`` refuses it while it has namespaces below it. An empty
+     identifier, or one with an empty level, is NoSuchNamespaceError. The format has no
+     views: none are listed, and the rest raise NotImplementedError.
   P7 SQL DDL changes the definition through the catalog API first (its checks, its
      column ids); ``follow_definition`` then brings the Iceberg metadata to agree, in the
      same lakehouse transaction. Iceberg's own rules still hold: no NOT NULL column
@@ -53,6 +63,19 @@ Rules:
   P8 Files belong to lakehouse versions: nothing here deletes an Iceberg file that a
      version may name (``purge_table`` drops; PyIceberg's delete-after-commit of old
      metadata files is off); version expiration reclaims them (maintenance E8).
+  P10 The namespace ``default`` that a new lakehouse holds from version 0 (catalog K6,
+     for SQL users and tools that reflect a default schema) is *unclaimed* while it has
+     no property, no comment and no table: ``create_namespace("default")`` then
+     succeeds, once, and claims it (its properties, or PyIceberg's minimal
+     ``{"exists": "true"}``, are written), as on a catalog that starts empty. Any other
+     existing namespace, or a claimed or used ``default``, is NamespaceAlreadyExistsError.
+  P11 Errors read as PyIceberg's own catalogs word them, so code and tests written for
+     those work unchanged: ``Table does not exist: ns.t`` (NoSuchTableError),
+     ``Namespace ns does not exists`` (NoSuchNamespaceError), ``Namespace ns is not
+     empty`` (NamespaceNotEmptyError), ``Namespace ns already exists``,
+     ``Table ns.t already exists``; the lakehouse's own detail follows where it adds any.
+     A namespace created without properties gets PyIceberg's minimal properties
+     ``{"exists": "true"}``, stored, as SqlCatalog does.
   P9 (tables M6) A managed table's files lie under its location inside the lakehouse
      root: a commit or create that would name anything else (a ``location`` or
      ``warehouse`` outside the root, ``add_files`` of a file elsewhere or with ``..``
@@ -99,8 +122,9 @@ from pyiceberg.table.update import (
 from pyiceberg.typedef import EMPTY_DICT, Identifier, Properties
 from pyiceberg.view import View
 
-from ..catalog import MANAGED, CatalogTransaction, LakehouseCatalog
+from ..catalog import DEFAULT_NAMESPACE, MANAGED, CatalogTransaction, LakehouseCatalog
 from ..errors import (
+    InvalidNameError,
     MissingFileError,
     ObjectExistsError,
     ObjectNotEmptyError,
@@ -256,13 +280,34 @@ def commit_replaying(
     raise AssertionError("unreachable")  # pragma: no cover - the last attempt raised
 
 
-def _one_level(namespace: str | Identifier) -> str:
-    parts = MetastoreCatalog.identifier_to_tuple(namespace)
-    if len(parts) != 1 or not parts[0]:
-        raise ValueError(
-            f"namespace {'.'.join(parts)!r}: TrinityLake namespaces have exactly one level"
-        )
-    return parts[0]
+def _namespace_name(namespace: str | Identifier) -> str:
+    """P6: the TrinityLake namespace of a PyIceberg namespace identifier, its levels joined
+    with dots (NoSuchNamespaceError for an empty identifier or level, as PyIceberg's own
+    catalogs answer)."""
+    return MetastoreCatalog.namespace_to_string(namespace, NoSuchNamespaceError)
+
+
+def _levels(name: str) -> Identifier:
+    """P6: the PyIceberg namespace identifier of a TrinityLake namespace."""
+    return tuple(name.split("."))
+
+
+def _has_below(names: list[str], name: str) -> bool:
+    """P6: some namespace of ``names`` lies below ``name`` (``name.x...``)."""
+    prefix = name + "."
+    return any(other.startswith(prefix) for other in names)
+
+
+def _no_such_namespace(name: str, detail: str = "") -> NoSuchNamespaceError:
+    return NoSuchNamespaceError(f"Namespace {name} does not exists" + (f" ({detail})" if detail else ""))
+
+
+def _no_such_table(namespace: str, name: str) -> NoSuchTableError:
+    return NoSuchTableError(f"Table does not exist: {namespace}.{name}")
+
+
+#: P11: the properties PyIceberg's SqlCatalog gives a namespace created without any.
+MINIMAL_NAMESPACE_PROPERTIES = {"exists": "true"}
 
 
 class TrinityLakeCatalog(MetastoreCatalog):
@@ -354,70 +399,137 @@ class TrinityLakeCatalog(MetastoreCatalog):
     # -- namespaces -------------------------------------------------------------------------
 
     def create_namespace(self, namespace: str | Identifier, properties: Properties = EMPTY_DICT) -> None:
-        name = _one_level(namespace)
+        """Create a namespace (P6: one TrinityLake namespace, levels joined with dots);
+        without properties it gets PyIceberg's minimal ``{"exists": "true"}`` (P11). The
+        lakehouse's unclaimed ``default`` is claimed instead (P10)."""
+        name = _namespace_name(namespace)
         props = dict(properties)
+        for key, value in props.items():
+            if not isinstance(value, str):
+                raise ValueError(f"namespace {name!r}: property {key!r} has the value {value!r}, not a string")
         comment = props.pop("comment", None)
+        if not props and comment is None:
+            props = dict(MINIMAL_NAMESPACE_PROPERTIES)
+
+        def create(txn: CatalogTransaction) -> None:
+            if name == DEFAULT_NAMESPACE and txn.namespace_exists(name) and _unclaimed(txn, name):
+                txn.alter_namespace(name, set_properties=props, comment=comment if comment is not None else ...)
+                return
+            txn.create_namespace(name, properties=props, comment=comment)
+
         try:
-            self._write(lambda txn: txn.create_namespace(name, properties=props, comment=comment))
-        except ObjectExistsError as e:
-            raise NamespaceAlreadyExistsError(str(e)) from e
+            self._write(create)
+        except ObjectExistsError:
+            raise NamespaceAlreadyExistsError(f"Namespace {name} already exists") from None
 
     def drop_namespace(self, namespace: str | Identifier) -> None:
-        name = _one_level(namespace)
+        name = _namespace_name(namespace)
+
+        def drop(txn: CatalogTransaction) -> None:
+            if not txn.namespace_exists(name) and _has_below(txn.list_namespaces(), name):
+                raise ObjectNotEmptyError(f"namespaces below {name!r} exist: drop them first")
+            txn.drop_namespace(name)
+
         try:
-            self._write(lambda txn: txn.drop_namespace(name))
-        except ObjectNotFoundError as e:
-            raise NoSuchNamespaceError(str(e)) from e
+            self._write(drop)
+        except ObjectNotFoundError:
+            raise _no_such_namespace(name) from None
         except ObjectNotEmptyError as e:
-            raise NamespaceNotEmptyError(str(e)) from e
+            raise NamespaceNotEmptyError(f"Namespace {name} is not empty: {e}") from None
+
+    def _namespace_kind(self, txn: CatalogTransaction, name: str) -> str | None:
+        """P6: "own" (a TrinityLake namespace), "implicit" (only namespaces below it
+        exist) or None (also for a name no namespace can have: too long, ...)."""
+        try:
+            if txn.namespace_exists(name):
+                return "own"
+        except InvalidNameError:
+            return None
+        return "implicit" if _has_below(txn.list_namespaces(), name) else None
+
+    def namespace_exists(self, namespace: str | Identifier) -> bool:
+        name = _namespace_name(namespace)
+        return self._read(lambda txn: self._namespace_kind(txn, name)) is not None
 
     def list_namespaces(self, namespace: str | Identifier = ()) -> list[Identifier]:
-        parts = self.identifier_to_tuple(namespace) if namespace else ()
-        if parts:
-            _one_level(parts)
-            if not self.namespace_exists(parts):
-                raise NoSuchNamespaceError(f"namespace {parts[0]!r} does not exist")
-            return []  # one level: no namespace has children
-        return [(name,) for name in self._read(lambda txn: txn.list_namespaces())]
+        """The next level of the namespaces under ``namespace`` (the first level of all
+        without it), in name order (P6)."""
+        parent = _levels(_namespace_name(namespace)) if namespace else ()
+
+        def listing(txn: CatalogTransaction) -> list[Identifier]:
+            names = txn.list_namespaces()
+            if parent and self._namespace_kind(txn, ".".join(parent)) is None:
+                raise _no_such_namespace(".".join(parent))
+            depth = len(parent)
+            below = {levels[: depth + 1] for levels in map(_levels, names)
+                     if len(levels) > depth and levels[:depth] == parent}
+            return sorted(below)
+
+        return self._read(listing)
 
     def load_namespace_properties(self, namespace: str | Identifier) -> Properties:
-        name = _one_level(namespace)
-        try:
-            info = self._read(lambda txn: txn.describe_namespace(name))
-        except ObjectNotFoundError as e:
-            raise NoSuchNamespaceError(str(e)) from e
-        props = dict(info.properties)
-        if info.comment is not None:
-            props["comment"] = info.comment
-        return props
+        name = _namespace_name(namespace)
+
+        def load(txn: CatalogTransaction) -> Properties:
+            kind = self._namespace_kind(txn, name)
+            if kind is None:
+                raise _no_such_namespace(name)
+            if kind == "implicit":
+                return {}
+            info = txn.describe_namespace(name)
+            props = dict(info.properties)
+            if info.comment is not None:
+                props["comment"] = info.comment
+            return props
+
+        return self._read(load)
 
     def update_namespace_properties(
         self, namespace: str | Identifier, removals: set[str] | None = None, updates: Properties = EMPTY_DICT
     ) -> PropertiesUpdateSummary:
-        name = _one_level(namespace)
-        current = self.load_namespace_properties(namespace)
-        summary, new = self._get_updated_props_and_update_summary(current, removals, updates)
-        comment = new.pop("comment", None)
-        unset = [key for key in current if key not in new and key != "comment"]
-        try:
-            self._write(
-                lambda txn: txn.alter_namespace(
-                    name, set_properties=new, unset_properties=unset, comment=comment
-                )
-            )
-        except ObjectNotFoundError as e:
-            raise NoSuchNamespaceError(str(e)) from e
-        return summary
+        name = _namespace_name(namespace)
+
+        def update(txn: CatalogTransaction) -> PropertiesUpdateSummary:
+            if not txn.namespace_exists(name):
+                below = _has_below(txn.list_namespaces(), name)
+                raise _no_such_namespace(name, "only namespaces below it exist: create it first" if below else "")
+            info = txn.describe_namespace(name)
+            current = dict(info.properties)
+            if info.comment is not None:
+                current["comment"] = info.comment
+            summary, new = self._get_updated_props_and_update_summary(current, removals, updates)
+            comment = new.pop("comment", None)
+            unset = [key for key in current if key not in new and key != "comment"]
+            txn.alter_namespace(name, set_properties=new, unset_properties=unset, comment=comment)
+            return summary
+
+        return self._write(update)
 
     # -- tables ----------------------------------------------------------------------------
 
-    def _names(self, identifier: str | Identifier) -> tuple[str, str]:
+    def _names(self, identifier: str | Identifier, *, creating: bool = False) -> tuple[str, str]:
+        """(TrinityLake namespace, table name) of a table identifier (P6: every level
+        but the last is the namespace). Without a namespace: NoSuchNamespaceError when
+        ``creating``, else NoSuchTableError."""
         parts = self.identifier_to_tuple(identifier)
-        if len(parts) != 2:
-            raise NoSuchTableError(
-                f"table {'.'.join(parts)!r}: a table is named <namespace>.<table> (one namespace level)"
-            )
-        return parts[0], parts[1]
+        if len(parts) < 2 or not parts[-1]:
+            text = ".".join(parts)
+            if creating:
+                raise NoSuchNamespaceError(f"table {text!r}: a table identifier is <namespace>.<table>")
+            raise NoSuchTableError(f"Table does not exist: {text}")
+        return _namespace_name(parts[:-1]), parts[-1]
+
+    @staticmethod
+    def identifier_to_database_and_table(
+        identifier: str | Identifier,
+        err: type[ValueError] | type[NoSuchTableError] | type[NoSuchNamespaceError] = ValueError,
+    ) -> tuple[str, str]:
+        """(namespace, table) with a multi-level namespace's levels joined by dots (P6);
+        PyIceberg's own refuses more than two levels."""
+        parts = MetastoreCatalog.identifier_to_tuple(identifier)
+        if len(parts) < 2:
+            raise err(f"Invalid path: {'.'.join(parts)!r} is not <namespace>.<table>")
+        return ".".join(parts[:-1]), parts[-1]
 
     def _stage_metadata(self, metadata: TableMetadata, location: str) -> dict[str, bytes]:
         """Make every file this catalog's FileIO wrote durable (io F1), then stage the
@@ -429,7 +541,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
         self, namespace: str, name: str, metadata: TableMetadata, location: str | None, *, managed: bool = True
     ) -> Table:
         table = LakehouseTable(
-            identifier=(namespace, name),
+            identifier=_levels(namespace) + (name,),
             metadata=metadata,
             metadata_location=location or "",
             io=self._io,
@@ -443,8 +555,8 @@ class TrinityLakeCatalog(MetastoreCatalog):
         namespace, name = self._names(identifier)
         try:
             info, metadata, location = self._read(lambda txn: self.tables.state(txn, namespace, name))
-        except ObjectNotFoundError as e:
-            raise NoSuchTableError(str(e)) from e
+        except ObjectNotFoundError:
+            raise _no_such_table(namespace, name) from None
         return self._table(namespace, name, metadata, location, managed=info.table_type == MANAGED)
 
     def _load_file_io(self, properties: Properties = EMPTY_DICT, location: str | None = None) -> FileIO:
@@ -459,16 +571,16 @@ class TrinityLakeCatalog(MetastoreCatalog):
         sort_order: SortOrder = UNSORTED_SORT_ORDER,
         properties: Properties = EMPTY_DICT,
     ) -> Table:
-        namespace, name = self._names(identifier)
+        namespace, name = self._names(identifier, creating=True)
         staged = self._create_staged_table(identifier, schema, location, partition_spec, sort_order, properties)
         metadata = staged.metadata
         metadata_location = staged.metadata_location
 
         def create(txn: CatalogTransaction) -> None:
             if txn.table_exists(namespace, name):
-                raise TableAlreadyExistsError(f"table {namespace}.{name} already exists")
+                raise TableAlreadyExistsError(f"Table {namespace}.{name} already exists")
             if not txn.namespace_exists(namespace):
-                raise NoSuchNamespaceError(f"namespace {namespace!r} does not exist")
+                raise _no_such_namespace(namespace)
             check_commit(f"{namespace}.{name}", self.tables.root_uri, metadata, metadata_location, (), None)  # M6
             files = self._stage_metadata(metadata, metadata_location)
             self._create_definition(txn, namespace, name, metadata, metadata_location, external=False, files=files)
@@ -507,14 +619,14 @@ class TrinityLakeCatalog(MetastoreCatalog):
     def register_table(self, identifier: str | Identifier, metadata_location: str) -> Table:
         """Add an existing Iceberg table by its metadata file, without copying: EXTERNAL,
         so expiration never deletes its files (SPEC 8)."""
-        namespace, name = self._names(identifier)
+        namespace, name = self._names(identifier, creating=True)
 
         def register(txn: CatalogTransaction) -> Table:
             metadata = self.tables.metadata(txn, metadata_location)
             if txn.table_exists(namespace, name):
-                raise TableAlreadyExistsError(f"table {namespace}.{name} already exists")
+                raise TableAlreadyExistsError(f"Table {namespace}.{name} already exists")
             if not txn.namespace_exists(namespace):
-                raise NoSuchNamespaceError(f"namespace {namespace!r} does not exist")
+                raise _no_such_namespace(namespace)
             self._create_definition(txn, namespace, name, metadata, metadata_location, external=True, files={})
             return self._table(namespace, name, metadata, metadata_location, managed=False)
 
@@ -524,28 +636,36 @@ class TrinityLakeCatalog(MetastoreCatalog):
         namespace, name = self._names(identifier)
         try:
             self._write(lambda txn: txn.drop_table(namespace, name))
-        except ObjectNotFoundError as e:
-            raise NoSuchTableError(str(e)) from e
+        except ObjectNotFoundError:
+            raise _no_such_table(namespace, name) from None
 
     def rename_table(self, from_identifier: str | Identifier, to_identifier: str | Identifier) -> Table:
         namespace, name = self._names(from_identifier)
-        new_namespace, new_name = self._names(to_identifier)
+        new_namespace, new_name = self._names(to_identifier, creating=True)
+
+        def rename(txn: CatalogTransaction) -> None:
+            if not txn.table_exists(namespace, name):
+                raise _no_such_table(namespace, name)
+            if not txn.namespace_exists(new_namespace):
+                raise _no_such_namespace(new_namespace)
+            txn.rename_table(namespace, name, new_namespace, new_name)
+
         try:
-            self._write(lambda txn: txn.rename_table(namespace, name, new_namespace, new_name))
-        except ObjectNotFoundError as e:
-            if "namespace" in str(e) and new_namespace in str(e):
-                raise NoSuchNamespaceError(str(e)) from e
-            raise NoSuchTableError(str(e)) from e
-        except ObjectExistsError as e:
-            raise TableAlreadyExistsError(str(e)) from e
+            self._write(rename)
+        except ObjectExistsError:
+            raise TableAlreadyExistsError(f"Table {new_namespace}.{new_name} already exists") from None
         return self.load_table(to_identifier)
 
     def list_tables(self, namespace: str | Identifier) -> list[Identifier]:
-        name = _one_level(namespace)
-        try:
-            return [(ns, t) for ns, t in self._read(lambda txn: txn.list_tables(name))]
-        except ObjectNotFoundError as e:
-            raise NoSuchNamespaceError(str(e)) from e
+        name = _namespace_name(namespace)
+
+        def listing(txn: CatalogTransaction) -> list[tuple[str, str]]:
+            kind = self._namespace_kind(txn, name)
+            if kind is None:
+                raise _no_such_namespace(name)
+            return txn.list_tables(name) if kind == "own" else []
+
+        return [_levels(ns) + (t,) for ns, t in self._read(listing)]
 
     # -- commits (P2, P3) ----------------------------------------------------------------------
 
@@ -646,7 +766,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
         provider = load_location_provider(metadata.location, metadata.properties)
         location = provider.new_table_metadata_file_location(0)
         if not txn.namespace_exists(namespace):
-            raise NoSuchNamespaceError(f"namespace {namespace!r} does not exist")
+            raise _no_such_namespace(namespace)
         check_commit(f"{namespace}.{name}", self.tables.root_uri, metadata, location, updates, self._io)  # M6
         files = self._stage_metadata(metadata, location)
         self._create_definition(txn, namespace, name, metadata, location, external=False, files=files)
@@ -687,6 +807,12 @@ class TrinityLakeCatalog(MetastoreCatalog):
         self.tables.clear()
 
 
+def _unclaimed(txn: CatalogTransaction, name: str) -> bool:
+    """P10: the namespace has no property, no comment and no table."""
+    info = txn.describe_namespace(name)
+    return not info.properties and info.comment is None and not txn.list_tables(name)
+
+
 def _resolve_version(lakehouse: LakehouseCatalog, spec: str) -> int:
     """P5: a version number, an exported snapshot's name, or an ISO-8601 timestamp."""
     text = str(spec).strip()
@@ -710,13 +836,16 @@ def _check_fresh(current: TableMetadata, updates: tuple[TableUpdate, ...]) -> No
     than ``current`` although its branch head has the same id (an append rebased by P3
     keeps its snapshot id, as Iceberg's own retries do, so a table object that read the
     table before the rebase passes PyIceberg's requirements with a stale base)."""
+    if current.format_version < 2:
+        return  # format version 1 has no sequence numbers
+    last = current.last_sequence_number
     for update in updates:
         if isinstance(update, AddSnapshotUpdate):
             sequence_number = update.snapshot.sequence_number
-            if sequence_number is not None and sequence_number <= current.last_sequence_number:
+            if sequence_number is not None and sequence_number <= last:
                 raise CommitFailedException(
                     f"snapshot {update.snapshot.snapshot_id} was made on an older state of the table "
-                    f"(sequence number {sequence_number}, the table is at {current.last_sequence_number}): "
+                    f"(sequence number {sequence_number}, the table is at {last}): "
                     "refresh the table and retry"
                 )
 
@@ -822,6 +951,10 @@ def _rebased_append(
         own_manifests = snapshot.manifests(io)
     for manifest in own_manifests:
         if manifest.added_snapshot_id == snapshot.snapshot_id:
+            if manifest.existing_files_count or manifest.deleted_files_count:
+                # a merge-append's manifest (commit.manifest-merge.enabled) carries the
+                # old head's entries: listed on a newer head, they would count twice
+                return None
             manifest.sequence_number = UNASSIGNED_SEQ
             manifest.min_sequence_number = UNASSIGNED_SEQ
             added.append(manifest)
