@@ -218,3 +218,42 @@ def test_a_stale_merge_append_never_counts_rows_twice(fresh: TrinityLakeCatalog)
         pass
     rows = fresh.load_table("default.t").scan().to_arrow().num_rows
     assert rows in (6, 9)
+
+
+# -- lost races (P12) ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("what", ["namespace", "default", "table"])
+def test_the_losers_of_concurrent_creates_see_already_exists(tmp_path: Path, what: str) -> None:
+    """P12: of 6 catalogs (as 6 processes would open them) creating the same object at
+    once, exactly one succeeds and every other gets the already-exists error, never a
+    bare CommitFailedException."""
+    import threading
+
+    from pyiceberg.exceptions import TableAlreadyExistsError
+
+    uri = str(tmp_path / "lake")
+    TrinityLakeCatalog("setup", uri=uri, create="true").create_namespace("ns")
+    catalogs = [TrinityLakeCatalog(f"c{i}", uri=uri) for i in range(6)]
+    barrier = threading.Barrier(len(catalogs))
+    outcomes: list[str] = []
+
+    def create(catalog: TrinityLakeCatalog) -> None:
+        barrier.wait(timeout=600)
+        try:
+            if what == "table":
+                catalog.create_table("ns.t", ROWS.schema)
+            else:
+                catalog.create_namespace("default" if what == "default" else "sales")
+            outcomes.append("created")
+        except (NamespaceAlreadyExistsError, TableAlreadyExistsError):
+            outcomes.append("exists")
+        except Exception as e:  # noqa: BLE001 - recorded, and the assertion names it
+            outcomes.append(repr(e))
+
+    threads = [threading.Thread(target=create, args=(c,)) for c in catalogs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    assert sorted(outcomes) == ["created"] + ["exists"] * (len(catalogs) - 1), outcomes

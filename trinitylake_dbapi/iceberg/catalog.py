@@ -76,6 +76,11 @@ Rules:
      ``Table ns.t already exists``; the lakehouse's own detail follows where it adds any.
      A namespace created without properties gets PyIceberg's minimal properties
      ``{"exists": "true"}``, stored, as SqlCatalog does.
+  P12 A change of namespaces or table definitions (create, drop, rename, register,
+     namespace properties) that loses its commit race is run again on the latest
+     version when each call is its own version, so the loser sees the winner's result
+     (NamespaceAlreadyExistsError, TableAlreadyExistsError, NoSuchTableError, ...)
+     instead of a bare CommitFailedException.
   P9 (tables M6) A managed table's files lie under its location inside the lakehouse
      root: a commit or create that would name anything else (a ``location`` or
      ``warehouse`` outside the root, ``add_files`` of a file elsewhere or with ``..``
@@ -389,6 +394,22 @@ class TrinityLakeCatalog(MetastoreCatalog):
             raise ReadOnlyError(f"catalog {self.name!r} is open at a fixed lakehouse version: read-only")
         return self._translated(lambda: self._scope.run(work, writes=True))
 
+    def _write_object(self, work: Callable[[CatalogTransaction], _T]) -> _T:
+        """P12: a change of namespaces or table definitions that lost its commit race to
+        another writer is run again on the latest version (when each call is its own
+        version), so it sees the winner's result: the loser of two creates gets
+        NamespaceAlreadyExistsError or TableAlreadyExistsError, of two drops
+        NoSuchTableError, never a bare CommitFailedException."""
+        for attempt in range(MAX_COMMIT_ATTEMPTS):
+            try:
+                return self._write(work)
+            except CommitFailedException as e:
+                if (not isinstance(e.__cause__, SerializationError) or not self._scope.commits_each_call()
+                        or attempt == MAX_COMMIT_ATTEMPTS - 1):
+                    raise
+            time.sleep(min(0.2, 0.002 * 2**attempt) * random.random())
+        raise AssertionError("unreachable")  # pragma: no cover - the last attempt raised
+
     @staticmethod
     def _translated(call: Callable[[], _T]) -> _T:
         try:
@@ -418,7 +439,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
             txn.create_namespace(name, properties=props, comment=comment)
 
         try:
-            self._write(create)
+            self._write_object(create)
         except ObjectExistsError:
             raise NamespaceAlreadyExistsError(f"Namespace {name} already exists") from None
 
@@ -431,7 +452,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
             txn.drop_namespace(name)
 
         try:
-            self._write(drop)
+            self._write_object(drop)
         except ObjectNotFoundError:
             raise _no_such_namespace(name) from None
         except ObjectNotEmptyError as e:
@@ -503,7 +524,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
             txn.alter_namespace(name, set_properties=new, unset_properties=unset, comment=comment)
             return summary
 
-        return self._write(update)
+        return self._write_object(update)
 
     # -- tables ----------------------------------------------------------------------------
 
@@ -585,7 +606,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
             files = self._stage_metadata(metadata, metadata_location)
             self._create_definition(txn, namespace, name, metadata, metadata_location, external=False, files=files)
 
-        self._write(create)
+        self._write_object(create)
         return self._table(namespace, name, metadata, metadata_location)
 
     def _get_default_warehouse_location(self, database_name: str, table_name: str) -> str:
@@ -630,12 +651,12 @@ class TrinityLakeCatalog(MetastoreCatalog):
             self._create_definition(txn, namespace, name, metadata, metadata_location, external=True, files={})
             return self._table(namespace, name, metadata, metadata_location, managed=False)
 
-        return self._write(register)
+        return self._write_object(register)
 
     def drop_table(self, identifier: str | Identifier) -> None:
         namespace, name = self._names(identifier)
         try:
-            self._write(lambda txn: txn.drop_table(namespace, name))
+            self._write_object(lambda txn: txn.drop_table(namespace, name))
         except ObjectNotFoundError:
             raise _no_such_table(namespace, name) from None
 
@@ -651,7 +672,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
             txn.rename_table(namespace, name, new_namespace, new_name)
 
         try:
-            self._write(rename)
+            self._write_object(rename)
         except ObjectExistsError:
             raise TableAlreadyExistsError(f"Table {new_namespace}.{new_name} already exists") from None
         return self.load_table(to_identifier)
