@@ -205,3 +205,4 @@ def test_the_checker_finds_each_kind_of_violation(tmp_path: Path) -> None:
         "A4 trinitylake_dbapi.maintenance uses _write_hint",
         "A4 trinitylake_dbapi.sql.execute uses _write_hint",
     }
+

@@ -44,7 +44,7 @@ from pyiceberg.table.update import AddSnapshotUpdate, SetSnapshotRefUpdate, upda
 from pyiceberg.typedef import Record
 
 import trinitylake_dbapi
-import trinitylake_dbapi.catalog as catalog_module
+import trinitylake_dbapi.catalog.transactions as catalog_module
 from trinitylake_dbapi import maintenance
 from trinitylake_dbapi.catalog import LakehouseCatalog
 from trinitylake_dbapi.errors import CorruptFileError, InvalidLocationError

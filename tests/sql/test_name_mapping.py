@@ -1,4 +1,4 @@
-"""Data files without Iceberg field ids (rule Q10 of trinitylake_dbapi.sql.query).
+"""Data files without Iceberg field ids (rule Q10 of trinitylake_dbapi.sql.query.views).
 
 ``Table.add_files`` (through ``Connection.iceberg_catalog()``) adds Parquet files
 written by other tools, which carry no field ids, and sets the table's name mapping
@@ -25,7 +25,7 @@ import trinitylake_dbapi as tl
 from tests.lakes import Lake, new_lake
 from tests.sql.test_dml_rows import _delete_positions
 from trinitylake_dbapi.errors import CorruptFileError, MissingFileError
-from trinitylake_dbapi.sql import query
+from trinitylake_dbapi.sql.query import engine as query_engine
 from trinitylake_dbapi.sql.query import Engine
 
 COLUMNS = "id BIGINT, name STRING, score DOUBLE, s STRUCT<x: BIGINT, y: STRING>"
@@ -272,8 +272,8 @@ def test_tables_without_a_name_mapping_never_read_footers(
 
     monkeypatch.setattr(Engine, "files_without_ids", counted)
     read: list[Any] = []
-    real_names = query._names_without_ids
-    monkeypatch.setattr(query, "_names_without_ids", lambda schema: read.append(schema) or real_names(schema))
+    real_names = query_engine._names_without_ids
+    monkeypatch.setattr(query_engine, "_names_without_ids", lambda schema: read.append(schema) or real_names(schema))
     cur.execute("CREATE TABLE default.plain (id BIGINT)")
     for i in range(3):
         cur.execute(f"INSERT INTO default.plain VALUES ({i})")

@@ -32,7 +32,8 @@ from sqlglot.tokens import Token, TokenType
 from trinitylake_dbapi.errors import InterfaceError, SQLSyntaxError
 from trinitylake_dbapi.format.types import is_plain_name, quote_name
 from trinitylake_dbapi.sql.compat import Spark, keep_no_paren_functions, tokenizer_keywords
-from trinitylake_dbapi.sql.parser import TEXT_KEYWORDS, VOCABULARY, TrinityLakeParser, syntax_error
+from trinitylake_dbapi.sql.parser import TEXT_KEYWORDS, VOCABULARY, TrinityLakeParser
+from trinitylake_dbapi.sql.syntax import syntax_error
 
 __all__ = [
     "TrinityLake",

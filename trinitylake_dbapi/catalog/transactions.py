@@ -1,17 +1,7 @@
-"""The catalog: namespaces, tables and history, on top of transactions (SPEC 3, 5, 7).
+"""One transaction's view of the catalog (:class:`CatalogTransaction`): namespaces,
+tables and columns as they stand at one version plus the transaction's own writes.
 
-This is the object API that the SQL layer, the Iceberg layer and Spark call:
-:class:`LakehouseCatalog` is a lakehouse location opened for catalog work (versions,
-history, rollback, export; expiration, which also reclaims Iceberg files, is
-``maintenance.expire_versions`` above it); :class:`CatalogTransaction` is one transaction's
-view of the namespaces and tables, begun by ``LakehouseCatalog.begin()``; and
-:class:`DefinitionCache` is the one cache of definition files (and of what is derived
-from them) by path, which a LakehouseCatalog hands to each of its transactions. The
-catalog knows what a namespace and a table are; it never builds a node file (that is
-the tree's job) and never parses SQL: listings keep names by a predicate, not by a
-pattern language.
-
-Rules kept here:
+Rules:
 
   K1 Names are validated (SPEC 3) before anything is written; definitions are validated
      (types, unique column names, primary key columns) before anything is written.
@@ -24,16 +14,6 @@ Rules kept here:
      is kept in the table's reserved property ``trinitylake.last-column-id``.
   K5 Comments live in ``properties["comment"]`` of the namespace, table or column;
      the APIs show them separately and hide reserved ``trinitylake.`` properties.
-  K6 A new lakehouse has the namespace ``default`` (DEFAULT_NAMESPACE), written in
-     version 0 itself, as Spark's and Hive's catalogs have one: tools that reflect the
-     default schema work on a fresh lakehouse. It is an ordinary namespace (it can be
-     dropped), and opening an existing lakehouse never creates it: opening never writes.
-     A lakehouse whose namespace names are limited to fewer bytes than "default" has
-     no such namespace.
-  K7 A definition file is read only through the key that points at it, and must agree
-     with it: a namespace key points at a namespace definition of that name, a table
-     key at a table definition of that name (CorruptFileError naming the file; a file
-     of the other kind fails to decode as this kind).
   K8 A MANAGED table's definition never names an Iceberg metadata file outside the
      lakehouse root (InvalidLocationError naming it, before anything is written): its
      files lie inside the root (iceberg.tables M6; readers check it again, since a
@@ -42,255 +22,42 @@ Rules kept here:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from .errors import (
+from trinitylake_dbapi.catalog.definitions import check_definition_name
+from trinitylake_dbapi.catalog.model import (
+    COMMENT,
+    EXTERNAL,
+    LAST_COLUMN_ID,
+    LOCATION,
+    MANAGED,
+    NamespaceInfo,
+    RESERVED_PREFIX,
+    TableInfo,
+    check_name_filter,
+    check_new_column_names,
+    check_property_keys,
+    visible_properties,
+)
+from trinitylake_dbapi.errors import (
     CorruptFileError,
     InvalidDefinitionError,
     InvalidLocationError,
-    InvalidNameError,
-    MissingFileError,
     ObjectExistsError,
     ObjectNotEmptyError,
     ObjectNotFoundError,
-    ProgrammingError,
     SerializationError,
 )
-from .format import keys as keyfmt
-from .format import paths
-from .format.definitions import (
-    LakehouseDef,
-    LakehouseSettings,
-    NamespaceDef,
-    TableDef,
-    decode_namespace_def,
-    decode_table_def,
-    encode,
-    new_lakehouse_def,
-)
-from .format.types import (
-    ColumnCache,
-    ColumnSpec,
-    TypeSpec,
-    from_proto_columns,
-    max_column_id,
-    nested_fields,
-    to_proto_columns,
-)
-from .storage import Storage
-from .storage.locations import location_within
-from .lakehouse import Lakehouse, Snapshot
-from .transaction import Isolation, Transaction, begin, rollback_to
+from trinitylake_dbapi.format import keys as keyfmt, paths
+from trinitylake_dbapi.format.definitions import NamespaceDef, TableDef, encode
+from trinitylake_dbapi.format.types import ColumnSpec, from_proto_columns, max_column_id, to_proto_columns
+from trinitylake_dbapi.storage.locations import location_within
+from trinitylake_dbapi.transaction import Isolation, Transaction
 
-COMMENT = "comment"
-RESERVED_PREFIX = "trinitylake."
-LAST_COLUMN_ID = "trinitylake.last-column-id"
-LOCATION = "location"
-MANAGED = "MANAGED"
-EXTERNAL = "EXTERNAL"
-
-_T = TypeVar("_T")
-
-
-@dataclass(frozen=True)
-class NamespaceInfo:
-    name: str
-    properties: dict[str, str]
-    comment: str | None
-
-
-@dataclass(frozen=True)
-class TableInfo:
-    namespace: str
-    name: str
-    columns: tuple[ColumnSpec, ...]
-    primary_key: tuple[str, ...]
-    comment: str | None
-    properties: dict[str, str]
-    table_type: str
-    table_format: str
-    location: str | None
-    definition_path: str
-    #: The table format's own pointers (SPEC 8: ``metadata_location`` and
-    #: ``previous_metadata_location`` of an Iceberg table), reserved keys included.
-    format_properties: dict[str, str] = field(default_factory=dict)
-    #: Every property, reserved ``trinitylake.`` ones included.
-    all_properties: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class VersionInfo:
-    version: int
-    created_at_millis: int
-    previous_version: int | None
-    rollback_from_version: int | None
-    changes: tuple[str, ...]
-
-
-#: What the listings take to keep only some names: a predicate on one name, kept when
-#: it returns a true value; a compiled regex's ``fullmatch`` is one. The catalog knows no
-#: pattern language: SQL's LIKE is turned into such a predicate by the SQL layer
-#: (``trinitylake_dbapi.like_to_regex(pattern).fullmatch``).
-NameFilter = Callable[[str], object]
-
-
-def _check_name_filter(matching: object) -> None:
-    """A text where a predicate belongs is refused by name: listings took LIKE patterns
-    before the SQL layer became LIKE's one home."""
-    if matching is not None and not callable(matching):
-        raise ProgrammingError(
-            f"a listing keeps the names a predicate accepts, not {matching!r}: for a LIKE "
-            "pattern pass trinitylake_dbapi.like_to_regex(pattern).fullmatch"
-        )
-
-
-def _visible(properties: Any) -> dict[str, str]:
-    return {k: v for k, v in properties.items() if k != COMMENT and not k.startswith(RESERVED_PREFIX)}
-
-
-def _check_property_keys(keys: Iterable[str], what: str) -> None:
-    for key in keys:
-        if not isinstance(key, str) or not key:
-            raise InvalidDefinitionError(f"{what} property names must be non-empty strings")
-        if key.startswith(RESERVED_PREFIX):
-            raise InvalidDefinitionError(f"{what} property {key!r} is reserved")
-
-
-DEFAULT_NAMESPACE = "default"
-
-
-def _check_new_column_names(columns: Sequence[ColumnSpec]) -> None:
-    """Rule N2 of format/keys.py for new columns and all their struct fields, by path."""
-    todo: list[tuple[ColumnSpec, str | None]] = [(c, None) for c in columns]
-    while todo:
-        column, parent = todo.pop()
-        kind = "column" if parent is None else f"struct field (in {parent!r})"
-        if isinstance(column.name, str) and column.name:
-            keyfmt.validate_new_name(column.name, keyfmt.MAX_COLUMN_NAME_BYTES, kind)
-        if isinstance(column.type, TypeSpec):
-            path = column.name if parent is None else f"{parent}.{column.name}"
-            todo.extend((child, path) for child in nested_fields(column.type))
-
-
-def _check_definition_name(path: str, kind: str, defined: str, name: str, namespace: str | None = None) -> None:
-    """K7: the definition names the key's object; anything else is a tampered or
-    foreign lakehouse, never silently another object's definition. (File names are not
-    checked: SPEC 2 lets writers name definition files as they like.)"""
-    if defined != name:
-        owner = name if namespace is None else f"{namespace}.{name}"
-        raise CorruptFileError(
-            path, f"this {kind} definition names {defined!r}, but the key that points at it is {kind} {owner!r}"
-        )
-
-
-def _create_lakehouse(storage: Storage, options: dict) -> Lakehouse:
-    """Open the lakehouse at ``storage``, creating it with the namespace ``default`` (K6)
-    when there is none."""
-    definition = new_lakehouse_def(**options)
-    settings = LakehouseSettings.from_proto(definition)
-    codec = keyfmt.KeyCodec(settings.namespace_name_max_size_bytes, settings.table_name_max_size_bytes)
-    try:
-        key = codec.namespace_key(DEFAULT_NAMESPACE)
-    except InvalidNameError:  # name limits too small for it: the lakehouse has none
-        return Lakehouse.create(storage, definition)
-    path = paths.new_namespace_def_path(DEFAULT_NAMESPACE)
-    return Lakehouse.create(
-        storage,
-        definition,
-        files={path: encode(NamespaceDef(name=DEFAULT_NAMESPACE))},
-        entries=[(key, path)],
-    )
-
-
-class DefinitionCache:
-    """Definition files, decoded, and what is derived from them, each kept once by the
-    file's path.
-
-    A definition file is immutable and its path is never reused (K2), so whatever is
-    read from it or computed on it alone stays true as long as it is kept: one cache per
-    datum, keyed by path, shared by every transaction of one LakehouseCatalog (time
-    travel too: old versions point at the same files). Layers above keep no cache of
-    their own for such values: they ask :meth:`derived`. Each map is bounded by clearing
-    it when full; a value cleared is read or computed again on its next use.
-    """
-
-    #: Decoded definitions and converted columns kept (each map), before clearing.
-    MAX_DEFINITIONS = 100_000
-    #: Stored columns kept converted by their bytes (tables often share columns).
-    MAX_COLUMN_SPECS = 8192
-    #: Derived values kept (see :meth:`derived`).
-    MAX_DERIVED = 4096
-
-    def __init__(self) -> None:
-        self._definitions: dict[str, Any] = {}
-        self._columns: dict[str, tuple[ColumnSpec, ...]] = {}
-        self._column_specs: ColumnCache = {}
-        self._derived: dict[tuple[str, str], Any] = {}
-
-    def namespace_def(self, path: str, read: Callable[[str], bytes]) -> NamespaceDef:
-        """The namespace definition file at ``path``, decoded; ``read`` gives its bytes
-        when it is not cached (a transaction's reader, which sees its staged files)."""
-        return self._definition(path, read, decode_namespace_def)
-
-    def table_def(self, path: str, read: Callable[[str], bytes]) -> TableDef:
-        """The table definition file at ``path``, decoded (as :meth:`namespace_def`)."""
-        return self._definition(path, read, decode_table_def)
-
-    def _definition(self, path: str, read: Callable[[str], bytes], decode: Any) -> Any:
-        definition = self._definitions.get(path)
-        if definition is None:
-            try:
-                data = read(path)
-            except MissingFileError:
-                raise CorruptFileError(path, "definition file referenced by the tree is missing") from None
-            definition = decode(data, path)
-            self.remember(path, definition)
-        return definition
-
-    def remember(self, path: str, definition: NamespaceDef | TableDef) -> None:
-        """Keep a decoded definition file, also one this process is writing: its path is
-        new and unique, so until it is committed no key refers to it, and if the commit
-        fails none ever will."""
-        if len(self._definitions) > self.MAX_DEFINITIONS:
-            self._definitions.clear()
-        self._definitions[path] = definition
-
-    def columns(self, path: str, definition: TableDef) -> tuple[ColumnSpec, ...]:
-        """The columns of ``definition``, the table definition file at ``path``."""
-        columns = self._columns.get(path)
-        if columns is None:
-            if len(self._column_specs) > self.MAX_COLUMN_SPECS:
-                self._column_specs.clear()
-            columns = tuple(from_proto_columns(definition.schema.columns, self._column_specs))
-            if len(self._columns) > self.MAX_DEFINITIONS:
-                self._columns.clear()
-            self._columns[path] = columns
-        return columns
-
-    def derived(self, path: str, what: str, compute: Callable[[], _T]) -> _T:
-        """``compute()``, a value that depends on the definition file at ``path`` alone
-        (``what`` names the kind of value, e.g. ``"DESCRIBE rows"``), computed once per
-        path and then kept. The value is shared: the caller must not change it (a tuple
-        is the safe kind)."""
-        key = (what, path)
-        try:
-            return self._derived[key]
-        except KeyError:
-            pass
-        value = compute()
-        if len(self._derived) >= self.MAX_DERIVED:
-            self._derived.clear()
-        self._derived[key] = value
-        return value
-
-    def clear(self) -> None:
-        """Forget everything (the files stay where they are)."""
-        self._definitions.clear()
-        self._columns.clear()
-        self._column_specs.clear()
-        self._derived.clear()
+if TYPE_CHECKING:
+    from trinitylake_dbapi.catalog.definitions import DefinitionCache
+    from trinitylake_dbapi.catalog.model import NameFilter
 
 
 class CatalogTransaction:
@@ -377,7 +144,7 @@ class CatalogTransaction:
         if path is None:
             return None
         definition = self._definitions.namespace_def(path, self._txn.read_file)
-        _check_definition_name(path, "namespace", definition.name, name)
+        check_definition_name(path, "namespace", definition.name, name)
         return path, definition
 
     def _require_namespace(self, name: str, *, guard: bool = False) -> NamespaceDef:
@@ -391,7 +158,7 @@ class CatalogTransaction:
         if path is None:
             return None
         definition = self._definitions.table_def(path, self._txn.read_file)
-        _check_definition_name(path, "table", definition.name, name, namespace)
+        check_definition_name(path, "table", definition.name, name, namespace)
         return path, definition
 
     def _require_table(self, namespace: str, name: str) -> TableDef:
@@ -437,7 +204,7 @@ class CatalogTransaction:
         """Create a namespace; False if it existed and ``if_not_exists``."""
         keyfmt.validate_new_name(name, self._codec.namespace_max_bytes, "namespace")
         properties = dict(properties or {})
-        _check_property_keys(properties, f"namespace {name!r}")
+        check_property_keys(properties, f"namespace {name!r}")
         if self._read_namespace(name) is not None:
             if if_not_exists:
                 return False
@@ -459,8 +226,8 @@ class CatalogTransaction:
         """Set or unset properties (and the comment, when given) of a namespace."""
         definition = NamespaceDef()
         definition.CopyFrom(self._require_namespace(name))
-        _check_property_keys(set_properties or {}, f"namespace {name!r}")
-        _check_property_keys(unset_properties, f"namespace {name!r}")
+        check_property_keys(set_properties or {}, f"namespace {name!r}")
+        check_property_keys(unset_properties, f"namespace {name!r}")
         for key in unset_properties:
             definition.properties.pop(key, None)
         definition.properties.update(set_properties or {})
@@ -491,7 +258,7 @@ class CatalogTransaction:
     def list_namespaces(self, matching: NameFilter | None = None) -> list[str]:
         """The namespaces, in name order; with ``matching``, only those whose name it
         accepts (see :data:`NameFilter`)."""
-        _check_name_filter(matching)
+        check_name_filter(matching)
         lo, hi = self._codec.namespaces_range()
         names = [self._decode(key).namespace for key, _ in self._txn.scan(lo, hi)]
         if matching is not None:
@@ -502,7 +269,7 @@ class CatalogTransaction:
         definition = self._require_namespace(name)
         return NamespaceInfo(
             name=name,
-            properties=_visible(definition.properties),
+            properties=visible_properties(definition.properties),
             comment=definition.properties.get(COMMENT),
         )
 
@@ -534,9 +301,9 @@ class CatalogTransaction:
         (transaction C1): a table format's metadata file."""
         key = self._table_key(namespace, name)
         keyfmt.validate_new_name(name, self._codec.table_max_bytes, "table")
-        _check_new_column_names(columns)
+        check_new_column_names(columns)
         properties = dict(properties or {})
-        _check_property_keys(properties, f"table {namespace!r}.{name!r}")
+        check_property_keys(properties, f"table {namespace!r}.{name!r}")
         self._require_namespace(namespace, guard=True)
         if self._txn.get(key) is not None:
             if if_not_exists:
@@ -592,7 +359,7 @@ class CatalogTransaction:
             )
         definition = TableDef()
         definition.CopyFrom(current)
-        _check_new_column_names(columns)
+        check_new_column_names(columns)
         protos, next_id = to_proto_columns(list(columns), 1)
         ids = {column.id for column in protos}
         for key_id in definition.primary_key:
@@ -606,7 +373,7 @@ class CatalogTransaction:
             max(int(current.properties.get(LAST_COLUMN_ID, "0")), next_id - 1, last_column_id or 0)
         )
         if properties is not None:
-            _check_property_keys([k for k in properties if k != COMMENT], f"table {namespace!r}.{name!r}")
+            check_property_keys([k for k in properties if k != COMMENT], f"table {namespace!r}.{name!r}")
             reserved = {k: v for k, v in definition.properties.items() if k.startswith(RESERVED_PREFIX)}
             definition.properties.clear()
             definition.properties.update(reserved)
@@ -642,7 +409,7 @@ class CatalogTransaction:
         raise ObjectNotFoundError(f"column {column!r} does not exist in table {namespace!r}.{name!r}")
 
     def add_columns(self, namespace: str, name: str, columns: Sequence[ColumnSpec]) -> None:
-        _check_new_column_names(columns)
+        check_new_column_names(columns)
         definition = self._altered(namespace, name)
         existing = from_proto_columns(definition.schema.columns)
         last_id = max(
@@ -709,7 +476,7 @@ class CatalogTransaction:
         self._write_table(namespace, definition)
 
     def set_table_properties(self, namespace: str, name: str, properties: dict[str, str]) -> None:
-        _check_property_keys(properties, f"table {namespace!r}.{name!r}")
+        check_property_keys(properties, f"table {namespace!r}.{name!r}")
         definition = self._altered(namespace, name)
         definition.properties.update(properties)
         self._write_table(namespace, definition)
@@ -717,7 +484,7 @@ class CatalogTransaction:
     def unset_table_properties(
         self, namespace: str, name: str, keys: Sequence[str], *, if_exists: bool = False
     ) -> None:
-        _check_property_keys(keys, f"table {namespace!r}.{name!r}")
+        check_property_keys(keys, f"table {namespace!r}.{name!r}")
         definition = self._altered(namespace, name)
         for key in keys:
             if key not in definition.properties and not if_exists:
@@ -760,7 +527,7 @@ class CatalogTransaction:
         """(namespace, table) of the tables of ``namespace`` (of every namespace when
         None), in key order; with ``matching``, only the tables whose name it accepts
         (see :data:`NameFilter`)."""
-        _check_name_filter(matching)
+        check_name_filter(matching)
         if namespace is not None:
             self._require_namespace(namespace)
         lo, hi = self._codec.tables_range(namespace)
@@ -801,7 +568,7 @@ class CatalogTransaction:
             columns=columns,
             primary_key=tuple(by_id[i] for i in definition.primary_key if i in by_id),
             comment=definition.properties.get(COMMENT),
-            properties=_visible(definition.properties),
+            properties=visible_properties(definition.properties),
             table_type=definition.table_type or MANAGED,
             table_format=definition.table_format,
             location=definition.format_properties.get(LOCATION),
@@ -812,154 +579,3 @@ class CatalogTransaction:
 
     def table_exists(self, namespace: str, name: str) -> bool:
         return self._txn.get(self._table_key(namespace, name)) is not None
-
-
-class LakehouseCatalog:
-    """A lakehouse location opened for catalog work: transactions and history."""
-
-    def __init__(
-        self,
-        location: str,
-        *,
-        create: bool = False,
-        lakehouse_options: dict | None = None,
-        storage_options: dict | None = None,
-        storage: Storage | None = None,
-    ) -> None:
-        if lakehouse_options is not None and not isinstance(lakehouse_options, Mapping):
-            raise InvalidDefinitionError(
-                "lakehouse_options must be a mapping of option names to values (e.g. "
-                f"{{'order': 16}}), not {type(lakehouse_options).__name__}"
-            )
-        self.storage = storage if storage is not None else Storage(location, storage_options)
-        #: The storage options it was opened with (fsspec's), for the tables' FileIO.
-        self.storage_options: dict = dict(storage_options or {})
-        if create:
-            self.lakehouse = _create_lakehouse(self.storage, dict(lakehouse_options or {}))
-        else:
-            self.lakehouse = Lakehouse.open(self.storage)
-        #: Decoded definition files and what is derived from them, by path: shared by
-        #: every transaction begun here (time travel included).
-        self.definitions = DefinitionCache()
-
-    # -- transactions ---------------------------------------------------------------------
-
-    def begin(
-        self, isolation: Isolation | str | None = Isolation.SNAPSHOT, version: int | str | None = None
-    ) -> CatalogTransaction:
-        """A catalog transaction at the latest version, or read-only at ``version``."""
-        resolved = None if version is None else self.resolve_version(version)
-        txn = begin(self.lakehouse, Isolation.parse(isolation), resolved)
-        return CatalogTransaction(txn, self.definitions)
-
-    def latest_version(self) -> int:
-        return self.lakehouse.latest_version()
-
-    def resolve_version(self, spec: int | str) -> int:
-        """A version number that exists, or an exported snapshot's version."""
-        if isinstance(spec, bool):
-            raise ProgrammingError(f"version {spec!r} is not a version number or snapshot name")
-        if isinstance(spec, int):
-            return self.lakehouse.snapshot(spec).version
-        if isinstance(spec, str):
-            return self.lakehouse.snapshot_named(spec).version
-        raise ProgrammingError(f"version {spec!r} is not a version number or snapshot name")
-
-    def has_version(self, version: int) -> bool:
-        """Whether ``version`` can be read: it was committed and has not expired."""
-        try:
-            self.lakehouse.snapshot(version)
-        except ObjectNotFoundError:
-            return False
-        return True
-
-    def version_at(self, millis: int) -> int:
-        return self.lakehouse.snapshot_at(millis).version
-
-    # -- history ------------------------------------------------------------------------------
-
-    def changes_of(self, snapshot: Snapshot, previous: Snapshot | None) -> tuple[str, ...]:
-        """What ``snapshot`` changed, as the history shows it (``VersionInfo.changes``):
-        ``namespace NS``, ``table NS.T``, ``lakehouse definition`` (against ``previous``,
-        its predecessor, if given) and ``rollback of version V``."""
-        codec = keyfmt.KeyCodec(
-            snapshot.settings.namespace_name_max_size_bytes, snapshot.settings.table_name_max_size_bytes
-        )
-        changes = []
-        for key in snapshot.changed_keys():
-            try:
-                decoded = codec.decode(key)
-            except ValueError:
-                changes.append(key)
-                continue
-            if decoded.kind == "namespace":
-                changes.append(f"namespace {decoded.namespace}")
-            else:
-                changes.append(f"table {decoded.namespace}.{decoded.table}")
-        if previous is not None and previous.lakehouse_def_path != snapshot.lakehouse_def_path:
-            changes.append("lakehouse definition")
-        if snapshot.rollback_from_version is not None:
-            # The format records where a rollback came from, not its target.
-            changes.append(f"rollback of version {snapshot.rollback_from_version}")
-        return tuple(changes)
-
-    def versions(self) -> list[VersionInfo]:
-        """Every version of the history, newest first (see iter_versions)."""
-        return list(self.iter_versions())
-
-    def iter_versions(self, newest: int | None = None, oldest: int = 0) -> Iterator[VersionInfo]:
-        """The versions from ``newest`` (default the latest) down to ``oldest``, newest
-        first, read lazily one root at a time (plus the one below, to tell what changed):
-        the history chain, and past an expired gap the exported snapshots below it."""
-        chain = self.lakehouse.history(newest, max(0, oldest - 1))
-        snapshot = next(chain, None)
-        while snapshot is not None and snapshot.version >= oldest:
-            previous = next(chain, None)
-            before = previous if previous is not None and previous.version == snapshot.previous_version else None
-            if before is None and snapshot.previous_version is not None:
-                try:
-                    before = self.lakehouse.snapshot(snapshot.previous_version)
-                except ObjectNotFoundError:
-                    before = None
-            yield VersionInfo(
-                version=snapshot.version,
-                created_at_millis=snapshot.created_at_millis,
-                previous_version=snapshot.previous_version,
-                rollback_from_version=snapshot.rollback_from_version,
-                changes=self.changes_of(snapshot, before),
-            )
-            snapshot = previous
-
-    def rollback_to(self, version: int) -> int:
-        return rollback_to(self.lakehouse, version)
-
-    def export_snapshot(self, name: str, version: int | None = None) -> int:
-        """Record ``name`` for a version in the lakehouse definition (a new version)."""
-        keyfmt.validate_new_name(name, keyfmt.MAX_SNAPSHOT_NAME_BYTES, "snapshot")
-        target = self.lakehouse.snapshot(version)
-        root_path = paths.root_node_path(target.version)
-        if version is not None and not self.storage.exists(root_path):
-            # cached before another connection expired it: never name a deleted root
-            raise ObjectNotFoundError(f"version {version} does not exist any more (expired)")
-        txn = begin(self.lakehouse)
-
-        def record(definition: LakehouseDef) -> LakehouseDef:
-            if name in definition.exported_snapshots:
-                raise ObjectExistsError(f"an exported snapshot named {name!r} already exists")
-            definition.exported_snapshots[name] = root_path
-            return definition
-
-        trial = LakehouseDef()
-        trial.CopyFrom(txn.base.lakehouse_def)
-        record(trial)  # fail early, before writing anything
-        txn.update_lakehouse_def(record)
-        return txn.commit()
-
-    def snapshots(self) -> dict[str, int]:
-        """Exported snapshots of the latest version: name -> version."""
-        exported = self.lakehouse.snapshot().settings.exported_snapshots
-        return {name: paths.parse_root_node_path(root) for name, root in sorted(exported.items())}
-
-    def close(self) -> None:
-        """Drop the cached definitions (the lakehouse's files are untouched)."""
-        self.definitions.clear()

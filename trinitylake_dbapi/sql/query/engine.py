@@ -1,0 +1,327 @@
+"""The data engine: one locked, in-process DuckDB database per connection
+(:class:`Engine`), the cursors statements run on, and how DuckDB opens and names files.
+
+Rules:
+
+  Q6. ``Connection.interrupt()`` and ``statement_timeout`` interrupt DuckDB too
+      (QueryCanceledError); the engine's ``memory_limit`` bounds DuckDB's memory
+      (OperationalError when exceeded).
+  QX2. The engine is locked once set up (:class:`Engine`; independent of QX1, which
+      it backs up): DuckDB reads files only under the lakehouse root and the
+      directories of the files of tables statements have read (an external table's
+      data directory is admitted by opening a new locked database), through
+      ``enable_external_access=false`` with ``allowed_directories`` (measured on duckdb
+      1.5.5 and 2.0.1: both apply to local paths and to the URIs of a registered fsspec
+      filesystem such as S3's; 2.0 compares ``memory://x/`` and ``memory:///x/`` as
+      different texts, so both are listed; ``..`` out of an allowed directory, globs
+      and URLs elsewhere are refused; DuckDB always allows its temp directory, so each
+      database spills to one of its own); ``lock_configuration=true`` (no SET, no
+      setting PRAGMA); no extension autoinstall or autoload, no community extensions,
+      INSTALL and LOAD refused; ``python_enable_replacements=false`` (no Python
+      variable read as a table); ``current_setting``, ``getenv``, ``getvariable`` and
+      ``current_query`` are macros that fail (``system.main.current_setting`` still
+      reaches the built-in: QX1 refuses it by name). Still possible inside the allowed
+      directories, for SQL that reached DuckDB unchecked: reading any file there and
+      COPY/ATTACH writing there; the parser and QX1 only ever send it SELECT-shaped
+      statements over views.
+
+Also here: the planned files of each snapshot and the field-id findings of each data
+file's footer (Q10, sql.query.views), remembered once per engine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+import threading
+import uuid
+from typing import Any, Callable, Iterator, Sequence
+
+from trinitylake_dbapi.errors import Error, OperationalError, ProgrammingError
+from trinitylake_dbapi.sql.control import StatementControl
+from trinitylake_dbapi.sql.query.translate import duckdb_message
+from trinitylake_dbapi.sql.query.types import string_literal
+
+
+#: Rows per record batch a result produces (Q5).
+BATCH_ROWS = 8192
+#: Snapshots whose planned files an engine remembers.
+_PLANNED_ENTRIES = 256
+
+
+_SIZE = re.compile(r"\s*\d+(\.\d+)?\s*[KMGT]?i?B\s*", re.I)
+
+
+def check_memory_limit(limit: Any) -> None:
+    """ProgrammingError unless ``limit`` is a size DuckDB takes (``'512MB'``, ``'4GB'``)."""
+    if not isinstance(limit, str) or not _SIZE.fullmatch(limit):
+        raise ProgrammingError(f"memory_limit must be a size such as '512MB' or '4GB', not {limit!r}")
+
+
+#: DuckDB functions a locked engine replaces with macros that fail (QX2; QX1 refuses
+#: them and more by name before DuckDB sees a statement).
+_SHADOWED_FUNCTIONS = frozenset({"current_setting", "getenv", "getvariable", "current_query"})
+
+
+def _directory_spellings(location: str) -> list[str]:
+    """The prefixes DuckDB's allowed_directories needs for a directory: a local path,
+    or a URI in both the ``s://x/`` and ``s:///x/`` spellings (DuckDB 2 compares the
+    text; 1.5 treats them alike)."""
+    from trinitylake_dbapi.iceberg.locations import local_path
+
+    path = local_path(location)
+    if path is not None:
+        return [path.rstrip("/") + "/"]
+    scheme, _, rest = location.partition("://")
+    rest = rest.strip("/")
+    return [f"{scheme}://{rest}/", f"{scheme}:///{rest}/"]
+
+
+def _parent(file: str) -> str:
+    """The directory of a file path or URI, ending with "/"."""
+    return file.rsplit("/", 1)[0] + "/" if "/" in file else "./"
+
+
+#: How many data files' field-id findings (Q10) an engine remembers.
+_FOOTER_ENTRIES = 100_000
+
+
+def _names_without_ids(schema: Sequence[tuple]) -> tuple[str, ...] | None:
+    """Q10: the top-level column names of a Parquet file whose schema (``parquet_schema``
+    rows in order: column_id, name, num_children, field_id, repetition_type; the root
+    first) lacks a field id, else None. As PyIceberg decides: a file has ids when every
+    field has one (the repeated group inside a LIST or MAP is a Parquet detail and
+    has none)."""
+    names: list[str] = []
+    has_ids = True
+    remaining: list[int] = []  # children still to come at each open level
+    for column_id, name, children, field_id, repetition in schema:
+        if column_id == 0 or not remaining:
+            remaining = [children or 0]
+            continue
+        if len(remaining) == 1:
+            names.append(name)
+        remaining[-1] -= 1
+        if field_id is None and not (children and repetition == "REPEATED"):
+            has_ids = False
+        if children:
+            remaining.append(children)
+        while len(remaining) > 1 and remaining[-1] <= 0:
+            remaining.pop()
+    return None if has_ids else tuple(names)
+
+
+class Engine:
+    """One in-process DuckDB database per connection: each statement runs on a cursor
+    of its own (its views are its own, and a result still being fetched is never
+    disturbed by the next statement). ``filesystem`` is the lakehouse's fsspec
+    filesystem for files that are not local (None: local files only).
+
+    QX2: the database is locked once set up: it reads files only under ``allowed``
+    (the lakehouse root) and the directories of the files of tables a statement has
+    read (:meth:`admit`); no other file, URL or bucket, no extension install or load,
+    no Python variables as tables, no setting changed; ``current_setting`` and the
+    like are macros that fail. ``locked=False`` (tests of QX1 alone) skips all that."""
+
+    def __init__(
+        self,
+        *,
+        filesystem: Any = None,
+        memory_limit: str | None = None,
+        allowed: Sequence[str] = (),
+        locked: bool = True,
+    ) -> None:
+        import duckdb
+
+        self._duckdb = duckdb
+        if memory_limit is not None:
+            check_memory_limit(memory_limit)
+        self._fsspec = filesystem
+        self._memory_limit = None if memory_limit is None else memory_limit.strip()
+        self._locked = locked
+        self._allowed = tuple(sorted({d for location in allowed for d in _directory_spellings(location)}))
+        self._retired: list[Any] = []  # databases of earlier admissions: their cursors may still be read
+        self._lock = threading.Lock()
+        self._closed = False
+        self._planned: dict[tuple[str, int, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        #: Q10: data file -> its top-level column names if it lacks field ids, else None.
+        self._footers: dict[str, tuple[str, ...] | None] = {}
+        self._db = self._open()
+
+    def _open(self) -> Any:
+        """A new database with this engine's settings, locked (QX2) unless told not to."""
+        config = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
+        if self._locked:
+            # Spills go to a directory of this database's own (DuckDB makes it when first
+            # needed and removes it on close; it may always read its temp directory).
+            config["temp_directory"] = os.path.join(tempfile.gettempdir(), f"trinitylake-duckdb-{uuid.uuid4().hex}")
+            config["python_enable_replacements"] = "false"
+        db = self._duckdb.connect(":memory:", config=config)
+        db.execute("SET TimeZone = 'UTC'")
+        if self._memory_limit is not None:
+            db.execute(f"SET memory_limit = '{self._memory_limit}'")
+        if self._fsspec is not None:
+            db.register_filesystem(self._fsspec)
+        if self._locked:
+            for name in sorted(_SHADOWED_FUNCTIONS):
+                db.execute(f"CREATE MACRO {name}(x := NULL) AS error('{name}() is not available')")
+            directories = ", ".join(string_literal(d) for d in self._allowed)
+            db.execute(f"SET allowed_directories = [{directories}]")
+            db.execute("SET allow_community_extensions = false")
+            db.execute("SET enable_external_access = false")
+            db.execute("SET lock_configuration = true")
+        return db
+
+    def admit(self, files: Sequence[str]) -> bool:
+        """Let the database read ``files`` (a table's, as DuckDB opens them): True when
+        that took a new database, whose cursors the caller must use from now on (a
+        locked database's allowed directories cannot grow; the old one stays open for
+        the cursors still reading it). The directory of each file outside the allowed
+        ones is added (an external table's data directory)."""
+        if not self._locked:
+            return False
+        with self._lock:
+            missing = {_parent(f) for f in files if not f.startswith(self._allowed)}
+            if not missing:
+                return False
+            if self._closed:
+                raise OperationalError("the connection's data engine is closed")
+            self._allowed = tuple(sorted(set(self._allowed) | missing))
+            self._retired.append(self._db)
+            self._db = self._open()
+            return True
+
+    def planned_files(
+        self,
+        metadata_location: str,
+        snapshot_id: int,
+        conditions: str,
+        plan: Callable[[], tuple[tuple[str, ...], tuple[str, ...]]],
+    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The (data files, position delete files) of a snapshot that may hold rows
+        meeting ``conditions`` (their text), planned once: a snapshot's files never
+        change, and planning reads its manifests."""
+        key = (metadata_location, snapshot_id, conditions)
+        with self._lock:
+            found = self._planned.get(key)
+        if found is None:
+            found = plan()
+            with self._lock:
+                if len(self._planned) >= _PLANNED_ENTRIES:
+                    self._planned.pop(next(iter(self._planned)))
+                self._planned[key] = found
+        return found
+
+    def files_without_ids(self, cursor: Any, files: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """Q10: the Parquet data files of ``files`` (readable by ``cursor``) whose schema
+        lacks Iceberg field ids, each with its top-level column names. A file's footer
+        is read once per engine (data files never change), all new ones in one
+        ``parquet_schema`` call."""
+        with self._lock:
+            known = {f: self._footers[f] for f in files if f in self._footers}
+        new = [f for f in dict.fromkeys(files) if f not in known]
+        if new:
+            rows = cursor.execute(
+                "SELECT file_name, column_id, name, num_children, field_id, repetition_type "
+                "FROM parquet_schema(?)",
+                [new],
+            ).fetchall()
+            by_file: dict[str, list[tuple]] = {}
+            for row in rows:
+                by_file.setdefault(data_file_key(row[0]), []).append(row[1:])
+            for f in new:
+                known[f] = _names_without_ids(sorted(by_file.get(data_file_key(f), []), key=lambda r: r[0]))
+            with self._lock:
+                if len(self._footers) + len(new) > _FOOTER_ENTRIES:
+                    self._footers.clear()
+                self._footers.update((f, known[f]) for f in new)
+        return {f: names for f, names in known.items() if names is not None}
+
+    def cursor(self) -> Any:
+        """A new DuckDB cursor (a connection to this database with views of its own)."""
+        with self._lock:
+            if self._closed:
+                raise OperationalError("the connection's data engine is closed")
+            return self._db.cursor()
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                for db in [*self._retired, self._db]:
+                    db.close()
+                self._retired.clear()
+
+    @property
+    def errors(self) -> Any:
+        """The ``duckdb`` module (its exception classes)."""
+        return self._duckdb
+
+    def file_problem(self, path: str, *, whole: bool) -> str | None:
+        """Why DuckDB cannot read the Parquet data file at ``path`` (a local path or a
+        URI of the registered filesystem), or None (Q8): its footer, or with ``whole``
+        every page of it too."""
+        try:
+            cursor = self.cursor()
+        except Error:
+            return None
+        try:
+            if whole:
+                for _ in record_batches(cursor.sql(f"SELECT * FROM read_parquet({string_literal(path)})"), BATCH_ROWS):
+                    pass
+            else:
+                cursor.execute("SELECT count(*) FROM parquet_file_metadata(?)", [path]).fetchall()
+        except self._duckdb.Error as e:
+            return duckdb_message(e)
+        except Exception as e:  # noqa: BLE001 - any failure to read the file alone is the file's
+            # (a record batch reader reports DuckDB's error as PyArrow's OSError; a string
+            # that is not UTF-8 can fail in the client as RuntimeError)
+            return f"{type(e).__name__}: {e}".split("\n")[0]
+        finally:
+            cursor.close()
+        return None
+
+
+def duck_path(location: str) -> str:
+    """A file location as DuckDB opens it, in its canonical form (the one checked by
+    iceberg.tables M6): a local path, or a URI of the registered filesystem."""
+    from trinitylake_dbapi.iceberg.locations import canonical_location, local_path
+
+    canonical = canonical_location(location)
+    return local_path(canonical) or canonical
+
+
+def data_file_key(location: str) -> str:
+    """A data file's canonical location without its scheme and leading slashes: the
+    same for the path a manifest holds and the one DuckDB reports (``memory://x`` vs
+    ``memory:///x``, ``file:/x`` vs ``file:///./x`` vs ``/x``)."""
+    from trinitylake_dbapi.iceberg.locations import canonical_location
+
+    return re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*:(//)?", "", canonical_location(location)).lstrip("/")
+
+
+def data_file_key_sql(column: str) -> str:
+    """:func:`data_file_key` in DuckDB SQL, for the paths position delete files hold (``.``
+    segments and repeated ``/`` dropped; ``..`` is not resolved there)."""
+    key = f"regexp_replace({column}, '^[A-Za-z][A-Za-z0-9+.-]*:(//)?', '')"
+    return f"ltrim(regexp_replace(regexp_replace({key}, '/(\\./)+', '/', 'g'), '/+', '/', 'g'), '/')"
+
+
+def read_all(relation: Any) -> Any:
+    arrow = getattr(relation, "to_arrow_table", None) or relation.arrow
+    return arrow()
+
+
+def record_batches(relation: Any, rows: int) -> Any:
+    reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_record_batch
+    return reader(rows)
+
+
+@contextlib.contextmanager
+def interruptible(control: StatementControl, cursor: Any) -> Iterator[None]:
+    """Q6: ``Connection.interrupt()`` and the statement's deadline interrupt DuckDB."""
+    control.check()
+    with control.interrupting(cursor.interrupt):
+        yield

@@ -1,0 +1,318 @@
+"""UPDATE and DELETE: copy-on-write rewrites of the data files holding matched rows.
+
+Rules:
+
+  Q4. INSERT appends one set of data files. UPDATE and DELETE are copy-on-write: when
+      at least one row matches, the data files holding matched rows are replaced by
+      files of their new rows in one overwrite snapshot (the whole table is rewritten
+      when it is partitioned or has delete files); when none matches, nothing is
+      written. ``rowcount`` is the number of rows inserted, updated or deleted. The
+      WHERE of an UPDATE or DELETE is evaluated once per row: the rows it keeps are
+      stored by key, and the count, the files replaced and the rows written all come
+      from that one evaluation, so a WHERE with random() or uuid() counts exactly the
+      rows it changes. A SET value is evaluated once per matched row, and never for a
+      row that did not match. A rewritten file keeps its rows' order.
+  Q4b. No name of the table's can change what a statement does: the statement's own
+      expressions (WHERE, SET values, their subqueries) are evaluated where the target
+      (under its name or alias) holds exactly the table's columns, as in a SELECT, and
+      nothing of ours is in scope under a name the statement or the table spells. Rows
+      are keyed by read_parquet's hidden ``file_index`` and ``file_row_number`` (absent
+      from ``*`` and from the row as a struct) unless a column of the table or a word
+      of the statement is spelled like one of them; then by a key computed in a
+      subquery of our own, the statement's expressions running in a LATERAL subquery
+      over each row (slower). Other names of ours are chosen per statement not to
+      occur in its text (temporary tables, aliases) or are reserved (views, QX1), and read_parquet
+      reads columns under names of ours (``c0``, ``c1``...), never the table's, so a
+      column named ``filename`` or ``file_row_number`` reads like any other.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable, Sequence
+
+from sqlglot import exp
+
+from trinitylake_dbapi.errors import (
+    NotSupportedError,
+    ObjectNotFoundError,
+    OperationalError,
+    ProgrammingError,
+)
+from trinitylake_dbapi.format.types import ColumnSpec
+from trinitylake_dbapi.sql.compat import duckdb_dialect
+from trinitylake_dbapi.sql.dialect import TrinityLake
+from trinitylake_dbapi.sql.query.engine import data_file_key, data_file_key_sql
+from trinitylake_dbapi.sql.query.translate import text_position, translating, with_position
+from trinitylake_dbapi.sql.query.types import duck_type, quote_identifier, string_literal
+from trinitylake_dbapi.sql.query.views import DataStatement, TableScan, column_expr, data_read, schema_map
+from trinitylake_dbapi.sql.query.writes import as_iceberg, checked_values, load_iceberg_table, write_target
+from trinitylake_dbapi.sql.session import Result, Session, refuse_write
+
+
+def _where_sql(node: exp.Expr) -> str:
+    where = node.args.get("where")
+    return "true" if where is None else where.this.sql(dialect=duckdb_dialect())
+
+
+#: A row's key in a rewrite (Q4): its file's position in the scan's list of data files
+#: times 2**40, plus its row number in that file.
+_ROW_KEY_SHIFT = 1 << 40
+#: The columns read_parquet adds that a rewrite keys rows by (Q4b). They never appear in
+#: ``*`` nor in a table's row as a struct; a column read under the same name (its name
+#: in ``schema``) shadows them, the names inside the file do not (DuckDB 1.5 and 2.0).
+_FILE_INDEX, _FILE_ROW = "file_index", "file_row_number"
+
+
+def _row_key_sql(file_index: str, row: str) -> str:
+    return f"(CAST({file_index} AS BIGINT) * {_ROW_KEY_SHIFT} + {row})"
+
+
+class _Rewrite:
+    """The SQL of one UPDATE or DELETE over a table's scan (Q4, Q4b).
+
+    The statement's own expressions (its WHERE and its SET values) are evaluated where
+    the FROM item named like the target holds exactly the table's columns, as in a
+    SELECT over the table. Rows are told apart by a key (file, row) that the statement
+    cannot name: read_parquet's hidden ``file_index`` and ``file_row_number`` when no
+    column of the table and no word of the statement is spelled like them; otherwise
+    the table's rows come with their keys from a subquery of our own, under names the
+    statement does not contain, and the statement's expressions run in a LATERAL
+    subquery over one row at a time (slower: DuckDB joins back by every column read)."""
+
+    def __init__(self, statement: DataStatement, scan: TableScan, alias: str, text: str) -> None:
+        self.statement = statement
+        self.scan = scan
+        self.alias = alias
+        self.columns = list(scan.info.columns)
+        words = text.lower()
+        taken = {c.name.lower() for c in self.columns}
+        # Q10: files read by name come through a subquery, whose key columns are not hidden.
+        self.hidden = not scan.by_name and not any(n in taken or n in words for n in (_FILE_INDEX, _FILE_ROW))
+        self._fresh = itertools.count(1)
+        self._words = words + " " + " ".join(taken)
+        self.key, self.flag = self.name("k"), self.name("m")
+        self.outer, self.row = self.name("o"), self.name("p")
+        self.matched = self.name("matched")
+        self.deleted: str | None = None
+        if scan.position_deletes:
+            self.deleted = self.name("deleted")
+            # Both sides in SQL, as the view matches them (Q2), so that a row is live
+            # here exactly when a SELECT reads it.
+            keys = ", ".join(data_file_key_sql(string_literal(f)) for f in scan.data_files)
+            index = f"list_position([{keys}], {data_file_key_sql('file_path')})"
+            deletes = ", ".join(string_literal(f) for f in scan.position_deletes)
+            statement.run(
+                f"CREATE TEMP TABLE {self.deleted} AS SELECT {_row_key_sql(f'{index} - 1', 'pos')} AS {self.key} "
+                f"FROM read_parquet([{deletes}]) WHERE {index} IS NOT NULL"
+            )
+
+    def name(self, base: str) -> str:
+        """A name the statement does not contain (nor any column of the table)."""
+        while True:
+            name = f"__tl_{base}_{next(self._fresh)}"
+            if name not in self._words:
+                return name
+
+    def _read(self, files: Sequence[int], *, named: bool) -> tuple[str, str]:
+        """read_parquet of the scan's data files at positions ``files`` (columns under
+        their names, or ``c<position>``), and the SQL of a row's key there."""
+        mixed = None if named else data_read(self.scan, files, sql_types=True)
+        if mixed is not None:
+            return mixed, _row_key_sql(_FILE_INDEX, _FILE_ROW)
+        paths = ", ".join(string_literal(self.scan.data_files[i]) for i in files)
+        read = f"read_parquet([{paths}], schema = {schema_map(self.columns, named=named, sql_types=True)})"
+        if list(files) == list(range(len(self.scan.data_files))):
+            index = _FILE_INDEX
+        else:
+            index = f"[{', '.join(str(i) for i in files)}][CAST({_FILE_INDEX} AS BIGINT) + 1]"
+        return read, _row_key_sql(index, _FILE_ROW)
+
+    def _live(self, key: str) -> str:
+        """The condition that a row is not deleted by a position delete file."""
+        return "true" if self.deleted is None else f"{key} NOT IN (SELECT {self.key} FROM {self.deleted})"
+
+    def _lateral(self, files: Sequence[int], select: str, where: str, *, flag: bool) -> str:
+        """FROM of the LATERAL way (see the class): each live row of ``files`` keyed by
+        a subquery of ours ``outer`` (with ``flag``, whether its key is stored, when
+        asked), and ``select`` and ``where`` evaluated per row in a subquery ``row``
+        where the target holds exactly the table's columns."""
+        read, key = self._read(files, named=False)
+        outer, values = self.outer, [self.name("c") for _ in self.columns]
+        base = ", ".join(
+            f"{column_expr(c, f'c{i}')} AS {v}" for i, (c, v) in enumerate(zip(self.columns, values))
+        )
+        if flag:
+            base += f", {key} IN (SELECT {self.key} FROM {self.matched}) AS {self.flag}"
+        fields = ", ".join(f"{outer}.{v} AS {quote_identifier(c.name)}" for c, v in zip(self.columns, values))
+        # ``outer.key IS NOT NULL``: the subquery depends on each row's key, so that rows
+        # with equal values are not evaluated once for all of them.
+        return (
+            f"(SELECT {key} AS {self.key}, {base} FROM {read} WHERE {self._live(key)}) {outer}, "
+            f"LATERAL (SELECT {select} FROM (SELECT {fields}) AS {self.alias} "
+            f"WHERE ({where}) AND {outer}.{self.key} IS NOT NULL) {self.row}"
+        )
+
+    def match(self, condition: str) -> int:
+        """Evaluate the WHERE once per live row: the keys of the rows it keeps are
+        stored; their number."""
+        everything = range(len(self.scan.data_files))
+        if self.hidden:
+            read, key = self._read(everything, named=True)
+            # CASE: the statement's condition is evaluated for live rows only.
+            rows = (
+                f"SELECT {key} AS {self.key} FROM {read} AS {self.alias} "
+                f"WHERE CASE WHEN {self._live(key)} THEN ({condition}) ELSE false END"
+            )
+        else:
+            rows = f"SELECT {self.outer}.{self.key} FROM {self._lateral(everything, '1', condition, flag=False)}"
+        self.statement.run(f"CREATE TEMP TABLE {self.matched} AS {rows}")
+        return int(self.statement.scalar(f"SELECT count(*) FROM {self.matched}"))
+
+    def matched_files(self) -> list[int]:
+        """The positions of the data files holding matched rows."""
+        rows = self.statement.run(
+            f"SELECT DISTINCT {self.key} // {_ROW_KEY_SHIFT} AS f FROM {self.matched} ORDER BY f"
+        )
+        return [int(r[0]) for r in rows]
+
+    def kept(self, files: Sequence[int]) -> str:
+        """SELECT the columns of the live rows of ``files`` that did not match, in
+        their files' order (DELETE)."""
+        read, key = self._read(files, named=False)
+        select = ", ".join(f"{column_expr(c, f'c{i}')}" for i, c in enumerate(self.columns))
+        return (
+            f"SELECT {select} FROM {read} "
+            f"WHERE {self._live(key)} AND {key} NOT IN (SELECT {self.key} FROM {self.matched})"
+        )
+
+    def updated(self, files: Sequence[int], values: Sequence[str]) -> str:
+        """SELECT the live rows of ``files`` in their files' order: for a matched row
+        ``values`` (SQL in the statement's scope, one per column, evaluated for matched
+        rows only), for any other its columns (UPDATE). Whether a row matched is read
+        from the stored keys, never evaluated again."""
+        read, key = self._read(files, named=True)
+        if self.hidden:
+            matched = f"{key} IN (SELECT {self.key} FROM {self.matched})"
+        else:
+            matched = f"{self.outer}.{self.flag}"
+        selects = []
+        for c, value in zip(self.columns, values):
+            if value == quote_identifier(c.name):
+                selects.append(value)
+            else:  # the new value is cast (and checked, naming its column) afterwards
+                selects.append(f"CASE WHEN {matched} THEN {value} ELSE {quote_identifier(c.name)} END")
+        if self.hidden:
+            return f"SELECT {', '.join(selects)} FROM {read} AS {self.alias} WHERE {self._live(key)}"
+        named = ", ".join(f"{s} AS {self.name('v')}" for s in selects)
+        source = self._lateral(files, named, "true", flag=True)
+        return f"SELECT {self.row}.* FROM {source} ORDER BY {self.outer}.{self.key}"
+
+
+def _rewrite(
+    session: Session,
+    node: exp.Expr,
+    title: str,
+    new_values: Callable[[list[ColumnSpec], exp.Expr], list[str] | None],
+) -> Result:
+    """UPDATE and DELETE (Q4, Q4b): the WHERE is evaluated once per row and the keys of
+    the rows it keeps are stored; from them, the count and the rewrite. The data files
+    holding matched rows (or, for a table with delete files or partitions, the whole
+    table) are replaced by their rows that did not match (DELETE) or by all their rows,
+    a matched row with ``new_values(columns, node)`` (UPDATE: one SQL expression per
+    column, in the statement's scope)."""
+    refuse_write(session, title)
+    target, namespace, name = write_target(session, node.this, title)
+    if node.args.get("returning") or node.args.get("limit") or node.args.get("from_") or node.args.get("using"):
+        raise NotSupportedError(f"{title} with RETURNING, LIMIT, FROM or USING is not supported")
+    with DataStatement(session) as statement, translating(node, statement):
+        try:
+            view, scan = statement.view_of_table(namespace, name)
+        except ObjectNotFoundError as e:
+            raise with_position(e, target) from None
+        copy = node.copy()
+        # Subqueries in the WHERE or SET read other tables (and this one) at the same version.
+        statement.replace_tables(copy, skip=copy.this)
+        condition = _where_sql(copy)
+        alias = quote_identifier(target.alias_or_name)
+        columns = list(scan.info.columns)
+        values = new_values(columns, copy)
+        select = ", ".join(values) if values else "1"
+        # Binds the statement: unknown names fail even when no row matches.
+        statement.relation(f"SELECT {select} FROM {view} AS {alias} WHERE {condition}")
+        if not scan.data_files or not columns:
+            return Result(None, [], 0)
+        rewrite = _Rewrite(statement, scan, alias, f"{condition} {select} {alias}")
+        matched = rewrite.match(condition)
+        if not matched:
+            return Result(None, [], 0)
+        table = load_iceberg_table(session, namespace, name)
+        level = _file_level(scan, table)
+        files = rewrite.matched_files() if level else list(range(len(scan.data_files)))
+        rows = rewrite.updated(files, values) if values else rewrite.kept(files)
+        data = checked_values(statement, rows, columns, f"{namespace}.{name}")
+    arrow = as_iceberg(data, table)
+    if not level:
+        table.overwrite(arrow)
+    else:
+        _replace_files(table, {scan.data_files[i] for i in files}, arrow)
+    return Result(None, [], matched)
+
+
+def _file_level(scan: TableScan, table: Any) -> bool:
+    """Whether a rewrite can replace only the files holding matched rows: the scan has no
+    delete files to carry over and the table no partitions to write by."""
+    return not scan.position_deletes and table.spec().is_unpartitioned()
+
+
+def _replace_files(table: Any, replaced: set[str], rows: Any) -> None:
+    """One overwrite snapshot of ``table``: the data files named in ``replaced`` (as
+    DuckDB opened them) go, new files holding ``rows`` come (Q4)."""
+    import uuid
+
+    from trinitylake_dbapi.iceberg.writing import write_unpartitioned
+
+    keys = {data_file_key(f) for f in replaced}
+    old = [t.file for t in table.scan().plan_files() if data_file_key(t.file.file_path) in keys]
+    if len(old) != len(keys):
+        raise OperationalError(f"table {table.name()}: the files to rewrite are not all in its snapshot")
+    with table.transaction() as transaction:
+        with transaction.update_snapshot().overwrite() as overwrite:
+            for data_file in old:
+                overwrite.delete_data_file(data_file)
+            for data_file in write_unpartitioned(table, rows, uuid.uuid4()):
+                overwrite.append_data_file(data_file)
+
+
+def run_delete(delete: exp.Delete, session: Session) -> Result:
+    """DELETE FROM t [WHERE ...] (copy-on-write, Q4)."""
+    return _rewrite(session, delete, "DELETE", lambda columns, node: None)
+
+
+def run_update(update: exp.Update, session: Session) -> Result:
+    """UPDATE t SET column = value, ... [WHERE ...] (copy-on-write, Q4)."""
+
+    def new_values(columns: list[ColumnSpec], node: exp.Expr) -> list[str]:
+        assignments: dict[str, str] = {}
+        known = {c.name.lower(): c for c in columns}
+        for assignment in node.expressions:
+            if not isinstance(assignment, exp.EQ) or not isinstance(assignment.this, exp.Column):
+                raise ProgrammingError(f"UPDATE: expected column = value, not {assignment.sql(dialect=TrinityLake)!r}")
+            column = assignment.this.name
+            if column.lower() not in known:
+                raise ObjectNotFoundError(f"UPDATE: no column {column!r}{text_position(update, column)}")
+            if column.lower() in assignments:
+                raise ProgrammingError(f"UPDATE: column {column!r} is set twice")
+            assignments[column.lower()] = assignment.expression.sql(dialect=duckdb_dialect())
+        values = []
+        for c in columns:
+            value = assignments.get(c.name.lower())
+            if value is None:
+                values.append(quote_identifier(c.name))
+            elif c.type.kind == "map":  # a dict parameter is a struct: CASE cannot mix them
+                values.append(f"CAST(({value}) AS {duck_type(c.type, stored=False)})")
+            else:
+                values.append(f"({value})")
+        return values
+
+    return _rewrite(session, update, "UPDATE", new_values)

@@ -1,0 +1,422 @@
+"""Table references -> DuckDB views: one data statement's DuckDB cursor
+(:class:`DataStatement`) and the views its table references become.
+
+Rules:
+
+  Q1. One consistent read per table reference: it reads the lakehouse version of the
+      statement's transaction (its own uncommitted writes included), or the version
+      its time travel clause names (``FOR SYSTEM_VERSION AS OF n | 'snapshot'``,
+      ``FOR SYSTEM_TIME AS OF ts``), and there the Iceberg snapshot that version's
+      table definition names. A table whose definition names no metadata yet reads as
+      empty with its declared columns (iceberg.tables M3).
+  Q2. A table reference is a DuckDB view over ``read_parquet`` of the snapshot's data
+      files, mapped by Iceberg field id (a column added later reads as NULL in older
+      files; a renamed one keeps its data), with position delete files applied as an
+      anti-join on (file, row). Equality deletes are refused (PyIceberg cannot read
+      them either). Files are read where they are: a local path, or the lakehouse's
+      fsspec filesystem registered in DuckDB; nothing is ever downloaded or installed.
+      A view can be scanned any number of times (self-joins, CTEs, recursion).
+      System tables (information_schema.*, system.versions) are Arrow tables of the
+      same version and join with data tables in one query.
+  Q10. A data file whose Parquet schema lacks Iceberg field ids (``Table.add_files``
+      of files written by other tools) is read by column name through the table's
+      name mapping (``schema.name-mapping.default``), as PyIceberg and the Iceberg
+      spec read it: a top-level column of the file takes the field id of the mapping
+      entry listing its exact name (any of its aliases), and a table column no
+      name of the file maps to reads as NULL; fields nested in a struct are matched
+      by their current names. Only tables with a name mapping pay for this: their
+      data files' footers are read once per engine (``parquet_schema``) to find the
+      files without ids, which are read in branches of their own (UNION ALL BY NAME
+      with the files read by id; an UPDATE or DELETE then keys rows through that
+      subquery, Q4b's slower way). A table without a name mapping reads every file by
+      field id, as before, and pays nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from sqlglot import exp
+
+from trinitylake_dbapi.catalog import CatalogTransaction, TableInfo
+from trinitylake_dbapi.errors import (
+    CorruptFileError,
+    Error,
+    NotSupportedError,
+    ObjectNotFoundError,
+    ProgrammingError,
+)
+from trinitylake_dbapi.format.types import ColumnSpec
+from trinitylake_dbapi.sql.dialect import TrinityLake
+from trinitylake_dbapi.sql.query.engine import data_file_key_sql, duck_path, interruptible, read_all
+from trinitylake_dbapi.sql.query.names import (
+    TABLE_FUNCTIONS,
+    is_system_table,
+    refuse_engine_functions,
+    table_function_name,
+)
+from trinitylake_dbapi.sql.query.pruning import prunable_conditions
+from trinitylake_dbapi.sql.query.translate import duckdb_message, raise_undecodable, with_position
+from trinitylake_dbapi.sql.query.types import duck_type, quote_identifier, string_literal
+from trinitylake_dbapi.sql.session import QueryShape, Session, table_name, time_travel
+
+
+@dataclass(frozen=True)
+class TableScan:
+    """The data of one table at one version: its definition and its files."""
+
+    info: TableInfo
+    data_files: tuple[str, ...]
+    position_deletes: tuple[str, ...]
+    #: The table's name mapping (Q10), top level: (field id, its names) of each entry;
+    #: None when the table has none.
+    name_mapping: tuple[tuple[int, tuple[str, ...]], ...] | None = None
+    #: The data files without field ids (Q10): (position in ``data_files``, the file's
+    #: top-level column names); filled in by ``DataStatement.laid_out``.
+    by_name: tuple[tuple[int, tuple[str, ...]], ...] = ()
+
+
+def _plan(
+    session: Session,
+    catalog: CatalogTransaction,
+    namespace: str,
+    name: str,
+    reference: exp.Table | None = None,
+) -> TableScan:
+    """The files of a table's snapshot at ``catalog``'s version; the conditions on the
+    table ``reference`` (Q7) skip files whose statistics rule every row out
+    (iceberg.planning, from manifests decoded once per process)."""
+    states = session.table_states()
+    info, metadata, location = states.state(catalog, namespace, name)
+    conditions = prunable_conditions(reference, info.columns) if reference is not None else []
+    if info.table_format.upper() != "ICEBERG":
+        raise NotSupportedError(
+            f"table {namespace}.{name} is a {info.table_format} table: only Iceberg tables hold rows here"
+        )
+    snapshot = metadata.current_snapshot() if location is not None else None
+    if snapshot is None or location is None:
+        return TableScan(info, (), ())
+
+    def plan() -> tuple[tuple[str, ...], tuple[str, ...]]:
+        from trinitylake_dbapi.iceberg.planning import plan_snapshot
+
+        ids = {c.name: c.id for c in info.columns}
+        try:
+            data, deletes = plan_snapshot(
+                f"{namespace}.{name}", snapshot, states.reader_io(catalog), states.confinement(info, metadata),
+                [(ids[column], op, value) for column, op, value in conditions],
+            )  # fmt: skip
+        except Error:
+            raise
+        except Exception:  # Q8: a manifest that does not decode is named (iceberg.files IF4)
+            raise_undecodable(states.reader_io(catalog), snapshot)
+            raise
+        return tuple(duck_path(f) for f in data), tuple(sorted({duck_path(d) for d in deletes}))
+
+    key = repr(sorted(conditions)) if conditions else ""
+    data, deletes = session.data_engine().planned_files(location, snapshot.snapshot_id, key, plan)
+    return TableScan(info, data, deletes, _name_mapping(metadata, location))
+
+
+#: The Iceberg table property of a name mapping (set by PyIceberg's add_files and by
+#: migrations): the table may hold data files without field ids (Q10).
+NAME_MAPPING = "schema.name-mapping.default"
+
+
+def _name_mapping(metadata: Any, location: str) -> tuple[tuple[int, tuple[str, ...]], ...] | None:
+    """The top level of a table's name mapping (Q10): (field id, names) of each entry
+    that has an id; None when the table (metadata file ``location``) has no
+    ``schema.name-mapping.default``."""
+    if not metadata.properties.get(NAME_MAPPING):
+        return None
+    try:
+        mapping = metadata.name_mapping()
+    except Exception as e:  # noqa: BLE001 - a damaged property is the table's fault
+        raise CorruptFileError(
+            location, f"its schema.name-mapping.default does not parse: {duckdb_message(e)}"
+        ) from None
+    return tuple((f.field_id, tuple(f.names)) for f in mapping or () if f.field_id is not None)
+
+
+def column_expr(c: ColumnSpec, source: str) -> str:
+    """One column of a view: the stored value as SQL sees it."""
+    if c.type.kind == "int2":
+        return f"CAST({source} AS SMALLINT)"
+    return source
+
+
+def schema_map(columns: Sequence[ColumnSpec], *, named: bool, sql_types: bool = False) -> str:
+    """read_parquet's ``schema`` argument for a table's columns, mapped by field id (Q2).
+    Each column is read under its own name (``named``) or under ``c<position>``: a
+    name of ours, so that no column of the user's can take the name of one read_parquet
+    adds (``filename``, ``file_row_number``) (Q4b). ``sql_types``: a SMALLINT column is
+    read as SMALLINT rather than as its INTEGER carrier (as a view shows it)."""
+    entries = []
+    for i, c in enumerate(columns):
+        kind = "SMALLINT" if sql_types and c.type.kind == "int2" else duck_type(c.type, stored=True)
+        name = c.name if named else f"c{i}"
+        entries.append(f"{c.id}: {{name: {string_literal(name)}, type: {string_literal(kind)}, default_value: NULL}}")
+    return f"MAP {{{', '.join(entries)}}}"
+
+
+def _name_schema_map(
+    columns: Sequence[ColumnSpec], mapping: dict[int, tuple[str, ...]], names: Sequence[str], *, sql_types: bool
+) -> str:
+    """read_parquet's ``schema`` argument for a file without field ids whose top-level
+    columns are ``names`` (Q10): each table column ``c<position>`` is read from the
+    file's column that one of its names in ``mapping`` (field id -> names) spells
+    exactly, else from a name the file does not have (NULL; DuckDB matches names
+    without regard to case, so it is one no name of the file spells in any case)."""
+    present = set(names)
+    folded = {n.lower() for n in names}
+    entries = []
+    for i, c in enumerate(columns):
+        source = next((n for n in mapping.get(c.id, ()) if n in present), None)
+        if source is None:
+            absent = (f"__tl_absent_{i}_{k}" for k in itertools.count())
+            source = next(n for n in absent if n not in folded)
+        kind = "SMALLINT" if sql_types and c.type.kind == "int2" else duck_type(c.type, stored=True)
+        entry = f"{{name: 'c{i}', type: {string_literal(kind)}, default_value: NULL}}"
+        entries.append(f"{string_literal(source)}: {entry}")
+    return f"MAP {{{', '.join(entries)}}}"
+
+
+def data_read(scan: TableScan, files: Sequence[int], *, sql_types: bool = False) -> str | None:
+    """Q10: the FROM item reading the scan's data files at positions ``files`` when one
+    of them lacks field ids: columns ``c<position>``, ``filename``, ``file_row_number``
+    and ``file_index`` (the file's position in ``scan.data_files``), the files with
+    ids read by id and those without by name, one branch per set of columns read,
+    UNION ALL BY NAME. None when every one of them has ids (one read_parquet does)."""
+    wanted = set(files)
+    without = {i: names for i, names in scan.by_name if i in wanted}
+    if not without:
+        return None
+    columns = scan.info.columns
+    mapping: dict[int, tuple[str, ...]] = dict(scan.name_mapping or ())
+    groups: dict[str, list[int]] = {}
+    with_ids = [i for i in files if i not in without]
+    if with_ids:
+        groups[schema_map(columns, named=False, sql_types=sql_types)] = with_ids
+    for i in files:
+        if i in without:
+            schema = _name_schema_map(columns, mapping, without[i], sql_types=sql_types)
+            groups.setdefault(schema, []).append(i)
+    select = ", ".join(f"c{i}" for i in range(len(columns)))
+    branches = []
+    for schema, positions in groups.items():
+        paths = ", ".join(string_literal(scan.data_files[i]) for i in positions)
+        index = f"[{', '.join(str(i) for i in positions)}][CAST(file_index AS BIGINT) + 1]"
+        branches.append(
+            f"SELECT {select}, filename, file_row_number, {index} AS file_index "
+            f"FROM read_parquet([{paths}], schema = {schema})"
+        )
+    return f"({' UNION ALL BY NAME '.join(branches)})"
+
+
+def _view_sql(scan: TableScan) -> str:
+    """The SELECT a table reference's view runs (Q2)."""
+    columns = scan.info.columns
+    if not columns:
+        return "SELECT NULL WHERE false"
+    if not scan.data_files:
+        select = ", ".join(
+            f"CAST(NULL AS {duck_type(c.type, stored=False)}) AS {quote_identifier(c.name)}" for c in columns
+        )
+        return f"SELECT {select} WHERE false"
+    entries = schema_map(columns, named=False)
+    files = ", ".join(string_literal(f) for f in scan.data_files)
+    read = data_read(scan, range(len(scan.data_files))) or f"read_parquet([{files}], schema = {entries})"
+    select = ", ".join(f"{column_expr(c, f'd.c{i}')} AS {quote_identifier(c.name)}" for i, c in enumerate(columns))
+    if not scan.position_deletes:
+        return f"SELECT {select} FROM {read} d"
+    deletes = ", ".join(string_literal(f) for f in scan.position_deletes)
+    return (
+        # ``filename`` and ``file_row_number``: read_parquet's hidden columns, which no
+        # column of the file shadows (its own are read as c0, c1...), where the options
+        # of those names fail on a file holding such a column (DuckDB 1.5).
+        f"SELECT {select} FROM {read} d "
+        f"ANTI JOIN (SELECT {data_file_key_sql('file_path')} AS file_key, pos FROM read_parquet([{deletes}])) x "
+        f"ON x.file_key = {data_file_key_sql('d.filename')} AND x.pos = d.file_row_number"
+    )
+
+
+def _system_arrow(spec: Any, rows: list[tuple]) -> Any:
+    import pyarrow as pa
+
+    types = {"varchar": pa.string(), "int4": pa.int32(), "int8": pa.int64(), "timestamp": pa.timestamp("us")}
+    schema = pa.schema([(name, types[kind]) for name, kind in spec.columns])
+    columns = list(zip(*rows)) if rows else [[] for _ in spec.columns]
+    return pa.table([pa.array(list(col), type=f.type) for col, f in zip(columns, schema)], schema=schema)
+
+
+class DataStatement:
+    """One data statement's DuckDB cursor and the views its table references became."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.engine = session.data_engine()
+        self.cursor = self.engine.cursor()
+        self._count = itertools.count(1)
+        self._owned: list[CatalogTransaction] = []
+        self._catalogs: dict[str, CatalogTransaction] = {}
+        #: (name, view SQL or Arrow table) of each view made, to make again on a new cursor.
+        self._views: list[tuple[str, Any]] = []
+        #: The files the statement's views read (Q8: a failed read names its file).
+        self.files: list[str] = []
+
+    def close(self) -> None:
+        for catalog in self._owned:
+            catalog.rollback()
+        self._owned.clear()
+
+    def close_cursor(self) -> None:
+        with contextlib.suppress(Exception):
+            self.cursor.close()
+
+    def __enter__(self) -> "DataStatement":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        """A write's statement ends whole: its catalogs and its DuckDB cursor."""
+        self.close()
+        self.close_cursor()
+
+    def catalog_for(self, version: exp.Version | None) -> CatalogTransaction:
+        if version is None:
+            return self.session.transaction()
+        key = version.sql(dialect=TrinityLake)
+        if key not in self._catalogs:
+            catalog = time_travel(self.session, version)
+            self._owned.append(catalog)
+            self._catalogs[key] = catalog
+        return self._catalogs[key]
+
+    def view_of_table(
+        self, namespace: str, name: str, version: exp.Version | None = None, reference: exp.Table | None = None
+    ) -> tuple[str, TableScan]:
+        """A new view over a table's data (Q1, Q2), pruned by the conditions on
+        ``reference`` (Q7); its name and the scan it reads."""
+        scan = self.laid_out(_plan(self.session, self.catalog_for(version), namespace, name, reference))
+        return self.view_of_scan(scan), scan
+
+    def laid_out(self, scan: TableScan) -> TableScan:
+        """``scan`` with its data files that lack field ids (Q10), found when the table
+        has a name mapping (else every file is read by id and nothing is looked at)."""
+        if scan.name_mapping is None or not scan.data_files:
+            return scan
+        if self.engine.admit(scan.data_files + scan.position_deletes):
+            self._move_to_new_cursor()
+        self.files += scan.data_files
+        without = self.engine.files_without_ids(self.cursor, scan.data_files)
+        if not without:
+            return scan
+        by_name = tuple((i, without[f]) for i, f in enumerate(scan.data_files) if f in without)
+        return TableScan(scan.info, scan.data_files, scan.position_deletes, scan.name_mapping, by_name)
+
+    def view_of_scan(self, scan: TableScan) -> str:
+        """A new view over ``scan`` (see :func:`_view_sql`); its name."""
+        if self.engine.admit(scan.data_files + scan.position_deletes):
+            self._move_to_new_cursor()
+        view = f"__tl_{next(self._count)}"
+        self.files += (*scan.data_files, *scan.position_deletes)
+        sql = f"CREATE TEMP VIEW {view} AS {_view_sql(scan)}"
+        self.run(sql)
+        self._views.append((view, sql))
+        return view
+
+    def _move_to_new_cursor(self) -> None:
+        """Continue on a cursor of the engine's new database (QX2: it may read more),
+        with the views made so far."""
+        old, self.cursor = self.cursor, self.engine.cursor()
+        with contextlib.suppress(Exception):
+            old.close()
+        for view, made in self._views:
+            if isinstance(made, str):
+                self.run(made)
+            else:
+                self.cursor.register(view, made)
+
+    def _view_of_reference(self, node: exp.Table, version: exp.Version | None) -> str:
+        namespace, name = table_name(self.session, node)
+        try:
+            return self.view_of_table(namespace, name, version, reference=node)[0]
+        except ObjectNotFoundError as e:
+            raise with_position(e, node) from None
+
+
+    def replace_tables(self, statement: exp.Expr, *, skip: exp.Table | None = None) -> None:
+        """Point every table reference of ``statement`` (but ``skip``) at a view of its
+        data or an Arrow table of a system table, in place."""
+        refuse_engine_functions(statement)
+        shape = QueryShape.of(statement)  # QX1: CTE names count in their scope only
+        qualified: set[tuple[str, str]] = set()
+        for node in shape.tables:
+            if node is skip:
+                # UPDATE's and DELETE's target keeps its name: ``ns.t.column`` is ``t.column``.
+                if node.args.get("alias") is None and node.text("db"):
+                    qualified.add((node.text("db").lower(), node.name.lower()))
+                continue
+            if not node.name:
+                function = table_function_name(node)
+                if function in TABLE_FUNCTIONS:
+                    continue
+                raise NotSupportedError(
+                    f"unsupported FROM item {node.sql(dialect=TrinityLake)!r}; the table functions "
+                    f"are {', '.join(sorted(TABLE_FUNCTIONS))}"
+                )
+            if shape.is_cte(node):
+                continue
+            if node.args.get("catalog"):
+                raise ProgrammingError(f"table {node.sql(dialect=TrinityLake)!r}: names have at most two parts")
+            version = node.args.get("version")
+            if is_system_table(node):
+                view = self._system_view(node, version)
+            else:
+                view = self._view_of_reference(node, version)
+            alias = node.args.get("alias")
+            if alias is None:
+                alias = exp.TableAlias(this=exp.to_identifier(node.name))
+                if node.text("db"):
+                    qualified.add((node.text("db").lower(), node.name.lower()))
+            node.replace(exp.Table(this=exp.to_identifier(view), alias=alias))
+        # ``ns.t.column`` (as SQLAlchemy writes it) names the table by its alias now.
+        for column in statement.find_all(exp.Column):
+            if column.args.get("db") is not None and (column.text("db").lower(), column.table.lower()) in qualified:
+                column.set("db", None)
+
+    def _system_view(self, node: exp.Table, version: exp.Version | None) -> str:
+        from trinitylake_dbapi.sql.system_tables import SYSTEM_TABLES, Scope
+
+        key = (node.text("db").lower(), node.name.lower())
+        spec = SYSTEM_TABLES.get(key)
+        if spec is None:
+            names = ", ".join(f"{d}.{n}" for d, n in SYSTEM_TABLES)
+            raise ObjectNotFoundError(f"system table {key[0]}.{key[1]} does not exist; the system tables are {names}")
+        rows = spec.build(self.catalog_for(version), self.session.lakehouse, Scope({}, control=self.session.control))
+        view = f"__tl_{next(self._count)}"
+        table = _system_arrow(spec, rows)
+        self.cursor.register(view, table)
+        self._views.append((view, table))
+        return view
+
+    def run(self, sql: str) -> list[tuple]:
+        """Run DuckDB SQL on this statement's cursor, under the statement's control;
+        its rows (a statement's result is always read to its end)."""
+        with interruptible(self.session.control, self.cursor):
+            return self.cursor.execute(sql).fetchall()
+
+    def relation(self, sql: str) -> Any:
+        with interruptible(self.session.control, self.cursor):
+            return self.cursor.sql(sql)
+
+    def scalar(self, sql: str) -> Any:
+        rows = self.run(sql)
+        return rows[0][0] if rows else None
+
+    def arrow(self, sql: str) -> Any:
+        """The whole result of ``sql`` as an Arrow table."""
+        with interruptible(self.session.control, self.cursor):
+            return read_all(self.cursor.sql(sql))
