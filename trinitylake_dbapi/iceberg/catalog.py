@@ -17,7 +17,9 @@ Rules:
      loses to another writer of the same table (SerializationError), it is tried again
      on the latest version: the requirements are checked again there; an append whose
      only failed requirement is the branch head is rebased (its new manifests listed on
-     top of the new head, with the next sequence number); anything else fails with
+     top of the new head, with the next sequence number; a manifest its merge-append
+     wrote, which also lists the old head's files, is replaced by one holding only the
+     files it added, writing W5); anything else fails with
      CommitFailedException naming the table. Commits to different tables never fail
      each other (the lakehouse rebases them, transaction C4). Inside a SQL statement
      under autocommit (the scope ``reruns_statement``), a commit that is not a plain
@@ -92,6 +94,7 @@ Rules:
 from __future__ import annotations
 
 import contextlib
+import copy
 import random
 from concurrent.futures import wait
 import threading
@@ -142,7 +145,8 @@ from ..format.paths import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
 from ..storage.locations import location_within
 from .io import DurableFileIO, file_io_properties, storage_options_from_properties
 from .schema import columns_from_schema
-from .tables import ICEBERG, TableStates, check_commit
+from .manifests import manifest_entries, snapshot_manifests
+from .tables import ICEBERG, TableStates, apply_updates, check_commit
 from .writing import LakehouseTable
 
 __all__ = [
@@ -735,7 +739,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
                 if rebased is None:
                     raise CommitFailedException(f"table {namespace}.{name}: {e}") from None
                 updates = rebased
-            updated = update_table_metadata(current, updates, metadata_location=current_location)
+            updated = apply_updates(current, updates, metadata_location=current_location)
             if current_location is not None and updated == current:
                 return CommitTableResponse(metadata=current, metadata_location=current_location)
             syncing.result()
@@ -897,12 +901,12 @@ def _added_files(updates: tuple[TableUpdate, ...], io: FileIO, owner: str = "the
             continue
         snapshot = update.snapshot
         with _own_file(snapshot.manifest_list, owner):
-            manifests = snapshot.manifests(io)
+            manifests = snapshot_manifests(io, snapshot)  # manifests MF2: check_commit read it
         for manifest in manifests:
             if manifest.added_snapshot_id != snapshot.snapshot_id:
                 continue
             with _own_file(manifest.manifest_path, owner):
-                entries = manifest.fetch_manifest_entry(io, discard_deleted=False)
+                entries = manifest_entries(io, manifest, discard_deleted=False)
             for entry in entries:
                 if entry.status == ManifestEntryStatus.ADDED:
                     added.append(entry.data_file.file_path)
@@ -940,6 +944,29 @@ def _is_plain_append(updates: tuple[TableUpdate, ...]) -> bool:
     )
 
 
+def _added_only(current: TableMetadata, snapshot: Any, manifest: Any, io: FileIO) -> Any:
+    """A new manifest holding only the entries ``snapshot`` ADDED in its (merged)
+    ``manifest``, for a rebase (P3)."""
+    from pyiceberg.manifest import ManifestEntryStatus, write_manifest
+
+    location = manifest.manifest_path.replace(".avro", f"-rebased-{uuid.uuid4().hex[:8]}.avro")
+    with _own_file(manifest.manifest_path, "the append being rebased"):
+        entries = manifest_entries(io, manifest, discard_deleted=True)
+    with write_manifest(
+        format_version=current.format_version,
+        spec=current.specs()[manifest.partition_spec_id],
+        schema=current.schema(),
+        output_file=io.new_output(location),
+        snapshot_id=snapshot.snapshot_id,
+        avro_compression="deflate",
+    ) as writer:
+        for entry in entries:
+            if entry.status == ManifestEntryStatus.ADDED and entry.snapshot_id == snapshot.snapshot_id:
+                entry.sequence_number = None  # inherited from the rebased list (a fresh entry, MF4)
+                writer.add(entry)
+    return writer.to_manifest_file()
+
+
 def _rebased_append(
     current: TableMetadata,
     requirements: tuple[TableRequirement, ...],
@@ -969,17 +996,18 @@ def _rebased_append(
         return None  # already committed (e.g. by an earlier attempt): nothing to rebase
     added = []
     with _own_file(snapshot.manifest_list, "the append being rebased"):
-        own_manifests = snapshot.manifests(io)
+        own_manifests = snapshot_manifests(io, snapshot)
     for manifest in own_manifests:
         if manifest.added_snapshot_id == snapshot.snapshot_id:
             if manifest.existing_files_count or manifest.deleted_files_count:
-                # a merge-append's manifest (commit.manifest-merge.enabled) carries the
-                # old head's entries: listed on a newer head, they would count twice
-                return None
+                # writing W5: a merged manifest also lists the old head's files, which the
+                # new head lists itself: keep only what this append added
+                manifest = _added_only(current, snapshot, manifest, io)
+            manifest = copy.copy(manifest)  # manifests MF3: the decoded one is shared
             manifest.sequence_number = UNASSIGNED_SEQ
             manifest.min_sequence_number = UNASSIGNED_SEQ
             added.append(manifest)
-    existing = head.manifests(io) if head is not None else []
+    existing = snapshot_manifests(io, head) if head is not None else []
     sequence_number = current.next_sequence_number()
     manifest_list = snapshot.manifest_list.replace(".avro", f"-rebased-{uuid.uuid4().hex[:8]}.avro")
     with write_manifest_list(

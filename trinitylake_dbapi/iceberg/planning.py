@@ -13,8 +13,8 @@ Rules:
       canonical location with its snapshot id; a manifest's canonical location with its
       length, sequence number and adding snapshot, as the manifest list names it. So a
       read after a new commit decodes the new manifest list and the new manifests only.
-      The Avro reader tree (a file's schema resolved against the read schema) is kept
-      per distinct file schema (at most 64), as a table's manifests share one. A
+      The cache and the Avro reader (whose reader tree is kept per distinct file
+      schema) are :mod:`.manifests`' (MF1, MF2), shared with the commit path. A
       snapshot's files are also kept resolved as one list (with int64 arrays of the
       bounds of up to 4 integer columns), so planning another value of a point lookup
       touches no manifest and compares bounds in arrays; that entry's size counts its
@@ -48,33 +48,16 @@ Rules:
 from __future__ import annotations
 
 import sys
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from pyiceberg.avro.decoder import new_decoder
-from pyiceberg.avro.file import AvroFile
-from pyiceberg.avro.resolver import resolve_reader
-from pyiceberg.io import FileIO, InputFile
-from pyiceberg.manifest import (
-    DEFAULT_READ_VERSION,
-    INITIAL_SEQUENCE_NUMBER,
-    MANIFEST_ENTRY_SCHEMAS,
-    MANIFEST_LIST_FILE_SCHEMAS,
-    DataFile,
-    DataFileContent,
-    FileFormat,
-    ManifestContent,
-    ManifestEntry,
-    ManifestEntryStatus,
-    ManifestFile,
-    PartitionFieldSummary,
-)
+from pyiceberg.io import FileIO
+from pyiceberg.manifest import INITIAL_SEQUENCE_NUMBER, DataFileContent, ManifestFile
 from pyiceberg.table.delete_file_index import DeleteFileIndex
 
 from ..errors import NotSupportedError
 from ..storage.locations import canonical_location
+from .manifests import CACHE, ManifestList, list_key, manifest_entries, read_list
 from .tables import Confinement, refuse_links
 
 __all__ = ["Condition", "cache_info", "clear_cache", "plan_snapshot", "set_cache_limit"]
@@ -82,7 +65,6 @@ __all__ = ["Condition", "cache_info", "clear_cache", "plan_snapshot", "set_cache
 #: (field id, operator, value): operator one of = <> > >= < <= in (value: a tuple for in).
 Condition = tuple[int, str, Any]
 
-_DEFAULT_LIMIT = 64 * 1024 * 1024
 _ENTRY_OVERHEAD = 700  # bytes of a decoded entry beyond its strings (tracemalloc: ~2.5 KB in all)
 
 
@@ -110,69 +92,7 @@ class _Manifest:
     confined: set[tuple[str, str]] = field(default_factory=set)
 
 
-@dataclass(eq=False)
-class _List:
-    """A decoded manifest list."""
-
-    manifests: list[ManifestFile]
-    size: int
-    confined: set[tuple[str, str]] = field(default_factory=set)
-
-
-class _Cache:
-    """PC1: an LRU of decoded files, bounded by estimated bytes."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.bytes = 0
-        self._items: OrderedDict[tuple, Any] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
-
-    def get(self, key: tuple) -> Any:
-        with self._lock:
-            found = self._items.get(key)
-            if found is None:
-                self.misses += 1
-            else:
-                self.hits += 1
-                self._items.move_to_end(key)
-            return found
-
-    def put(self, key: tuple, value: Any) -> None:
-        with self._lock:
-            old = self._items.pop(key, None)
-            if old is not None:
-                self.bytes -= old.size
-            if value.size > self.limit:
-                return  # larger than the whole cache: used once, not kept
-            self._items[key] = value
-            self.bytes += value.size
-            self._shrink()
-
-    def _shrink(self) -> None:
-        while self.bytes > self.limit and self._items:
-            _, evicted = self._items.popitem(last=False)
-            self.bytes -= evicted.size
-
-    def set_limit(self, limit: int) -> None:
-        with self._lock:
-            self.limit = limit
-            self._shrink()
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self.bytes = 0
-
-    def info(self) -> dict[str, int]:
-        with self._lock:
-            return {"entries": len(self._items), "bytes": self.bytes, "limit": self.limit,
-                    "hits": self.hits, "misses": self.misses}  # fmt: skip
-
-
-_CACHE = _Cache(_DEFAULT_LIMIT)
+_CACHE = CACHE  # manifests MF2: one cache for planning and commits
 
 
 def cache_info() -> dict[str, int]:
@@ -195,68 +115,14 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
-class _ReusedReaderAvroFile(AvroFile):
-    """PyIceberg's AvroFile, whose reader tree (the file's schema resolved against the
-    read schema: ~5 ms a file, most of decoding a one-row manifest) is built once per
-    distinct file schema and reused: a table's manifests share their writer's schema."""
-
-    _readers: dict[tuple, tuple[Any, Any]] = {}
-    _lock = threading.Lock()
-
-    def __init__(self, input_file: InputFile, kind: str) -> None:
-        if kind == "list":
-            super().__init__(input_file, MANIFEST_LIST_FILE_SCHEMAS[DEFAULT_READ_VERSION],
-                             read_types={-1: ManifestFile, 508: PartitionFieldSummary},
-                             read_enums={517: ManifestContent})  # fmt: skip
-        else:
-            super().__init__(input_file, MANIFEST_ENTRY_SCHEMAS[DEFAULT_READ_VERSION],
-                             read_types={-1: ManifestEntry, 2: DataFile},
-                             read_enums={0: ManifestEntryStatus, 101: FileFormat, 134: DataFileContent})  # fmt: skip
-        self._kind = kind
-
-    def __enter__(self) -> "_ReusedReaderAvroFile":
-        with self.input_file.open() as f:
-            self.decoder = new_decoder(f.read())
-        self.header = self._read_header()
-        key = (self._kind, self.header.meta.get("avro.schema"))
-        with self._lock:
-            found = self._readers.get(key)
-        if found is None:
-            schema = self.header.get_schema()
-            found = (schema, resolve_reader(schema, self.read_schema, self.read_types, self.read_enums))
-            with self._lock:
-                if len(self._readers) >= 64:
-                    self._readers.clear()
-                self._readers[key] = found
-        self.schema, self.reader = found
-        return self
-
-
-def _inherit(entry: ManifestEntry, manifest: ManifestFile) -> ManifestEntry:
-    """Iceberg's inheritance of snapshot id, sequence numbers and partition spec from
-    the manifest list entry (as PyIceberg's ``fetch_manifest_entry`` does)."""
-    if entry.snapshot_id is None and manifest.added_snapshot_id is not None:
-        entry.snapshot_id = manifest.added_snapshot_id
-    inherits = manifest.sequence_number == 0 or entry.status == ManifestEntryStatus.ADDED
-    if entry.sequence_number is None and inherits:
-        entry.sequence_number = manifest.sequence_number
-    if entry.file_sequence_number is None and inherits:
-        entry.file_sequence_number = manifest.sequence_number
-    entry.data_file.spec_id = manifest.partition_spec_id
-    return entry
-
-
-def _manifest_list(io: FileIO, snapshot: Any, confinement: Confinement | None) -> _List:
+def _manifest_list(io: FileIO, snapshot: Any, confinement: Confinement | None) -> ManifestList:
     location = snapshot.manifest_list
-    key = ("list", canonical_location(location), snapshot.snapshot_id, confinement is not None)
+    key = list_key(snapshot, confinement is not None)
     found = _CACHE.get(key)
     if found is None:
         if confinement is not None:
             confinement.check(location, "manifest list")  # M6 and M7 before the read
-        with _ReusedReaderAvroFile(io.new_input(location), "list") as reader:
-            manifests = list(reader)
-        size = 300 + sum(500 + 2 * len(m.manifest_path) for m in manifests)
-        found = _List(manifests, size)
+        found = read_list(io, location)
         _CACHE.put(key, found)
     return found
 
@@ -279,8 +145,7 @@ def _manifest(io: FileIO, manifest: ManifestFile, confinement: Confinement | Non
             confinement.check(manifest.manifest_path, "manifest")  # M6 and M7 before the read
         files: list[_File] = []
         deletes: list[Any] = []
-        with _ReusedReaderAvroFile(io.new_input(manifest.manifest_path), "manifest") as reader:
-            entries = [_inherit(e, manifest) for e in reader if e.status != ManifestEntryStatus.DELETED]
+        entries = manifest_entries(io, manifest)
         for entry in entries:
             data = entry.data_file
             if data.content == DataFileContent.DATA:
@@ -377,7 +242,7 @@ _INT64 = (-(2**63), 2**63 - 1)
 
 
 def _resolve(
-    table: str, io: FileIO, listing: _List, confinement: Confinement | None, where: tuple[str, str] | None
+    table: str, io: FileIO, listing: ManifestList, confinement: Confinement | None, where: tuple[str, str] | None
 ) -> _Resolved:
     files: list[_File] = []
     delete_index: DeleteFileIndex | None = None

@@ -50,6 +50,13 @@ Rules (the P rules are :mod:`.catalog`'s):
      host. Planned files are cached per snapshot, so each is walked once per planning.
      A file swapped for a link between the check and the read is not caught here
      (docs/security.md).
+  M8 Table metadata models are shared, never copied: :func:`apply_updates` is
+     PyIceberg's ``update_table_metadata`` without its final deep copy of the whole
+     metadata (every snapshot, log entry and schema: O(history) per call, called at
+     least twice per commit, ~20 ms of a one-row INSERT after 200 commits). PyIceberg's
+     models are frozen and each update builds new lists and dicts (``model_copy`` with
+     ``update``), so a result shares unchanged parts with its base and no reader sees
+     a change it did not make.
 """
 
 from __future__ import annotations
@@ -78,7 +85,9 @@ from pyiceberg.table.update import (
     SetPropertiesUpdate,
     SetStatisticsUpdate,
     TableUpdate,
-    update_table_metadata,
+    _apply_table_update,
+    _TableMetadataUpdateContext,
+    _update_table_metadata_log,
 )
 from pyiceberg.utils.config import Config
 
@@ -89,11 +98,12 @@ from ..format.paths import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
 from ..storage.local import symlink_within
 from ..storage.locations import canonical_location, location_within
 from .files import check_avro, parse_metadata
+from .manifests import manifest_entries, snapshot_manifests
 from .schema import schema_from_columns
 
 __all__ = [
-    "ICEBERG", "Confinement", "ConfinedScan", "TableStates", "check_commit", "metadata_bytes", "metadata_version",
-    "refuse_links",
+    "ICEBERG", "Confinement", "ConfinedScan", "TableStates", "apply_updates", "check_commit", "metadata_bytes",
+    "metadata_version", "refuse_links",
 ]
 
 ICEBERG = "ICEBERG"
@@ -242,7 +252,7 @@ class TableStates:
             updates = updates_towards(current, info)
             if not updates:
                 return
-            updated = update_table_metadata(current, updates, metadata_location=location)
+            updated = apply_updates(current, updates, metadata_location=location)
         self.publish(txn, info, updated, location, columns=info.columns)
 
     def publish(
@@ -287,6 +297,27 @@ class TableStates:
 def _properties_of(info: TableInfo) -> dict[str, str]:
     """The Iceberg table properties a definition says: its properties and its comment."""
     return dict(info.properties, **({"comment": info.comment} if info.comment is not None else {}))
+
+
+def apply_updates(
+    base: TableMetadata, updates: tuple[TableUpdate, ...], metadata_location: str | None = None
+) -> TableMetadata:
+    """``base`` with ``updates`` applied, as PyIceberg 0.12's ``update_table_metadata``
+    computes it (the same checks, the same metadata log and timestamps), sharing what
+    did not change with ``base`` instead of deep-copying the result (M8)."""
+    context = _TableMetadataUpdateContext()
+    new_metadata = base
+    for update in updates:
+        new_metadata = _apply_table_update(update, new_metadata, context)
+    if context.has_changes():
+        if metadata_location:
+            new_metadata = _update_table_metadata_log(new_metadata, metadata_location, base.last_updated_ms)
+        if base.last_updated_ms == new_metadata.last_updated_ms:
+            now = int(time.time() * 1000)
+            new_metadata = new_metadata.model_copy(update={"last_updated_ms": now})
+    new_metadata.spec().check_compatible(new_metadata.schema())
+    new_metadata.sort_order().check_compatible(new_metadata.schema())
+    return new_metadata
 
 
 def metadata_version(location: str) -> int:
@@ -486,11 +517,11 @@ def check_commit(
             continue
         snapshot = update.snapshot
         check(snapshot.manifest_list, "manifest list")
-        for manifest in snapshot.manifests(io):
+        for manifest in snapshot_manifests(io, snapshot):  # manifests MF2: decoded once
             if manifest.added_snapshot_id != snapshot.snapshot_id:
                 continue  # listed by an earlier commit, checked there (readers check again)
             check(manifest.manifest_path, "manifest")
-            for entry in manifest.fetch_manifest_entry(io, discard_deleted=False):
+            for entry in manifest_entries(io, manifest, discard_deleted=False):
                 check(entry.data_file.file_path, "data file")
 
 

@@ -21,7 +21,22 @@ Rules:
      The cache is keyed on the identity of the table's metadata and of the tuple of
      staged updates, both replaced (never mutated) by PyIceberg when they change, so a
      stale state is never returned; the metadata models are immutable, so sharing one
-     copy between reads changes nothing but the time.
+     copy between reads changes nothing but the time. The state is computed by
+     :func:`~.tables.apply_updates`, without PyIceberg's deep copy of the whole metadata
+     (tables M8): with no staged update it is the table's own metadata.
+  W5 Appends merge manifests (Iceberg's merge-append): a table's appends (SQL INSERT,
+     PyIceberg's ``append``, and :func:`new_append`) list the new manifest beside the
+     parent's until a bin of manifests (``commit.manifest.target-size-bytes``, 8 MiB)
+     counts ``commit.manifest.min-count-to-merge`` (default 100) of them, then write
+     them as one manifest, so after N one-row commits a snapshot lists at most about
+     100 manifests instead of N. ``commit.manifest-merge.enabled`` defaults to true on
+     this catalog's tables, as in Iceberg's Java library (PyIceberg's own default is
+     false); a table that sets it keeps its choice. An explicit ``fast_append()`` never
+     merges. The merged manifest lists the parent's files as EXISTING entries: time
+     travel reads older snapshots through their own manifest lists, unchanged.
+  W6 Snapshot producers of these transactions read the parent's manifest list and the
+     manifests they merge through :mod:`.manifests` (decoded once per process, MF1,
+     MF2) instead of PyIceberg's readers, which resolve each file's Avro schema again.
 """
 
 from __future__ import annotations
@@ -30,16 +45,38 @@ import uuid
 from typing import Any, Iterator
 
 from pyiceberg.expressions import AlwaysTrue, BooleanExpression
+from pyiceberg.manifest import ManifestEntry, ManifestFile
 from pyiceberg.table import DataScan, Table, TableProperties, Transaction
 from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.table.refs import MAIN_BRANCH
+from pyiceberg.table.snapshots import Operation
+from pyiceberg.table.update.snapshot import UpdateSnapshot, _FastAppendFiles, _MergeAppendFiles
 from pyiceberg.typedef import EMPTY_DICT, Properties
+from pyiceberg.utils.properties import property_as_bool
 
-from .tables import Confinement, ConfinedScan
+from .manifests import manifest_entries, snapshot_manifests
+from .tables import Confinement, ConfinedScan, apply_updates
 
-__all__ = ["ROW_GROUP_ROWS", "LakehouseTable", "for_writing", "write_unpartitioned"]
+__all__ = ["MANIFEST_MERGE_DEFAULT", "ROW_GROUP_ROWS", "LakehouseTable", "for_writing", "merges_manifests",
+           "new_append", "write_unpartitioned"]
 
 #: W1: the most rows in one row group of a data file written here.
 ROW_GROUP_ROWS = 122_880
+#: W5: ``commit.manifest-merge.enabled`` of a table that does not set it (Iceberg Java's default).
+MANIFEST_MERGE_DEFAULT = True
+
+
+def merges_manifests(properties: Properties) -> bool:
+    """W5: whether appends to a table with these properties merge manifests."""
+    return property_as_bool(properties, TableProperties.MANIFEST_MERGE_ENABLED, MANIFEST_MERGE_DEFAULT)
+
+
+def new_append(transaction: Transaction) -> Any:
+    """The snapshot producer of an append in ``transaction``: a merge-append where the
+    table merges manifests (W5), else a fast append; with W6's reads on a table of this
+    package's catalog."""
+    update = transaction.update_snapshot()
+    return update.merge_append() if merges_manifests(transaction.table_metadata.properties) else update.fast_append()
 
 
 def for_writing(metadata: TableMetadata) -> TableMetadata:
@@ -70,6 +107,51 @@ def write_unpartitioned(table: Any, rows: Any, write_uuid: uuid.UUID) -> Iterato
     return write_file(table.io, for_writing(table.metadata), tasks)
 
 
+class _CachedReads:
+    """W6 for PyIceberg's append producers: the parent's manifest list and the manifests
+    a merge rewrites are read through :mod:`.manifests` (mixed in before PyIceberg's class)."""
+
+    def _existing_manifests(self: Any) -> list[ManifestFile]:
+        """PyIceberg's ``_FastAppendFiles._existing_manifests``, reading through W6."""
+        parent_id = self._parent_snapshot_id
+        if parent_id is None:
+            return []
+        parent = self._transaction.table_metadata.snapshot_by_id(parent_id)
+        if parent is None:
+            raise ValueError(f"Snapshot could not be found: {parent_id}")
+        return [
+            m for m in snapshot_manifests(self._io, parent)
+            if m.has_added_files() or m.has_existing_files() or m.added_snapshot_id == self.snapshot_id
+        ]  # fmt: skip
+
+    def fetch_manifest_entry(self: Any, manifest: ManifestFile, discard_deleted: bool = True) -> list[ManifestEntry]:
+        return manifest_entries(self._io, manifest, discard_deleted)
+
+
+class _FastAppend(_CachedReads, _FastAppendFiles):
+    """PyIceberg's fast append with W6's reads."""
+
+
+class _MergeAppend(_CachedReads, _MergeAppendFiles):
+    """PyIceberg's merge-append with W5's default and W6's reads."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._merge_enabled = merges_manifests(self._transaction.table_metadata.properties)
+
+
+class _UpdateSnapshot(UpdateSnapshot):
+    """PyIceberg's UpdateSnapshot whose appends are W5's and W6's."""
+
+    def fast_append(self) -> _FastAppendFiles:
+        return _FastAppend(operation=Operation.APPEND, transaction=self._transaction, io=self._io,
+                           branch=self._branch, snapshot_properties=self._snapshot_properties)  # fmt: skip
+
+    def merge_append(self) -> _MergeAppendFiles:
+        return _MergeAppend(operation=Operation.APPEND, transaction=self._transaction, io=self._io,
+                            branch=self._branch, snapshot_properties=self._snapshot_properties)  # fmt: skip
+
+
 class _OneCopyTransaction(Transaction):
     """PyIceberg's Transaction with W4's cache of ``table_metadata``; the scans of its
     deletes and overwrites refuse a managed table's files outside its location (tables
@@ -87,11 +169,23 @@ class _OneCopyTransaction(Transaction):
 
     _state: tuple[Any, Any, TableMetadata] | None = None
 
+    def update_snapshot(
+        self, snapshot_properties: dict[str, str] = EMPTY_DICT, branch: str | None = MAIN_BRANCH
+    ) -> UpdateSnapshot:
+        return _UpdateSnapshot(self, io=self._table.io, branch=branch, snapshot_properties=snapshot_properties)
+
+    def _append_snapshot_producer(
+        self, snapshot_properties: dict[str, str], branch: str | None = MAIN_BRANCH
+    ) -> _FastAppendFiles:
+        """PyIceberg's choice between merge-append and fast append, with W5's default."""
+        update = self.update_snapshot(snapshot_properties=snapshot_properties, branch=branch)
+        return update.merge_append() if merges_manifests(self.table_metadata.properties) else update.fast_append()
+
     @property
     def table_metadata(self) -> TableMetadata:
         base, updates, state = self._table.metadata, self._updates, self._state
         if state is None or state[0] is not base or state[1] is not updates:
-            state = self._state = (base, updates, super().table_metadata)
+            state = self._state = (base, updates, apply_updates(base, updates))
         return state[2]
 
 
