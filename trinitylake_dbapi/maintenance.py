@@ -72,7 +72,8 @@ from .format.definitions import LakehouseSettings, TableDef, decode_table_def
 from .format.paths import METADATA_LOCATION, TABLES_DIRECTORY
 from .storage import Storage, is_reserved_name
 from .storage.locations import location_within
-from .tree import Tree
+# tree TW2, also for spark.maintenance (Spark never imports the tree: architecture A2)
+from .tree import node_references  # noqa: F401
 from .catalog import LakehouseCatalog
 from .lakehouse import EXPIRED_ROOT_DELETE_DELAY_S, Lakehouse
 from .lakehouse import now_millis as millis_now
@@ -92,27 +93,6 @@ def is_expirable_file(path: str) -> bool:
     """The files expiration considers (E6): the format's files and this library's
     leftover temp files (always orphans, E4)."""
     return is_format_file(path) or is_reserved_name(path)
-
-
-def tree_files(tree: Tree, seen: set[str]) -> Iterable[str]:
-    """Node files and definition files a tree reaches, skipping subtrees in ``seen``.
-
-    Definition paths in buffers count as reached even when a newer message shadows
-    them: the files stay readable for every message the tree holds.
-    """
-    stack = [(None, tree.root)]
-    while stack:
-        path, node = stack.pop()
-        if path is not None:
-            yield path
-        yield from node.values
-        for message in node.buffer:
-            if message.value is not None:
-                yield message.value
-        for child in node.children:
-            if child not in seen:
-                seen.add(child)
-                stack.append((child, tree.store.load(child)))
 
 
 def wait_before_deleting_roots(listed_at: float) -> None:
@@ -169,7 +149,7 @@ def reachable_files(lakehouse: Lakehouse, versions: Iterable[int], seen: set[str
         snapshot = lakehouse.snapshot(version)
         reached.add(paths.root_node_path(version))
         reached.add(snapshot.lakehouse_def_path)
-        reached.update(tree_files(snapshot.tree, seen))
+        reached.update(snapshot.tree.files(seen))  # tree TW2
     return reached
 
 

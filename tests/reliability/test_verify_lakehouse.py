@@ -584,6 +584,35 @@ def test_orphan_files_are_warnings(lake: Lake) -> None:
     assert warnings(report) == {(orphan, "orphan"), (temp, "orphan")}
 
 
+@pytest.mark.parametrize("kind", ["table", "namespace"])
+def test_a_file_only_an_invalid_pointer_names_is_no_orphan(lake: Lake, kind: str) -> None:
+    """verify counts what a node references as expiration does (tree TW2): a file that a
+    key's value names is kept by expiration even when the pointer is invalid (a table
+    key naming a namespace definition, or the reverse), so verify reports the pointer
+    (an error) and not the file as an orphan "expiration removes"."""
+    from trinitylake_dbapi.maintenance import expire_versions
+
+    holders = [(lake.root_path(), lake.snapshot.root)] + [(p, n) for p, n, _ in lake.nodes]
+    path, node = next((p, n) for p, n in holders if any(lake.codec.decode(k).kind == kind for k in n.keys))
+    index = next(i for i, k in enumerate(node.keys) if lake.codec.decode(k).kind == kind)
+    if kind == "table":
+        target = paths.new_namespace_def_path("elsewhere")
+        lake.storage.write(target, encode(NamespaceDef(name="elsewhere")))
+    else:
+        target = paths.new_table_def_path("ns", "elsewhere")
+        lake.storage.write(target, lake.storage.read(lake.definition("ns", "t012")))
+    values = list(node.values)
+    values[index] = target
+    lake.rewrite(path, values=tuple(values))
+    report = verify(lake.location)
+    assert (path, "SPEC 2") in errors(report)
+    assert target not in report.orphans
+    fresh = LakehouseCatalog(lake.location)  # lake.catalog cached the node before it changed
+    kept = expire_versions(fresh, retain_last=10**6, dry_run=True, orphan_grace_millis=0)
+    assert target not in kept.files
+    assert sorted(report.orphans) == sorted(f for f in kept.files if f in report.orphans)
+
+
 def test_old_definitions_are_parsed_only_with_all_versions(lake: Lake) -> None:
     # "doomed" was created and then undone by the rollback: only old versions reach it.
     version = next(v.version for v in lake.catalog.versions() if "table other.doomed" in v.changes)

@@ -138,11 +138,11 @@ def _check_errors(frame: DataFrame) -> None:
 
 
 def _refs(node: NodeFile) -> list[tuple[str, str, None]]:
-    """What one node points at, as ``maintenance.tree_files`` counts it: children, the
-    values of its key table, and the values of its buffered messages."""
-    rows: list[tuple[str, str, None]] = [(child, "node", None) for child in node.children]
-    rows += [(value, "definition", None) for value in node.values]
-    rows += [(m.value, "definition", None) for m in node.buffer if m.value is not None]
+    """What one node points at (tree TW2, as ``Tree.files`` counts it for the local
+    expiration): children, and the definition file of every entry with a value."""
+    references = local.node_references(node)
+    rows: list[tuple[str, str, None]] = [(child, "node", None) for child in references.children]
+    rows += [(value, "definition", None) for _, value in references.definitions]
     return rows
 
 

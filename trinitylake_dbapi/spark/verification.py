@@ -134,11 +134,13 @@ def node_rows(path: str, node: NodeFile, settings: _Settings, *, is_root: bool, 
         name = decoded.namespace if decoded.kind == "namespace" else decoded.table
         out.append(("definition", value, json.dumps([decoded.kind, name, path, rules.describe(decoded)]), None, None))
 
-    for key, value in zip(node.keys, node.values):
+    # Reachability as expiration counts it (tree TW2: shadowed and invalid pointers
+    # included), so an orphan here is a file expiration would delete.
+    out += [("reached", file, None, None, None) for file in dict.fromkeys(rules.node_references(node).files())]
+    for key, value in rules.node_entries(node):  # tree TW1
         entry(key, value)
     last_tag: dict[str, int] = {}
     for message in node.buffer:
-        entry(message.key, message.value)
         tag = rules.txn_tag(message.txn)
         if tag is None:
             continue

@@ -43,9 +43,12 @@ The package, from the bottom up:
   check.py   node_violations: the rules one node keeps on its own (the one
              implementation, which verify asks too); check_tree: every violation of
              T1-T8 under a root.
+  walks.py   the walks of one node (TW1-TW3): its entries, the files it references,
+             its merged view; the one implementation maintenance, verify and their
+             Spark versions use.
   here       Tree, one version's tree: merge-on-read get and scan (T6), walks that
-             check T9 on every descent, and ``apply``, which hands the writer the
-             messages of one transaction.
+             check T9 on every descent (every node, every file reached), and
+             ``apply``, which hands the writer the messages of one transaction.
 """
 
 from __future__ import annotations
@@ -65,6 +68,14 @@ from .nodes import (
     buffer_size,
     message_size,
 )
+from .walks import (
+    NodeReferences,
+    merge_messages,
+    merge_node,
+    merged_view,
+    node_entries,
+    node_references,
+)
 from .writer import TreeUpdate, apply_messages, empty_root
 
 __all__ = [
@@ -72,6 +83,7 @@ __all__ = [
     "MESSAGE_OVERHEAD_BYTES",
     "NODE_CACHE_BYTES",
     "CachedNode",
+    "NodeReferences",
     "NodeStore",
     "Tree",
     "TreeConfig",
@@ -79,7 +91,12 @@ __all__ = [
     "buffer_size",
     "check_tree",
     "empty_root",
+    "merge_messages",
+    "merge_node",
+    "merged_view",
     "message_size",
+    "node_entries",
+    "node_references",
     "node_violations",
 ]
 
@@ -249,6 +266,30 @@ class Tree:
             yield path, node, depth
             for child in reversed(node.children):
                 stack.append((child, self._child(path, child, depth + 1).file, depth + 1))
+
+    def files(self, seen: set[str] | None = None) -> Iterator[str]:
+        """Every file this tree reaches below its root file: node files and the
+        definition files their entries name (TW2, the root's own included), each node
+        yielded before the files it references.
+
+        Subtrees whose node is in ``seen`` are skipped and every node walked is added
+        to it, so the trees of several versions sharing subtrees are walked once
+        (expiration and export count reachability this way, E3). A definition file may
+        be yielded more than once. Every descent checks T9.
+        """
+        seen = set() if seen is None else seen
+        stack: list[tuple[str | None, NodeFile, int]] = [(None, self.root, 0)]
+        while stack:
+            path, node, depth = stack.pop()
+            if path is not None:
+                yield path
+            references = node_references(node)
+            for _, value in references.definitions:
+                yield value
+            for child in references.children:
+                if child not in seen:
+                    seen.add(child)
+                    stack.append((child, self._child(path, child, depth + 1).file, depth + 1))
 
     def node_paths(self) -> Iterator[str]:
         """Paths of every non-root node file this tree reaches."""

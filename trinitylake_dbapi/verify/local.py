@@ -36,7 +36,7 @@ from ..format.nodefile import NodeFile, decode_node_file
 from ..format.types import from_proto_columns
 from ..storage import Storage
 from ..storage.locations import location_within
-from ..tree import TreeConfig
+from ..tree import TreeConfig, merge_messages, merge_node, node_entries, node_references
 from .report import (
     ERROR,
     MAX_PER_FILE_AND_RULE,
@@ -51,17 +51,6 @@ from .report import (
 from . import rules
 
 __all__ = ["LocalVerifier"]
-
-
-def _merge(state: dict[str, str], node: NodeFile) -> None:
-    """Merge-on-read of one node over its children's merged ``state``: its key table,
-    then its buffered messages in the order they were applied."""
-    state.update(zip(node.keys, node.values))
-    for message in node.buffer:
-        if message.value is None:
-            state.pop(message.key, None)
-        else:
-            state[message.key] = message.value
 
 
 @dataclass(frozen=True)
@@ -265,13 +254,8 @@ class LocalVerifier:
             return info, None, codec
         if info.rollback_from is not None:  # content of an unknown earlier version
             return info, self._scan_state(root), codec
-        new_state = dict(state)
-        for message in root.buffer:  # T5: root v holds exactly version v's changes
-            if message.txn == str(version):
-                if message.value is None:
-                    new_state.pop(message.key, None)
-                else:
-                    new_state[message.key] = message.value
+        own = str(version)  # T5: root v holds exactly version v's changes
+        new_state = merge_messages(dict(state), (m for m in root.buffer if m.txn == own))
         return info, new_state, codec
 
     # -- nodes ---------------------------------------------------------------------------------
@@ -284,13 +268,15 @@ class LocalVerifier:
         self.add(rules.node_problems(path, node, ctx.config, is_root=is_root, version=ctx.version))
         k = len(node.keys)
 
-        # SPEC 3 keys, definition pointers; T6 tags
-        for key, value in zip(node.keys, node.values):
+        # Reachability as expiration counts it (tree TW2: shadowed and invalid pointers
+        # included), so an orphan here is a file expiration would delete.
+        self._reached.update(node_references(node).files())
+        # SPEC 3 keys, definition pointers (tree TW1); T6 tags
+        for key, value in node_entries(node):
             self._check_entry(path, key, value, ctx)
         last_tag: dict[str, int] = {}
         oldest: dict[str, int] = {}
         for message in node.buffer:
-            self._check_entry(path, message.key, message.value, ctx)
             tag = rules.txn_tag(message.txn)
             if tag is None:
                 if message.txn is not None and not self._tags_warned:
@@ -346,7 +332,7 @@ class LocalVerifier:
                              "leaves are not all at one depth")
             height = 1 + max(heights, default=0)
         if state is not None:
-            _merge(state, node)
+            merge_node(state, node)  # tree TW3
         return _Summary(height, lo, hi), state
 
     @staticmethod
@@ -371,7 +357,6 @@ class LocalVerifier:
         if problem is not None:
             self.add(problem)
             return None, None
-        self._reached.add(child)
         if child in self._in_progress:
             self.problem(parent, "T7", f"child {child} is an ancestor of this node (a cycle)")
             return None, None
@@ -417,7 +402,6 @@ class LocalVerifier:
         if decoded is None or value is None:
             return
         kind = decoded.kind
-        self._reached.add(value)
         if not ctx.deep:
             if not self._file_exists(value) and value not in self._missing_reported:
                 self._missing_reported.add(value)
@@ -494,7 +478,7 @@ class LocalVerifier:
                 if sub is None:
                     return None
                 out.update(sub)
-            _merge(out, node)
+            merge_node(out, node)  # tree TW3
             return out
 
         return scan(root, 0)

@@ -4,8 +4,10 @@ state; the few that need a file's bytes take the read function as an argument), 
 returning the problems it finds.
 
 The rules themselves live with what they are about: file names in ``format.paths``, keys
-in ``format.keys``, a node's own tree rules in ``tree.check.node_violations``; these
-functions ask them and say what is wrong as a :class:`~.report.Problem`.
+in ``format.keys``, a node's own tree rules in ``tree.check.node_violations``, what a
+node holds and references in ``tree.walks`` (``node_entries``, ``node_references``,
+passed on here for the Spark verifier); these functions ask them and say what is wrong
+as a :class:`~.report.Problem`.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from ..format.definitions import (
 from ..format.nodefile import NodeFile
 from ..format.types import from_proto_columns
 from ..storage import Storage
-from ..tree import MAX_TREE_DEPTH, TreeConfig, node_violations
+from ..tree import MAX_TREE_DEPTH, TreeConfig, node_entries, node_references, node_violations
 from .report import (
     R_DEFINITION,
     R_HISTORY,
@@ -51,6 +53,9 @@ __all__ = [
     "lakehouse_def_problems", "node_problems", "entry_problem", "tag_problems",
     "child_problem", "missing_definition_problem", "definition_problem",
     "definition_use_problem", "discovery_problems", "RootInfo", "chain_problems",
+    # the tree's walks of one node (TW1, TW2), for the Spark verifier, which never
+    # imports the tree (architecture rule A2)
+    "node_entries", "node_references",
 ]
 
 #: Deeper than this, a chain of child pointers is reported instead of followed (the
