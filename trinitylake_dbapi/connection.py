@@ -455,13 +455,14 @@ class Connection:
             from trinitylake_dbapi.iceberg.tables import TableStates
 
             storage_options = self._lakehouse.storage_options
+            root_uri = self._lakehouse.storage.root_uri  # not self: the closure must not hold it
             made: list[Any] = []
 
             def file_io() -> Any:
                 if not made:
                     from trinitylake_dbapi.iceberg.io import DurableFileIO, file_io_properties
 
-                    made.append(DurableFileIO(file_io_properties(storage_options)))
+                    made.append(DurableFileIO(file_io_properties(storage_options, root_uri)))
                 return made[0]
 
             self._table_states = TableStates(self._lakehouse.storage.root_uri, None, file_io)
@@ -474,7 +475,7 @@ class Connection:
             from trinitylake_dbapi.sql.query import Engine
 
             storage = self._lakehouse.storage
-            self._engine = Engine(filesystem=storage.fs, memory_limit=self._memory_limit, allowed=[storage.root_uri])
+            self._engine = Engine(filesystem=storage.duckdb_filesystem, memory_limit=self._memory_limit, allowed=[storage.root_uri])
         return self._engine
 
     # -- internals ------------------------------------------------------------------------

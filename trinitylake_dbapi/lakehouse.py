@@ -107,7 +107,7 @@ OBJECT_STORE_FLUSH_THRESHOLD_BYTES: int | None = 64 * 1024
 
 def flush_threshold(storage: Storage) -> int | None:
     """The flush threshold for a lakehouse on ``storage`` (see the two constants)."""
-    if storage.protocol in ("file", "memory"):
+    if not storage.scheme.object_store:
         return FLUSH_THRESHOLD_BYTES
     return OBJECT_STORE_FLUSH_THRESHOLD_BYTES
 

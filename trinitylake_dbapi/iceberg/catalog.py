@@ -350,7 +350,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
         self._own = _OwnScope(lakehouse, pinned)
         self._scope: CatalogScope = scope if scope is not None else self._own
         self.read_only = pinned is not None or bound_read_only
-        io_properties = {**file_io_properties(lakehouse.storage_options), **self.properties}
+        io_properties = {**file_io_properties(lakehouse.storage_options, lakehouse.storage.root_uri), **self.properties}
         io_properties.pop("py-catalog-impl", None)
         self._io = DurableFileIO(io_properties)
         #: The tables' Iceberg states (shared with the SQL layer of a bound connection).

@@ -8,10 +8,12 @@ Rules:
      (on a worker thread, overlapping the commit's own work, and once more for files
      written meanwhile) and waits for before it swaps a table's metadata pointer. PyArrow's local writer never fsyncs. On
      an object store a completed PUT is durable, so there is nothing to do.
-  F2 The Iceberg files and the lakehouse's own files are reached with the same settings:
-     the object-store options the lakehouse storage was opened with are translated once,
-     by :mod:`.locations` (which names this FileIO as ``DURABLE_FILE_IO``), into
-     PyIceberg's FileIO properties and back.
+  F2 The Iceberg files and the lakehouse's own files are reached with the same settings
+     (storage.schemes SC2): the options the lakehouse storage was opened with travel in
+     this FileIO's properties (``file_io_properties``), and each scheme's row says how
+     its files are reached: through PyArrow's own file system (local disk; S3 when
+     every option is one PyArrow receives) or through a filesystem of the same fsspec
+     class as the lakehouse's, opened with the same options.
   F3 Requests on an object store (issue 21: an append of one data file in 8 requests).
      A file smaller than PyArrow's part size is one PUT (``allow_delayed_open``: PyArrow
      starts a multipart upload, three requests, only once a part is full). A file
@@ -47,6 +49,7 @@ from pyiceberg.io import InputFile, InputStream, OutputFile
 from pyiceberg.io.pyarrow import PyArrowFile, PyArrowFileIO
 from pyiceberg.typedef import EMPTY_DICT, Properties
 
+from ..storage.schemes import GENERIC, STORAGE_SCHEME_PROPERTY, Scheme, scheme_of
 from .files import check_avro
 from .locations import DURABLE_FILE_IO, file_io_properties, local_path, storage_options_from_properties
 
@@ -58,8 +61,9 @@ __all__ = [
     "local_path",
 ]
 
-#: Schemes PyArrow's own file systems serve (PyIceberg's choice for them is kept).
-_PYARROW_SCHEMES = frozenset({"", "file", "s3", "s3a", "s3n", "oss", "hdfs", "viewfs", "gs", "gcs", "abfs", "abfss"})
+#: Schemes without a storage row that PyIceberg serves with PyArrow's own file systems
+#: (its choice for them is kept: a table's files may live on such a store).
+_PYARROW_ONLY_SCHEMES = frozenset({"oss", "hdfs", "viewfs", "wasb", "wasbs"})
 
 #: F3: the largest written file kept for reading back, and how many are kept.
 REMEMBERED_FILE_BYTES = 1 << 20
@@ -240,15 +244,26 @@ class DurableFileIO(PyArrowFileIO):
         self._created: OrderedDict[str, float] = OrderedDict()
 
     def _initialize_fs(self, scheme: str, netloc: str | None = None) -> Any:
-        """PyArrow's file system for the schemes it has; fsspec's for the others that
-        a lakehouse can live on (``memory``, and any other fsspec protocol), so an
-        Iceberg table can sit wherever its lakehouse does."""
-        if scheme in _PYARROW_SCHEMES:
-            return _single_put_for_small_files(super()._initialize_fs(scheme, netloc))
-        import fsspec
+        """The file system of a scheme, as its storage row says (F2, storage.schemes
+        SC2): PyArrow's own (small files in one PUT on S3, F3) where it reaches the
+        store with the options given, else the scheme's fsspec filesystem opened with
+        those options, so an Iceberg table can sit wherever its lakehouse does."""
+        row = scheme_of(scheme or "file")
+        options = self._storage_options(row)
+        if row is GENERIC and scheme in _PYARROW_ONLY_SCHEMES:
+            return super()._initialize_fs(scheme, netloc)
+        if row.pyarrow_carries(options):
+            return _single_put_for_small_files(super()._initialize_fs(row.name if scheme else "file", netloc))
         from pyarrow.fs import FSSpecHandler, PyFileSystem
 
-        return PyFileSystem(FSSpecHandler(fsspec.filesystem(scheme)))
+        return PyFileSystem(FSSpecHandler(row.open_filesystem(scheme, options)))
+
+    def _storage_options(self, row: Scheme) -> dict[str, Any]:
+        """The storage options this FileIO's properties carry for ``row``'s store: those
+        of the lakehouse when it is on that store, none for another one."""
+        if self.properties.get(STORAGE_SCHEME_PROPERTY, row.name) != row.name:
+            return {}
+        return storage_options_from_properties(self.properties, f"{row.name}://")
 
     def new_input(self, location: str) -> Any:
         """PyArrow's input file (checked when it is Avro: F5), or the bytes of a file

@@ -9,12 +9,14 @@ storage (SQL).
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping
 from urllib.parse import urlparse
 
 from pyiceberg.io import PY_IO_IMPL
 
 from ..storage.locations import canonical_location, location_within
+from ..storage.schemes import STORAGE_OPTIONS_PROPERTY, STORAGE_SCHEME_PROPERTY, scheme_of, scheme_of_location
 
 __all__ = [
     "DURABLE_FILE_IO", "canonical_location", "file_io_properties", "local_path", "location_within",
@@ -24,40 +26,41 @@ __all__ = [
 #: The class PyIceberg loads as the tables' FileIO (``py-io-impl``): :mod:`.io`'s.
 DURABLE_FILE_IO = "trinitylake_dbapi.iceberg.io.DurableFileIO"
 
-#: PyIceberg FileIO property <-> path into s3fs's (fsspec) options (rule F2).
-_S3_OPTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("s3.endpoint", ("client_kwargs", "endpoint_url")),
-    ("s3.region", ("client_kwargs", "region_name")),
-    ("s3.access-key-id", ("key",)),
-    ("s3.secret-access-key", ("secret",)),
-    ("s3.session-token", ("token",)),
-)
 
-
-def file_io_properties(storage_options: Mapping[str, Any] | None) -> dict[str, str]:
-    """PyIceberg properties reaching the storage that ``storage_options`` (s3fs's
-    options, as given to :func:`trinitylake_dbapi.connect`) reach, with this FileIO."""
+def file_io_properties(storage_options: Mapping[str, Any] | None, location: str | None = None) -> dict[str, str]:
+    """PyIceberg FileIO properties that reach the store ``storage_options`` (as given to
+    :func:`trinitylake_dbapi.connect`) reach, with this FileIO (rule F2, storage.schemes
+    SC2): the FileIO class; PyIceberg's names for the options that have one, of the
+    scheme of ``location`` (S3's when no location is given); the options whole as JSON
+    (unless a value is no JSON value, e.g. a credential object) and, with ``location``,
+    the scheme they are for."""
     properties = {PY_IO_IMPL: DURABLE_FILE_IO}
-    for prop, path in _S3_OPTIONS:
-        value: Any = storage_options or {}
-        for part in path:
-            value = value.get(part) if isinstance(value, Mapping) else None
-        if value is not None:
-            properties[prop] = str(value)
+    if not storage_options:
+        return properties
+    row = scheme_of("s3") if location is None else scheme_of_location(location)
+    properties.update(row.properties_of(storage_options))
+    try:
+        properties[STORAGE_OPTIONS_PROPERTY] = json.dumps(storage_options, sort_keys=True)
+    except (TypeError, ValueError):
+        pass  # only the named properties can carry it
+    if location is not None:
+        properties[STORAGE_SCHEME_PROPERTY] = row.name
     return properties
 
 
-def storage_options_from_properties(properties: Mapping[str, str]) -> dict[str, Any]:
-    """The s3fs options of PyIceberg's FileIO ``properties`` (the inverse of
-    :func:`file_io_properties`); empty when none are given."""
-    options: dict[str, Any] = {}
-    for prop, path in _S3_OPTIONS:
-        if prop in properties:
-            target = options
-            for part in path[:-1]:
-                target = target.setdefault(part, {})
-            target[path[-1]] = properties[prop]
-    return options
+def storage_options_from_properties(properties: Mapping[str, Any], location: str | None = None) -> dict[str, Any]:
+    """The storage options of PyIceberg FileIO ``properties`` (the inverse of
+    :func:`file_io_properties`): the options carried whole if there, else those that
+    PyIceberg's property names of the scheme of ``location`` (default: the ``uri``
+    property, else S3) stand for; empty when none are given."""
+    carried = properties.get(STORAGE_OPTIONS_PROPERTY)
+    if carried:
+        options = json.loads(carried)
+        if isinstance(options, dict):
+            return options
+    where = location if location is not None else properties.get("uri")
+    row = scheme_of("s3") if not isinstance(where, str) else scheme_of_location(where)
+    return row.options_of(properties)
 
 
 def local_path(location: str) -> str | None:

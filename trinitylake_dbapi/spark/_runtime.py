@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 from ..catalog import LakehouseCatalog
 from ..errors import InvalidLocationError
 from ..storage import Storage
+from ..storage.schemes import scheme_of_location
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -46,7 +47,7 @@ class Location:
     def of(cls, uri: str, storage_options: dict | None = None) -> "Location":
         if not isinstance(uri, str):
             raise InvalidLocationError(f"location {uri!r} is not a string")
-        if uri.startswith("memory://"):
+        if not scheme_of_location(uri).shared:
             raise InvalidLocationError(
                 f"location {uri!r}: a memory filesystem lives in one process and Spark's "
                 "Python workers cannot see it; use a local path or an object store"

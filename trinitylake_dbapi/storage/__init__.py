@@ -1,22 +1,25 @@
 """Storage: every byte the lakehouse reads or writes goes through here (SPEC 2, 7).
 
 A ``Storage`` is one root URI plus one backend doing the I/O of its kind of store,
-chosen by the URI's scheme from one table, ``BACKENDS`` (as PyIceberg's FileIO picks
-its implementation by scheme). Everything above this package sees only paths
-*relative* to the root; this package is the only code that touches fsspec or the disk
-for the lakehouse's files.
+chosen by the URI's scheme from its row in ``schemes.SCHEMES`` (as PyIceberg's FileIO
+picks its implementation by scheme). That row is the one record of the scheme, which
+the Iceberg FileIO and DuckDB's registered filesystem derive from too (SC1-SC3).
+Everything above this package sees only paths *relative* to the root; this package is
+the only code that touches fsspec or the disk for the lakehouse's files.
 
     storage/__init__.py     the facade: root URI rules, path checks, call counters,
                             error mapping, the cache of immutable files
+    storage/schemes.py      one record per URI scheme (SC1-SC3)
     storage/base.py         the Backend contract (B1-B5) and what all share
     storage/local.py        local disk on the os module (L1-L4)
     storage/objectstore.py  any fsspec filesystem; S3 (O1-O4)
     storage/memory.py       fsspec's memory:// filesystem (M1)
 
 A new kind of store (say GCS or Azure with their own exclusive create) is one module
-with a ``Backend`` subclass and one row of ``BACKENDS``. A backend's module is imported
-when a root of its scheme is first opened: a process on local disk never imports fsspec
-(and the asyncio, ssl and compression modules it brings, ~0.1 s of a cold start).
+with a ``Backend`` subclass and one row of ``schemes.SCHEMES``. A backend's module is
+imported when a root of its scheme is first opened: a process on local disk never
+imports fsspec (and the asyncio, ssl and compression modules it brings, ~0.1 s of a
+cold start).
 
 Invariants of the facade:
 
@@ -46,7 +49,6 @@ Invariants of the facade:
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
 import threading
 from collections import OrderedDict
@@ -66,27 +68,22 @@ from .base import (
     is_reserved_name,
     operation_failed,
 )
+from .schemes import GENERIC, SCHEMES, Scheme, scheme_of
 
 if TYPE_CHECKING:
     import fsspec
 
 #: The backend of each URI scheme, as ``"module of this package:class"`` (imported when
-#: first used). A scheme not listed here is served by the fsspec filesystem registered
-#: for it (``FSSPEC_BACKEND``: exclusive create only where that filesystem implements a
-#: conditional write itself).
-BACKENDS: dict[str, str] = {
-    "file": "local:LocalBackend",
-    "memory": "memory:MemoryBackend",
-    "s3": "objectstore:S3Backend",
-    "s3a": "objectstore:S3Backend",
-}
-FSSPEC_BACKEND = "objectstore:FsspecBackend"
+#: first used), from the schemes' rows. A scheme not listed here is served by the fsspec
+#: filesystem registered for it (``FSSPEC_BACKEND``: exclusive create only where that
+#: filesystem implements a conditional write itself).
+BACKENDS: dict[str, str] = {name: row.backend for row in SCHEMES for name in row.names}
+FSSPEC_BACKEND = GENERIC.backend
 
 
 def backend_class(protocol: str) -> type[Backend]:
     """The ``Backend`` subclass serving ``protocol`` (its module imported now)."""
-    module, _, name = BACKENDS.get(protocol, FSSPEC_BACKEND).partition(":")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    return scheme_of(protocol).backend_class()
 
 
 @dataclass
@@ -162,6 +159,8 @@ class Storage:
     backend: Backend
     #: The backend's fsspec filesystem; None on local disk (the os module is used).
     fs: fsspec.AbstractFileSystem | None
+    #: The record of the root's URI scheme (storage.schemes SC1).
+    scheme: Scheme
 
     def __init__(
         self,
@@ -174,13 +173,20 @@ class Storage:
         """Open the root: ``storage_options`` for a filesystem this opens itself, or a
         ready ``filesystem`` (not both). Nothing is read or written."""
         self.root_uri, self.protocol = _qualify(root_uri)
+        self.scheme = scheme_of(self.protocol)
         self.counters = StorageCounters()
         self._lock = threading.Lock()  # counters and cache
         self._cache: OrderedDict[str, bytes] = OrderedDict()
         self._cache_size = 0
         self._cache_bytes = max(0, int(cache_bytes))
-        self.backend = backend_class(self.protocol).open(self.root_uri, self.protocol, storage_options, filesystem)
+        self.backend = self.scheme.backend_class().open(self.root_uri, self.protocol, storage_options, filesystem)
         self.fs = self.backend.fs
+
+    @property
+    def duckdb_filesystem(self) -> fsspec.AbstractFileSystem | None:
+        """The filesystem DuckDB reads the tables' data through (registered in it), as
+        the scheme's row says (SC1); None where DuckDB reads the files itself."""
+        return self.fs if self.scheme.register_in_duckdb else None
 
     def __repr__(self) -> str:
         return f"Storage({self.root_uri!r})"
@@ -420,6 +426,6 @@ def _nothing() -> None:
 
 
 __all__ = [
-    "BACKENDS", "FSSPEC_BACKEND", "RESERVED_PREFIX", "Backend", "PreparedCreate", "Storage", "StorageCounters",
-    "backend_class", "is_reserved_name",
+    "BACKENDS", "FSSPEC_BACKEND", "RESERVED_PREFIX", "SCHEMES", "Backend", "PreparedCreate", "Scheme", "Storage",
+    "StorageCounters", "backend_class", "is_reserved_name", "scheme_of",
 ]

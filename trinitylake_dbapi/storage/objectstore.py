@@ -29,7 +29,6 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Mapping
 from typing import Any
 
 import fsspec
@@ -42,6 +41,7 @@ from trinitylake_dbapi.errors import (
 )
 
 from .base import RESERVED_PREFIX, Backend, PreparedCreate, filesystem_protocols, operation_failed
+from .schemes import scheme_of
 
 # O3: retries of a 409 ConditionalRequestConflict. Bounded: about 1.3 s in total at most.
 _CONFLICT_RETRIES = 8
@@ -52,14 +52,14 @@ _S3_DELETE_BATCH = 1000
 
 
 class FsspecBackend(Backend):
-    """Files of one root on an fsspec filesystem (rules O1-O3)."""
-
-    #: Options a filesystem of this kind is opened with unless the caller set them.
-    default_options: Mapping[str, Any] = {}
+    """Files of one root on an fsspec filesystem (rules O1-O3), as its scheme's row
+    (storage.schemes SC1) says: the filesystem's class and default options, and the
+    error mapping of its conditional write."""
 
     def __init__(self, root_uri: str, protocol: str, fs: fsspec.AbstractFileSystem) -> None:
         self.root_uri = root_uri
         self.protocol = protocol
+        self.scheme = scheme_of(protocol)
         self.fs = fs
         self._base = fs._strip_protocol(root_uri).rstrip("/")
         self._probe_lock = threading.Lock()
@@ -80,19 +80,17 @@ class FsspecBackend(Backend):
         storage_options: dict[str, Any] | None,
         filesystem: fsspec.AbstractFileSystem | None,
     ) -> FsspecBackend:
-        """Open fsspec's filesystem for ``protocol`` with ``storage_options`` (over
-        ``default_options``), or check that ``filesystem`` serves ``protocol``."""
+        """Open the scheme's fsspec filesystem with ``storage_options`` (over the row's
+        default options), or check that ``filesystem`` serves ``protocol``."""
         if filesystem is None:
-            options = dict(storage_options or {})
-            for name, value in cls.default_options.items():
-                options.setdefault(name, value)
+            row = scheme_of(protocol)
             try:
-                filesystem = fsspec.filesystem(protocol, **options)
+                filesystem = row.open_filesystem(protocol, storage_options)
             except ImportError as e:
+                extra = f"; install 'trinitylake-dbapi[{row.extra}]'" if row.extra else ""
                 raise NotSupportedError(
                     f"protocol {protocol!r} of root URI {root_uri!r} needs a "
-                    f"package that is not installed ({e}); for S3 install "
-                    "'trinitylake-dbapi[s3]'"
+                    f"package that is not installed ({e}){extra}"
                 ) from e
             except ValueError as e:
                 raise NotSupportedError(
@@ -202,9 +200,10 @@ class FsspecBackend(Backend):
             except FileExistsError:
                 return False
             except OSError as e:
-                if _is_precondition_failed(e):
+                code = _error_code(e)
+                if code in self.scheme.taken_codes:
                     return False
-                if not _is_conditional_conflict(e) or attempt == _CONFLICT_RETRIES:
+                if code not in self.scheme.conflict_codes or attempt == _CONFLICT_RETRIES:
                     raise
             delay = _CONFLICT_BACKOFF_S * (2 ** min(attempt, 5))
             time.sleep(delay * (0.5 + random.random()))
@@ -272,9 +271,6 @@ class FsspecBackend(Backend):
 class S3Backend(FsspecBackend):
     """S3 through s3fs (rules O1-O4): conditional PUT is native, requests are few."""
 
-    #: Other processes write too; a listing cache would go stale.
-    default_options: Mapping[str, Any] = {"use_listings_cache": False}
-
     @classmethod
     def drives(cls, fs: fsspec.AbstractFileSystem) -> bool:
         """Only s3fs's filesystem (its ``call_s3`` and ``split_path`` are used)."""
@@ -331,8 +327,12 @@ class S3Backend(FsspecBackend):
             )
 
 
-def _client_error_code(exc: BaseException) -> str | None:
-    """The S3 error code of a botocore ClientError in ``exc``'s cause chain, if any."""
+def _error_code(exc: BaseException) -> str | None:
+    """The store's error code in ``exc``'s cause chain, matched against a scheme's
+    ``taken_codes`` and ``conflict_codes`` (SC1): a botocore ClientError's Error.Code
+    (s3fs turns a 409 ConditionalRequestConflict into a generic OSError, O3), an Azure
+    error's ``error_code``, else an HTTP status the error carries; the text
+    "ConditionalRequestConflict" in a message that lost its cause."""
     seen = 0
     e: BaseException | None = exc
     while e is not None and seen < 10:
@@ -341,22 +341,17 @@ def _client_error_code(exc: BaseException) -> str | None:
             code = response.get("Error", {}).get("Code")
             if code:
                 return str(code)
+        code = getattr(e, "error_code", None)
+        if code:
+            return str(code)
+        status = getattr(e, "status_code", None) or getattr(e, "code", None)
+        if isinstance(status, int):
+            return str(status)
         e = e.__cause__ or e.__context__
         seen += 1
+    if "ConditionalRequestConflict" in str(exc):
+        return "ConditionalRequestConflict"
     return None
-
-
-def _is_conditional_conflict(exc: BaseException) -> bool:
-    """S3's 409 ConditionalRequestConflict (s3fs turns it into a generic OSError)."""
-    code = _client_error_code(exc)
-    if code is not None:
-        return code in ("ConditionalRequestConflict", "409")
-    return "ConditionalRequestConflict" in str(exc)
-
-
-def _is_precondition_failed(exc: BaseException) -> bool:
-    """A 412 that s3fs did not map to FileExistsError (no "Condition" in the reply)."""
-    return _client_error_code(exc) in ("PreconditionFailed", "412")
 
 
 __all__ = ["FsspecBackend", "S3Backend"]
