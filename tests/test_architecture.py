@@ -13,6 +13,10 @@ Rules, each checked on every module of ``trinitylake_dbapi`` and ``trinitylake_s
   A4. No module uses another module's underscore names: neither ``from m import _x`` nor
       ``obj._x`` where ``_x`` is defined in another of our modules and not in this one
       (``self._x`` and ``cls._x`` are the object's own, inherited ones included).
+  A5. A rule id is stated once in the project (issue 33 item 7): the rules a module's
+      docstring states (a line starting with the id, as ``  Q1. ...``, ``* B4. ...``,
+      ``H1: ...``, or a heading naming ``(rule N2)``) have ids no other module states,
+      so a test, a comment or a doc that cites a rule by its id cites one rule.
 
 The violations that stood when these rules were written down (catalog importing
 maintenance, an import cycle in the dialect) were removed by issue 16: there is no list
@@ -22,6 +26,8 @@ of tolerated ones any more, and any violation fails the test.
 from __future__ import annotations
 
 import ast
+import re
+from collections import defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -206,3 +212,55 @@ def test_the_checker_finds_each_kind_of_violation(tmp_path: Path) -> None:
         "A4 trinitylake_dbapi.sql.execute uses _write_hint",
     }
 
+
+#: A5: a rule stated in a module docstring: an item line starting with its id (indented,
+#: or followed by "." or ":"), or a heading that names it ("Nesting (rule N1)").
+RULE_ITEM = re.compile(r"^(?P<indent> {0,4})(?:[*-] +)?(?P<id>[A-Z]{1,3}\d+[a-z]?)(?P<punct>[.:])?\s")
+RULE_HEADING = re.compile(r"^\S.*\(rule (?P<id>[A-Z]{1,3}\d+[a-z]?)[;)]")
+
+
+def stated_rules(text: str) -> list[str]:
+    """The ids of the rules a module's docstring states (A5), in order."""
+    doc = ast.get_docstring(ast.parse(text), clean=False) or ""
+    ids = []
+    for line in doc.splitlines():
+        item = RULE_ITEM.match(line)
+        if item and (item.group("punct") or item.group("indent")):
+            ids.append(item.group("id"))
+        elif heading := RULE_HEADING.match(line):
+            ids.append(heading.group("id"))
+    return ids
+
+
+def duplicate_rule_ids(packages: dict[str, Path] = PACKAGES) -> dict[str, list[str]]:
+    """Every rule id stated more than once (A5), with the modules stating it."""
+    where: dict[str, list[str]] = defaultdict(list)
+    for name, (path, _) in modules(packages).items():
+        for rule in stated_rules(path.read_text(encoding="utf-8")):
+            where[rule].append(name)
+    return {rule: names for rule, names in where.items() if len(names) > 1}
+
+
+def test_no_rule_id_is_stated_twice() -> None:
+    assert duplicate_rule_ids() == {}
+    assert len(stated_rules((PACKAGES["trinitylake_dbapi"] / "connection.py").read_text())) >= 7
+
+
+def test_the_rule_checker_finds_ids_stated_twice(tmp_path: Path) -> None:
+    package = tmp_path / "trinitylake_dbapi"
+    files = {
+        "__init__.py": "",
+        "a.py": '"""A.\n\nRules:\n\n  L1. One.\n  L2 Two,\n      L1 cited where a line wraps.\n"""\n',
+        "b.py": '"""B.\n\n* L1. Another one.\nH1: history.\nL2 cited in prose.\n"""\n',
+        "c.py": '"""C.\n\nNames (rule N2; SPEC 3):\n"""\n',
+        "d.py": '"""D.\n\nNames this library writes (rule N2).\n"""\n',
+    }
+    for name, text in files.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(text)
+    assert stated_rules(files["a.py"]) == ["L1", "L2"]
+    assert stated_rules(files["b.py"]) == ["L1", "H1"]
+    assert duplicate_rule_ids({"trinitylake_dbapi": package}) == {
+        "L1": ["trinitylake_dbapi.a", "trinitylake_dbapi.b"],
+        "N2": ["trinitylake_dbapi.c", "trinitylake_dbapi.d"],
+    }

@@ -55,7 +55,7 @@ __version__ = "0.1.0"
 #: PEP 249 globals.
 apilevel = "2.0"
 #: Threads may share the module and connections (statements of one connection run one
-#: at a time; see connection.py, L1-L3), not cursors.
+#: at a time; see connection.py, CN1-CN3), not cursors.
 threadsafety = 2
 #: ``?`` placeholders; ``:name`` with a mapping is accepted too.
 paramstyle = "qmark"

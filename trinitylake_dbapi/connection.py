@@ -17,26 +17,26 @@ lakehouse itself; they are refused while the transaction has uncommitted writes.
 
 Threads (``threadsafety = 2``: threads may share a connection and its cursors).
 
-  L1. Every operation on a connection's transaction (a statement, ``commit``,
+  CN1. Every operation on a connection's transaction (a statement, ``commit``,
       ``rollback``, ``close``, ``BEGIN``, changing ``autocommit`` or the isolation
       level) runs under the connection's one reentrant lock: statements of a shared
       connection run one at a time, never interleaved inside one another.
-  L2. So an acknowledged commit is never lost: a statement either joins the
+  CN2. So an acknowledged commit is never lost: a statement either joins the
       transaction before ``commit()`` takes it, and is committed with it, or starts a
       new one after.
-  L4. Under autocommit a statement is one transaction, whatever it calls: a unit of
+  CN4. Under autocommit a statement is one transaction, whatever it calls: a unit of
       work it runs on the connection (the bound Iceberg catalog's ``load_table``
       before an append) that wrote nothing leaves the transaction open for the
       statement's next unit, and the statement's end commits or discards it. So an
       INSERT reads its table and appends at one version, found once (one existence
       check of the next root on object storage, not two). A unit that wrote commits at
       its own end, as before (the Iceberg catalog retries a lost race there: P3).
-  L3. Threads sharing a connection share its transaction, as they would with any
+  CN3. Threads sharing a connection share its transaction, as they would with any
       PEP 249 driver of threadsafety 2: under autocommit each statement is its own
       commit; otherwise one thread's ``commit()`` publishes the other threads' work too.
       ``serialized()`` holds the lock over several statements that must not be
       interleaved with other threads' statements.
-  L5. ``iceberg_catalog()`` returns a catalog that holds its connection strongly, as a
+  CN5. ``iceberg_catalog()`` returns a catalog that holds its connection strongly, as a
       cursor does: the connection lives while the catalog (or a table loaded from it)
       is referenced. The connection remembers that catalog only weakly, so no reference
       cycle keeps either alive, and it returns the same catalog while that lives. SQL
@@ -48,7 +48,7 @@ Threads (``threadsafety = 2``: threads may share a connection and its cursors).
 
 Concurrent writers (iceberg.catalog P3, P4).
 
-  L6. Under autocommit a statement that loses to a conflicting commit of another
+  CN6. Under autocommit a statement that loses to a conflicting commit of another
       writer (SerializationError from its own commit: an UPDATE or DELETE of a table
       changed meanwhile, DDL racing DDL) is run again, whole, on the latest version,
       up to STATEMENT_ATTEMPTS times with jittered backoff: a statement is its own
@@ -59,7 +59,7 @@ Concurrent writers (iceberg.catalog P3, P4).
       statement that began inside an explicit transaction: the COMMIT ending a BEGIN
       leaves the transaction before its commit fails, and run again it would commit
       nothing and return, losing the transaction it acknowledged.
-  L7. In a transaction (no autocommit, or BEGIN), ``commit()`` of a transaction whose
+  CN7. In a transaction (no autocommit, or BEGIN), ``commit()`` of a transaction whose
       every write is a plain append of the bound Iceberg catalog (INSERT, executemany,
       pandas ``to_sql``, PyIceberg ``append``), at SNAPSHOT isolation, runs those
       appends again on the latest version when another writer changed one of its
@@ -91,12 +91,12 @@ from trinitylake_dbapi.translation import raise_translated, translate_errors
 
 __all__ = ["Connection"]
 
-#: L6: runs of one autocommit statement that lost to concurrent writers, at most.
+#: CN6: runs of one autocommit statement that lost to concurrent writers, at most.
 STATEMENT_ATTEMPTS = 32
 
 
 class _Replay:
-    """L7: the Iceberg catalog's writes of one transaction, to run again at ``commit()``
+    """CN7: the Iceberg catalog's writes of one transaction, to run again at ``commit()``
     (iceberg.catalog P4). ``changes`` is the transaction's write count after the last
     of them: equal to the count at commit exactly when every write came from them."""
 
@@ -146,7 +146,7 @@ class Connection:
         memory_limit: str | None = None,
     ) -> None:
         self._closed = True
-        self._lock = threading.RLock()  # L1
+        self._lock = threading.RLock()  # CN1
         #: Cancellation, timeout and row limit of this connection's statements (sql.control).
         self.control = StatementControl(
             _positive(statement_timeout, "statement_timeout", float),
@@ -174,17 +174,17 @@ class Connection:
         self._autocommit = bool(autocommit)
         self._txn: CatalogTransaction | None = None
         self._explicit = False
-        #: Statements running (L4: work inside one keeps a read-only transaction open).
+        #: Statements running (CN4: work inside one keeps a read-only transaction open).
         self._statements = 0
-        #: L6: commits made by the running statement; whether it commits on its own.
+        #: CN6: commits made by the running statement; whether it commits on its own.
         self._statement_commits = 0
         self._lakehouse_operation = False
-        #: L7: the replayable writes of the open transaction.
+        #: CN7: the replayable writes of the open transaction.
         self._replay: _Replay | None = None
         self._cursors: weakref.WeakSet[Any] = weakref.WeakSet()
-        #: The connection's Iceberg catalog while someone references it (L5).
+        #: The connection's Iceberg catalog while someone references it (CN5).
         self._iceberg: weakref.ref[Any] | None = None
-        #: The catalog SQL statements use, for the connection's lifetime (L5).
+        #: The catalog SQL statements use, for the connection's lifetime (CN5).
         self._statement_catalog: Any = None
         self._table_states: Any = None
         self._engine: Any = None
@@ -270,12 +270,12 @@ class Connection:
     def commit(self) -> None:
         """Publish the transaction's writes as a new version (nothing to do without
         writes). Appends are run again on a newer version when another writer committed
-        to their table first (L7); any other conflicting concurrent commit raises
+        to their table first (CN7); any other conflicting concurrent commit raises
         SerializationError, and the transaction is then discarded."""
         self._end_transaction(self._commit_replaying)
 
     def _commit_replaying(self, txn: CatalogTransaction) -> None:
-        """L7: commit ``txn``, replaying its Iceberg appends if it lost to a conflict."""
+        """CN7: commit ``txn``, replaying its Iceberg appends if it lost to a conflict."""
         replay, self._replay = self._replay, None
         if replay is None or replay.txn is not txn or not replay.writes:
             txn.commit()
@@ -299,7 +299,7 @@ class Connection:
         self._end_transaction(CatalogTransaction.rollback)
 
     def _end_transaction(self, end: Callable[[CatalogTransaction], Any]) -> None:
-        """Take the transaction off the connection (L1) and commit or discard it."""
+        """Take the transaction off the connection (CN1) and commit or discard it."""
         with self._lock:
             self._check_open()
             txn, self._txn, self._explicit = self._txn, None, False
@@ -331,8 +331,8 @@ class Connection:
 
     def interrupt(self) -> None:
         """Cancel the statement running on this connection, from any thread: it raises
-        QueryCanceledError at its next check and writes nothing (sql.control S1). Takes
-        no lock (L1 would make it wait for the very statement it cancels); with no
+        QueryCanceledError at its next check and writes nothing (sql.control SC1). Takes
+        no lock (CN1 would make it wait for the very statement it cancels); with no
         statement running it does nothing."""
         self.control.interrupt()
 
@@ -347,7 +347,7 @@ class Connection:
 
     @contextlib.contextmanager
     def serialized(self) -> Iterator["Connection"]:
-        """Hold the connection's lock (L1) over a block: statements of other threads
+        """Hold the connection's lock (CN1) over a block: statements of other threads
         sharing this connection wait until it ends, e.g. around a read and the write
         that depends on it, or around ``execute`` and the ``commit`` that ends it."""
         with self._lock:
@@ -392,7 +392,7 @@ class Connection:
         self.current_namespace = namespace
 
     def before_lakehouse_operation(self, title: str) -> None:
-        self._lakehouse_operation = True  # L6: never run again
+        self._lakehouse_operation = True  # CN6: never run again
         if self._txn is not None and self._txn.has_writes:
             raise errors.ProgrammingError(
                 f"{title} commits on its own and cannot run while the transaction has "
@@ -433,7 +433,7 @@ class Connection:
             return catalog
 
     def statement_catalog(self) -> Any:
-        """The PyIceberg catalog SQL statements write through (L5): bound to this
+        """The PyIceberg catalog SQL statements write through (CN5): bound to this
         connection's transaction like :meth:`iceberg_catalog`'s, made once and kept for
         the connection's lifetime, referring back to the connection only weakly."""
         with self._lock:
@@ -486,14 +486,14 @@ class Connection:
 
     def run_statement(self, statement: Any, parameter_rows: Any = None) -> Result:
         """Run one parsed and bound statement, or a recognised plain one (sql.plain),
-        under the connection's transaction rules (L1, L6); what a Cursor calls for
+        under the connection's transaction rules (CN1, CN6); what a Cursor calls for
         ``execute`` (and, with ``parameter_rows``, for the ``executemany`` of a bulk
         INSERT)."""
         with self._lock:
             self._check_open()
             self.control.start()
             self._statements += 1
-            began_on_its_own = self.commits_each_statement  # L6: not a COMMIT ending a BEGIN
+            began_on_its_own = self.commits_each_statement  # CN6: not a COMMIT ending a BEGIN
             try:
                 for attempt in range(STATEMENT_ATTEMPTS):
                     self._statement_commits, self._lakehouse_operation = 0, False
@@ -502,7 +502,7 @@ class Connection:
                     except errors.SerializationError:
                         if not (began_on_its_own and self._may_run_again()) or attempt == STATEMENT_ATTEMPTS - 1:
                             raise
-                    time.sleep(min(0.2, 0.002 * 2**attempt) * random.random())  # L6
+                    time.sleep(min(0.2, 0.002 * 2**attempt) * random.random())  # CN6
                 raise AssertionError("unreachable")  # pragma: no cover
             except BaseException as e:
                 raise_translated(e)
@@ -511,7 +511,7 @@ class Connection:
                 self.control.finish()
 
     def _may_run_again(self) -> bool:
-        """L6: whether the statement that just lost a race may run again, whole."""
+        """CN6: whether the statement that just lost a race may run again, whole."""
         return (
             self._statements == 1
             and self.commits_each_statement
@@ -520,17 +520,17 @@ class Connection:
         )
 
     def reruns_statement(self) -> bool:
-        """L6: True while an autocommit statement that may run again is running (the
+        """CN6: True while an autocommit statement that may run again is running (the
         Iceberg catalog then leaves a lost race to it: iceberg.catalog P3)."""
         return self._statements == 1 and self.commits_each_statement and not self._lakehouse_operation
 
     def note_commit(self, plain_append: bool) -> None:
-        """L7: the bound Iceberg catalog is about to stage a table commit."""
+        """CN7: the bound Iceberg catalog is about to stage a table commit."""
         if not plain_append and not self.commits_each_statement:
             self._replay_of(self.transaction()).appends_only = False
 
     def _replay_of(self, txn: CatalogTransaction) -> _Replay:
-        """L7: the replay record of ``txn`` (made when first needed)."""
+        """CN7: the replay record of ``txn`` (made when first needed)."""
         replay = self._replay
         if replay is None or replay.txn is not txn:
             replay = self._replay = _Replay(txn)
@@ -544,11 +544,11 @@ class Connection:
         return execute(statement, self, parameter_rows)
 
     def run_in_transaction(self, work: Callable[[CatalogTransaction], Any], *, replayable: bool = False) -> Any:
-        """Run ``work`` on the connection's transaction under its rules (L1): with
+        """Run ``work`` on the connection's transaction under its rules (CN1): with
         autocommit (and no BEGIN), the transaction commits when ``work`` returns and is
         discarded when it raises; otherwise it stays open for ``commit()``, and with
         ``replayable`` (a write of the Iceberg catalog) ``work`` is kept to run again
-        on a newer version if the commit loses a race (L7). What ``work`` raises
+        on a newer version if the commit loses a race (CN7). What ``work`` raises
         arrives as it is (the Iceberg catalog raises PyIceberg's exceptions)."""
         with self._lock:
             self._check_open()
@@ -580,11 +580,11 @@ class Connection:
             raise
         if auto and not self._explicit and self._txn is not None:
             if in_statement and not self._txn.has_writes:
-                return result  # L4: the statement's next unit, or its end, takes it
+                return result  # CN4: the statement's next unit, or its end, takes it
             txn, self._txn = self._txn, None
             wrote = txn.has_writes
             txn.commit()
-            self._statement_commits += wrote  # L6
+            self._statement_commits += wrote  # CN6
         return result
 
     def __repr__(self) -> str:
@@ -596,7 +596,7 @@ class _ConnectionScope:
     """A connection's transaction as the Iceberg catalog's scope (iceberg.catalog P4).
     ``keeps_alive``: it holds the connection strongly, so a catalog handed to a user
     keeps its connection alive; the connection's own statement catalog holds it weakly
-    (the connection holds that catalog: no cycle) (L5)."""
+    (the connection holds that catalog: no cycle) (CN5)."""
 
     def __init__(self, connection: Connection, *, keeps_alive: bool = True) -> None:
         if keeps_alive:

@@ -48,7 +48,7 @@ Rules (SPEC 7):
   E7 A root is deleted no sooner than EXPIRED_ROOT_DELETE_DELAY_S after the listing that
      showed it (measured on this process's monotonic clock). A root that was missing
      when a writer last looked therefore cannot appear and vanish within that writer's
-     window of trust (``transaction`` D1/D3): no commit lands in an expiration hole.
+     window of trust (``lakehouse`` D1/D3): no commit lands in an expiration hole.
 
 ``expire_versions`` plans and executes an expiration on a ``LakehouseCatalog`` (EXPIRE
 VERSIONS runs it). It sits here, above the catalog and the Iceberg layer, because it
@@ -84,7 +84,7 @@ DEFAULT_ORPHAN_GRACE_MILLIS = 3_600_000
 E9_ROUNDS = 16
 
 def is_format_file(path: str) -> bool:
-    """True for exactly the files the format names (E6, paths rule P1): roots,
+    """True for exactly the files the format names (E6, paths rule FP1): roots,
     definitions, nodes; never a user's file that only looks like one."""
     return paths.parse_format_path(path) is not None
 

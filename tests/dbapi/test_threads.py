@@ -1,4 +1,4 @@
-"""One connection shared between threads (issue 15, item 14; connection.py L1-L3).
+"""One connection shared between threads (issue 15, item 14; connection.py CN1-CN3).
 
 Sharing a connection once lost 15 of 312 acknowledged commits: a thread's statement
 joined a transaction that another thread's commit had already taken. Each test counts
@@ -85,8 +85,8 @@ def test_explicit_commits_from_many_threads_lose_nothing(location: str) -> None:
 
 
 def test_statements_and_commits_interleaved_freely_lose_no_acknowledged_work(location: str) -> None:
-    # Without serialized(): a commit may publish other threads' statements too (L3), but
-    # a statement that returned before a commit that returned is never lost (L2).
+    # Without serialized(): a commit may publish other threads' statements too (CN3), but
+    # a statement that returned before a commit that returned is never lost (CN2).
     shared = tl.connect(location, create=True)
     done_before_commit: list[str] = []
     lock = threading.Lock()

@@ -362,7 +362,7 @@ def test_a_leading_dot_slash_on_a_local_path_is_the_same_place() -> None:
             qualify_root_uri(refused)
 
 
-# --- P1: exactly the names the format produces --------------------------------------
+# --- FP1: exactly the names the format produces --------------------------------------
 
 NAMES = st.text(min_size=1, max_size=80)
 

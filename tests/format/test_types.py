@@ -583,7 +583,7 @@ def test_the_deepest_allowed_type_is_stored_and_read_back() -> None:
 
 
 def test_encode_refuses_a_definition_no_reader_could_decode() -> None:
-    # Rule W1 of definitions.py: bytes that protobuf's reader would refuse are never
+    # Rule FD1 of definitions.py: bytes that protobuf's reader would refuse are never
     # returned, whatever built the message.
     message = pb.TableDef(name="t")
     column = message.schema.columns.add(name="deep", type=pb.LIST)

@@ -1,7 +1,7 @@
 """Where a managed table's files may lie, and one canonical form of every location.
 
 Issue 31 item 2: a managed table's metadata, manifest lists, manifests, data and delete
-files lie under its location inside the lakehouse root (iceberg.tables M6, catalog P9).
+files lie under its location inside the lakehouse root (iceberg.tables M6, catalog P13).
 Commits refuse anything else (InvalidLocationError naming the file); readers (SQL and
 PyIceberg through this package's catalog) refuse it with CorruptFileError naming the
 file, which is what holds against a writer of a shared lakehouse who writes metadata

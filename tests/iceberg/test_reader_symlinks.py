@@ -6,7 +6,7 @@ copy outside the root: without M7, PyIceberg scans (and the metadata and manifes
 plans from) follow it and read the host's file. Every case is refused, by SQL SELECT and
 by a PyIceberg scan through ``Connection.iceberg_catalog()``, with CorruptFileError
 naming the file; the lakehouse's other tables still read. Links that stay inside the
-root are refused too (as writes refuse every link, storage L1).
+root are refused too (as writes refuse every link, storage LF1).
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ LINKS_INSIDE: dict[str, Callable[[Lake], tuple[str, str]]] = {
 
 @pytest.mark.parametrize("case", sorted(LINKS_INSIDE))
 def test_a_link_that_stays_inside_the_root_is_refused_too(tmp_path: Path, case: str) -> None:
-    """Simplest rule, the one writes keep (storage L1): no link under the root is
+    """Simplest rule, the one writes keep (storage LF1): no link under the root is
     followed, wherever it leads."""
     lake = Lake(tmp_path)
     named, target = LINKS_INSIDE[case](lake)

@@ -66,7 +66,7 @@ def incrementer(location: str, worker: int, increments: int, stderr_path: str, t
                 explicit_retries: bool = False, column: str = "v") -> tuple[dict, str]:
     """``increments`` times ``UPDATE counters SET v = v + 1 WHERE id = 1`` (or of ``table``
     and ``column``): under autocommit
-    each must succeed (run again on the latest version when it loses, connection L6); with
+    each must succeed (run again on the latest version when it loses, connection CN6); with
     ``explicit_retries``, in explicit transactions, retrying on SerializationError as an
     application does. Returns the increments acknowledged and the errors by class."""
 

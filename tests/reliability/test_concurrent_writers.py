@@ -1,4 +1,4 @@
-"""Concurrent writers of one table through SQL (issue 31 item 7; connection L6, L7,
+"""Concurrent writers of one table through SQL (issue 31 item 7; connection CN6, CN7,
 iceberg.catalog P3, P4).
 
 Appends never conflict: INSERTs in explicit transactions (how pandas ``to_sql`` and
@@ -139,7 +139,7 @@ def _other_writer(location: str, sql: str) -> int:
 ])
 @pytest.mark.parametrize("mine", ["one", "two-statements", "two-tables", "executemany"])
 def test_a_transactions_appends_are_run_again_on_the_winner(tmp_path: Any, winner: str, mine: str) -> None:
-    """L7: whatever the concurrent winner did to the table (append, overwrite, delete),
+    """CN7: whatever the concurrent winner did to the table (append, overwrite, delete),
     a transaction of appends lands on top of it, in one version."""
     location = _lake(tmp_path)
     _other_writer(location, "INSERT INTO default.t VALUES (1, 1)")
@@ -171,11 +171,11 @@ def test_a_transactions_appends_are_run_again_on_the_winner(tmp_path: Any, winne
 @pytest.mark.parametrize("ending", ["commit()", "SQL COMMIT"])
 @pytest.mark.parametrize("case", ["update", "ddl-then-insert", "serializable-insert"])
 def test_a_real_conflict_in_a_transaction_is_serialization_error(tmp_path: Any, case: str, ending: str) -> None:
-    """L7: a transaction that is not only appends (or is SERIALIZABLE) and lost to a
+    """CN7: a transaction that is not only appends (or is SERIALIZABLE) and lost to a
     writer of its table fails with SerializationError (an OperationalError) naming the
     table and the version; nothing of it is published. Also when it is BEGIN ... COMMIT
     on an autocommit connection: the COMMIT that lost is never run again as an autocommit
-    statement (L6; it was, found by the hostile run of issue 31: the second run
+    statement (CN6; it was, found by the hostile run of issue 31: the second run
     committed nothing and returned, so an acknowledged transaction was lost)."""
     location = _lake(tmp_path)
     isolation = "SERIALIZABLE" if case.startswith("serial") else None
@@ -203,7 +203,7 @@ def test_a_real_conflict_in_a_transaction_is_serialization_error(tmp_path: Any, 
 
 @pytest.mark.parametrize("client", ["sqlalchemy-session", "pandas-to_sql"])
 def test_sqlalchemy_and_pandas_appends_land_after_another_writer(tmp_path: Any, client: str) -> None:
-    """L7 through the clients that commit in explicit transactions: a SQLAlchemy Session
+    """CN7 through the clients that commit in explicit transactions: a SQLAlchemy Session
     and pandas ``to_sql`` (executemany) whose table another writer changed before their
     commit still commit, on top of it."""
     import sqlalchemy as sa

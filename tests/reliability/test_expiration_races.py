@@ -2,7 +2,7 @@
 
 A writer that takes an expired hole for the end of the history commits "v+1" inside
 it: the commit is acknowledged, but no reader ever finds it. Version discovery trusts
-a recent observation (transaction D1, D3) because expiration deletes a root only a
+a recent observation (lakehouse D1, D3) because expiration deletes a root only a
 while after listing it (maintenance E7). Here writer processes, some pausing for about
 the trust window between commits, race with a process that expires everything but the
 newest version as fast as it can. Checked afterwards: every acknowledged table is in

@@ -1,5 +1,5 @@
 """Tables' rows through Spark: the ``trinitylake`` data source with ``table`` and the
-Spark transaction (issue 19, acceptance 2-5; spark/tabledata.py D1-D7; acceptance 1 is
+Spark transaction (issue 19, acceptance 2-5; spark/tabledata.py SD1-SD7; acceptance 1 is
 test_install.py).
 
 One lakehouse for the module; each test uses tables of its own. Spark jobs are slow
@@ -140,7 +140,7 @@ def test_a_job_failing_in_an_executor_publishes_nothing(spark, lake) -> None:  #
 
 
 def test_a_read_at_a_version_holds_while_writers_commit(spark, lake) -> None:  # type: ignore[no-untyped-def]
-    """Acceptance 3 (and D4: a column added later reads as typed nulls)."""
+    """Acceptance 3 (and SD4: a column added later reads as typed nulls)."""
     cat = catalog(lake)
     table = cat.create_table("n.moving", Schema(NestedField(1, "k", LongType(), required=False)))
     table.append(pa.table({"k": pa.array([1, 2], pa.int64())}))
@@ -177,7 +177,7 @@ def test_a_read_at_a_version_holds_while_writers_commit(spark, lake) -> None:  #
 
 
 def test_a_pipeline_of_two_tables_is_one_version_and_a_conflict_fails_it_whole(spark, lake) -> None:  # type: ignore[no-untyped-def]
-    """Acceptance 4 (D7)."""
+    """Acceptance 4 (SD7)."""
     source = spark.createDataFrame([(1, "eu", 10), (2, "us", 20), (3, "eu", 5)], "id bigint, region string, amount int")
     before = latest(lake)
     with transaction(spark, lake) as tx:
@@ -202,7 +202,7 @@ def test_a_pipeline_of_two_tables_is_one_version_and_a_conflict_fails_it_whole(s
 
 
 def test_one_partition_per_data_file_and_a_filter_prunes_files(spark, lake) -> None:  # type: ignore[no-untyped-def]
-    """Acceptance 5 (D2, D3)."""
+    """Acceptance 5 (SD2, SD3)."""
     cat = catalog(lake)
     schema = Schema(NestedField(1, "day", IntegerType(), required=False), NestedField(2, "v", LongType(), required=False))
     spec = PartitionSpec(PartitionField(source_id=1, field_id=1000, transform=IdentityTransform(), name="day"))

@@ -387,7 +387,7 @@ def test_snapshot_isolation_a_concurrent_append_to_a_table_only_read_is_no_confl
     q(cur, "INSERT INTO b SELECT count(*) FROM a")  # reads its snapshot of a: 0
     reader.commit()
     assert q(setup.cursor(), "SELECT * FROM b") == [(0,)]
-    # Both appending to the same table: the second is run again on the first (L7).
+    # Both appending to the same table: the second is run again on the first (CN7).
     w1, w2 = memory_lake.connect(create=False), memory_lake.connect(create=False)
     q(w1.cursor(), "INSERT INTO a VALUES (2)")
     q(w2.cursor(), "INSERT INTO a VALUES (3)")

@@ -615,7 +615,7 @@ def test_local_publish_falls_back_to_a_temp_name_when_the_kernel_refuses_the_lin
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An unnamed file that cannot be linked through /proc (found out at the first
-    publish, L3) is published through a temp file instead, and never tried again."""
+    publish, LF3) is published through a temp file instead, and never tried again."""
     storage = Storage(str(tmp_path / "lake"))
     storage.write("keep.bin", b"k")
     if not storage.backend.anonymous_files:

@@ -1,5 +1,5 @@
 """Writes never follow a symbolic link inside the lakehouse (issue 15, item 8; storage
-rule L1). Real links on the local disk, pointing outside the root."""
+rule LF1). Real links on the local disk, pointing outside the root."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def test_linked_hash_directories_make_a_commit_fail_naming_the_link(tmp_path: Pa
     versions = conn.cursor().execute("SHOW VERSIONS").fetchall()  # reads follow links
     with pytest.raises(StorageError, match=r"is a symbolic link inside the lakehouse") as info:
         conn.cursor().execute("CREATE NAMESPACE after")
-    assert str(lake) in str(info.value) and "rule L1" in str(info.value)
+    assert str(lake) in str(info.value) and "rule LF1" in str(info.value)
     assert snapshot_of(outside) == before_outside  # nothing landed outside the root
     assert conn.cursor().execute("SHOW VERSIONS").fetchall() == versions
     assert not any(p.name.startswith(".tl-") for p in lake.rglob("*"))

@@ -11,7 +11,7 @@ the same checks:
   major version 0, so an unknown field means the file is not one of ours;
 * a lakehouse definition of a major version other than 0 is refused with
   :class:`~trinitylake_dbapi.errors.UnsupportedFormatError`;
-* what is written can be read (rule W1): :func:`encode` parses its own bytes back the
+* what is written can be read (rule FD1): :func:`encode` parses its own bytes back the
   way every reader does (protobuf's nesting limit included) and raises
   InvalidDefinitionError instead of returning bytes no reader could decode.
 
@@ -95,7 +95,7 @@ def encode(message: Message) -> bytes:
     """Serialize a definition message to the bytes of its ``.binpb`` file.
 
     Deterministic (map entries sorted by key), so the same definition always gives the
-    same bytes; this keeps tests and content comparisons stable. W1: the bytes are
+    same bytes; this keeps tests and content comparisons stable. FD1: the bytes are
     parsed back before they are returned.
     """
     data = message.SerializeToString(deterministic=True)

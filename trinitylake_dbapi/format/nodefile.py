@@ -2,18 +2,18 @@
 
 Layout, top to bottom, in columns ``key, value, pnode, txn`` (all nullable utf8):
 
-  L1. System rows: key and value non-null, pnode and txn null; any order.
-  L2. Node key table: exactly N rows for a tree of order N. Row 1 has key and value null
+  NF1. System rows: key and value non-null, pnode and txn null; any order.
+  NF2. Node key table: exactly N rows for a tree of order N. Row 1 has key and value null
       and its pnode is the leftmost child (null in a leaf). Then the k keys in strictly
       ascending order, each with its non-null value and the pnode of the child to its
       right (all null in a leaf, all non-null in an internal node). Then N-1-k rows that
       are entirely null.
-  L3. Write buffer: messages in the order they were applied: key non-null, pnode null,
+  NF3. Write buffer: messages in the order they were applied: key non-null, pnode null,
       txn non-null (files written without the ``txn`` column are accepted and give
       ``txn=None``); a null value means "delete the key".
 
 A reader takes every row before the first row whose key and value are both null as a
-system row (L1). ``n_keys`` (a system row every node carries) tells where the key table
+system row (NF1). ``n_keys`` (a system row every node carries) tells where the key table
 ends, which is what makes a leaf's full key table distinguishable from its buffer in a
 three-column file. Anything else is reported as :class:`CorruptFileError` naming the
 file; no pyarrow exception escapes this module.
@@ -177,7 +177,7 @@ def _read_columns(data: bytes, path: str) -> tuple[list, list, list, list | None
 
 
 def decode_node_file(data: bytes, path: str, order: int | None = None) -> NodeFile:
-    """Parse a node file, checking every layout rule L1-L3.
+    """Parse a node file, checking every layout rule NF1-NF3.
 
     ``order``, when given, is the lakehouse's tree order and the key table must have
     exactly that many rows; otherwise the order is read off the file.
@@ -195,7 +195,7 @@ def decode_node_file(data: bytes, path: str, order: int | None = None) -> NodeFi
 
 
 def decode_system_rows(data: bytes, path: str) -> dict[str, str]:
-    """The system rows (L1) of a node file, without converting its key table or write
+    """The system rows (NF1) of a node file, without converting its key table or write
     buffer: what a reader needs of a root it only asks about (its time, its predecessor),
     such as each root a search for a timestamp's version looks at. Only the top rows are
     validated and converted, a few more at a time until the first row whose key and
@@ -242,7 +242,7 @@ def _decode_bulk(
     has_txn_column = txns is not None
     if txns is None:
         txns = [None] * rows
-    # L1: system rows (a few) one by one.
+    # NF1: system rows (a few) one by one.
     system: dict[str, str] = {}
     row = 0
     while row < rows:
@@ -261,7 +261,7 @@ def _decode_bulk(
     if n_keys_text is None or not n_keys_text.isascii() or not n_keys_text.isdigit():
         return None
     n_keys = int(n_keys_text)
-    # L2: the key table, rows first .. end-1, then null rows up to the order.
+    # NF2: the key table, rows first .. end-1, then null rows up to the order.
     first = table_start + 1
     end = first + n_keys
     limit = table_start + (order if order is not None else rows)
@@ -297,7 +297,7 @@ def _decode_bulk(
     found_order = table_end - table_start
     if found_order < n_keys + 1 or found_order < 3:
         return None
-    # L3: the write buffer.
+    # NF3: the write buffer.
     buffer_keys = keys[table_end:]
     if None in buffer_keys or pnodes[table_end:].count(None) != len(buffer_keys):
         return None

@@ -14,7 +14,7 @@ Invariants:
   character from a user's name reaches storage, and no component exceeds 255 bytes
   (the longest generated path is MAX_GENERATED_PATH_BYTES bytes).
 * Path optimisation (SPEC 2) is a pure function of the original path text.
-* ``parse_format_path`` recognises exactly the names the format produces (rule P1): a
+* ``parse_format_path`` recognises exactly the names the format produces (rule FP1): a
   root node file, a lakehouse definition, or an optimised path with exactly four "/"
   whose 20-bit prefix is the hash of the rest and whose rest is
   ``node-<uuid>.arrow``, ``namespace-<ns>-<uuid>.binpb`` or
@@ -165,7 +165,7 @@ def is_lakehouse_def_path(path: str) -> bool:
     return isinstance(path, str) and _LAKEHOUSE_DEF_RE.fullmatch(path) is not None
 
 
-#: The shape of the original name inside an optimised path, by kind (P1).
+#: The shape of the original name inside an optimised path, by kind (FP1).
 ORIGINAL_NAME_SHAPES = {
     "node": re.compile(r"node-" + _UUID_RE + r"\.arrow"),
     "namespace": re.compile(r"namespace-[^/]+-" + _UUID_RE + r"\.binpb", re.DOTALL),
@@ -200,7 +200,7 @@ def hash_prefix_bits(original: str) -> str:
 
 
 def original_name_kind(original: str) -> str | None:
-    """"node", "namespace" or "table" when ``original`` has that kind's shape (P1)."""
+    """"node", "namespace" or "table" when ``original`` has that kind's shape (FP1)."""
     return next((k for k, shape in ORIGINAL_NAME_SHAPES.items() if shape.fullmatch(original)), None)
 
 
@@ -222,7 +222,7 @@ class FormatPath:
 
 def parse_format_path(path: str) -> FormatPath | None:
     """The format file ``path`` names, or None when the format never produces that name
-    (rule P1 in the module docstring)."""
+    (rule FP1 in the module docstring)."""
     version = parse_root_node_path(path)
     if version is not None:
         return FormatPath("root", version)

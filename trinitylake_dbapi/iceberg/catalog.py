@@ -25,7 +25,7 @@ Rules:
      under autocommit (the scope ``reruns_statement``), a commit that is not a plain
      append is not tried again here: it raises the PEP 249 SerializationError (naming
      the table and the version that won), after deleting the files it wrote, and the
-     connection runs the whole statement again on the latest version (connection L6).
+     connection runs the whole statement again on the latest version (connection CN6).
      PyIceberg's own retry loop is therefore never entered from SQL (it logs "Commit
      failed ... retrying", and validates an overwrite by a rule SQL does not need).
   P4 Inside ``lakehouse_transaction()`` (per thread), or on a catalog bound to a DB-API
@@ -83,7 +83,7 @@ Rules:
      version when each call is its own version, so the loser sees the winner's result
      (NamespaceAlreadyExistsError, TableAlreadyExistsError, NoSuchTableError, ...)
      instead of a bare CommitFailedException.
-  P9 (tables M6) A managed table's files lie under its location inside the lakehouse
+  P13 (tables M6) A managed table's files lie under its location inside the lakehouse
      root: a commit or create that would name anything else (a ``location`` or
      ``warehouse`` outside the root, ``add_files`` of a file elsewhere or with ``..``
      leaving the table) is refused with InvalidLocationError naming the file, before
@@ -572,7 +572,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
             io=self._io,
             catalog=self,
         )
-        if managed:  # P9: its scans refuse files outside its location
+        if managed:  # P13: its scans refuse files outside its location
             table.lakehouse_root = self.tables.root_uri
         return table
 

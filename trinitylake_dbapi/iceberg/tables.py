@@ -44,7 +44,7 @@ Rules (the P rules are :mod:`.catalog`'s):
      read, and every manifest list, manifest, data and delete file a scan plans), it
      also walks the path from the root down to the file, the file included, with
      ``lstat`` (storage's :func:`~..storage.local.symlink_within`, the walk writes do,
-     storage L1) and refuses any link with CorruptFileError naming the file and the
+     storage LF1) and refuses any link with CorruptFileError naming the file and the
      link, whether it leads outside the root or not (as writes refuse every link). A
      writer of the lakehouse's disk could otherwise make readers read any file of the
      host. Planned files are cached per snapshot, so each is walked once per planning.

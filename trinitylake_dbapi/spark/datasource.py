@@ -217,7 +217,7 @@ class TrinityLakeDataSource(DataSource):
         return _Reader(opts)
 
     def writer(self, schema: T.StructType, overwrite: bool) -> "DataSourceWriter":
-        """``df.write.format("trinitylake")``: a table's rows (tabledata D5, D6)."""
+        """``df.write.format("trinitylake")``: a table's rows (tabledata SD5, SD6)."""
         from .tabledata import TableWriter, WriteTarget, open_catalog, plan_write
 
         opts = _Options.parse(self.options)

@@ -380,7 +380,7 @@ class _Job:
         Iceberg files under lakehouse-owned table locations that no kept version's
         metadata reaches, as (path, expired=False) rows for ``_doomed``'s age check."""
         self.progress.step("finding the tables' Iceberg files no kept version reaches")
-        # Table definition files (the executors check each name exactly, paths rule P1).
+        # Table definition files (the executors check each name exactly, paths rule FP1).
         table_defs = reached.filter(F.col("path").contains("-table-") & F.col("path").endswith(".binpb"))
         table_defs = table_defs.select("path").distinct()
         found = self.sc.accumulator(0)

@@ -14,37 +14,37 @@ and :func:`transaction` for several tables in one lakehouse version.
 
 Rules:
 
-  D1 A read is planned on the driver (PyIceberg, ``TrinityLakeCatalog``) at one lakehouse
+  SD1 A read is planned on the driver (PyIceberg, ``TrinityLakeCatalog``) at one lakehouse
      version: the ``version`` option (a number, an exported snapshot name or a timestamp),
      else the latest when the query is planned. Each partition carries one file scan task
      of that version's table metadata, so every executor reads the same state while
      writers commit newer versions.
-  D2 One partition per data file (a table without data files reads as one empty
+  SD2 One partition per data file (a table without data files reads as one empty
      partition). Files are not split below a data file: PyIceberg reads a whole file,
      delete files applied.
-  D3 ``.option("filter", "<PyIceberg expression>")`` (e.g. ``day >= '2024-01-03'``)
+  SD3 ``.option("filter", "<PyIceberg expression>")`` (e.g. ``day >= '2024-01-03'``)
      restricts the read to the rows it matches: planning prunes data files by partition
      values and column statistics, and executors drop the other rows of a file. Spark's
      own filter pushdown (``pushFilters``) is not used: PySpark 4.3 reuses a DataFrame's
      reader, pushed filters included, for a later query on it without filters (measured:
      ``r.where("id = 1").count()`` then ``r.count()`` counted only the pruned files), so
      pruning by pushed filters would change results.
-  D4 Executors read with PyIceberg's ``ArrowScan`` (field-id projection, schema
+  SD4 Executors read with PyIceberg's ``ArrowScan`` (field-id projection, schema
      evolution, delete files) and cast every batch to the table's Spark schema by column
      name; a column the data file does not have reads as nulls of its Spark type.
-  D5 A write is planned on the driver: the table's metadata at the latest version (or,
+  SD5 A write is planned on the driver: the table's metadata at the latest version (or,
      with ``create``, the metadata a new table made from the DataFrame's schema will
      have). Executors cast each batch to the table's Iceberg schema by column name
      (columns the DataFrame lacks are nulls; a null in a NOT NULL column fails the task),
      write Parquet data files with field ids and column statistics (PyIceberg's public
      ``write_file``), make them durable (io F1) and report them.
-  D6 The driver commits once: in one lakehouse transaction it creates the table if
+  SD6 The driver commits once: in one lakehouse transaction it creates the table if
      planned, then a fast append (``append``) or an overwrite of every current data file
      (``overwrite``) with the reported files: exactly one lakehouse version. A table
      dropped and created again since planning fails the commit. An aborted job commits
      nothing and deletes the files its successful tasks reported; files of a task that
      died are reclaimed by version expiration (maintenance E8).
-  D7 In :func:`transaction`, DDL through ``tx.catalog`` and each ``tx.write`` are staged
+  SD7 In :func:`transaction`, DDL through ``tx.catalog`` and each ``tx.write`` are staged
      in one lakehouse transaction (TrinityLakeCatalog P4), published together when the
      block ends without an error, or not at all. The driver plans each write on the
      block's own view (a table created in the block is written to), and each job's
@@ -93,7 +93,7 @@ __all__ = [
     "TARGET_OPTION",
 ]
 
-#: Options a :class:`SparkTransaction` hands its write jobs (D7): where the job leaves
+#: Options a :class:`SparkTransaction` hands its write jobs (SD7): where the job leaves
 #: its files for the driver, and the write target it planned.
 STAGE_OPTION = "trinitylake.stage"
 TARGET_OPTION = "trinitylake.target"
@@ -139,12 +139,12 @@ def _table_metadata(io: Any, metadata_location: str) -> Any:
 
 
 # ---------------------------------------------------------------------------
-# Reading (D1-D4)
+# Reading (SD1-SD4)
 # ---------------------------------------------------------------------------
 
 
 class FileTask(InputPartition):
-    """One data file of the planned version (D2); ``task`` None: an empty table."""
+    """One data file of the planned version (SD2); ``task`` None: an empty table."""
 
     def __init__(self, metadata_location: str | None, task: Any) -> None:
         super().__init__(task.file.file_path if task is not None else None)
@@ -152,7 +152,7 @@ class FileTask(InputPartition):
 
 
 class TableReader(DataSourceReader):
-    """Reads one table at one lakehouse version (D1-D4)."""
+    """Reads one table at one lakehouse version (SD1-SD4)."""
 
     def __init__(
         self, location: rt.Location, table: str, version: int | str | None, schema: T.StructType, row_filter: str | None
@@ -192,7 +192,7 @@ class TableReader(DataSourceReader):
 
 
 def parse_filter(text: str | None) -> Any:
-    """The PyIceberg expression of the ``filter`` option (D3); AlwaysTrue for none."""
+    """The PyIceberg expression of the ``filter`` option (SD3); AlwaysTrue for none."""
     from pyiceberg.expressions import AlwaysTrue
     from pyiceberg.expressions.parser import parse
 
@@ -294,13 +294,13 @@ def read_schema(location: rt.Location, table: str, version: int | str | None) ->
 
 
 # ---------------------------------------------------------------------------
-# Writing (D5-D7)
+# Writing (SD5-SD7)
 # ---------------------------------------------------------------------------
 
 
 @dataclass
 class WriteTarget:
-    """What a write job writes to (D5): the table's metadata as planned, and whether the
+    """What a write job writes to (SD5): the table's metadata as planned, and whether the
     commit creates the table."""
 
     table: str
@@ -323,7 +323,7 @@ class WriteTarget:
 
 
 def plan_write(catalog: TrinityLakeCatalog, table: str, schema: T.StructType, create: bool) -> WriteTarget:
-    """D5: the target of a write of a DataFrame of ``schema`` into ``table``, on the
+    """SD5: the target of a write of a DataFrame of ``schema`` into ``table``, on the
     catalog's view (the latest version, or an open block's)."""
     from pyiceberg.exceptions import NoSuchTableError
     from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
@@ -366,8 +366,8 @@ class WrittenFiles(WriterCommitMessage):
 
 
 class TableWriter(DataSourceArrowWriter):
-    """Executors write data files; the driver commits them (D5, D6), or hands them to the
-    transaction that started the job (D7: ``stage``)."""
+    """Executors write data files; the driver commits them (SD5, SD6), or hands them to the
+    transaction that started the job (SD7: ``stage``)."""
 
     def __init__(self, location: rt.Location, target: WriteTarget, overwrite: bool, stage: str | None) -> None:
         self.location, self.target, self.overwrite, self.stage = location, target, overwrite, stage
@@ -426,7 +426,7 @@ class TableWriter(DataSourceArrowWriter):
 
 
 def commit_write(catalog: TrinityLakeCatalog, target: WriteTarget, files: list, overwrite: bool) -> None:
-    """D6: create the table if planned, then append ``files`` (or replace every current
+    """SD6: create the table if planned, then append ``files`` (or replace every current
     data file with them), as one table commit in the catalog's open block."""
     from pyiceberg.exceptions import CommitFailedException
 
@@ -463,7 +463,7 @@ def commit_write(catalog: TrinityLakeCatalog, target: WriteTarget, files: list, 
 
 
 # ---------------------------------------------------------------------------
-# Several tables, one version (D7)
+# Several tables, one version (SD7)
 # ---------------------------------------------------------------------------
 
 
@@ -512,7 +512,7 @@ class SparkTransaction:
 @contextlib.contextmanager
 def transaction(spark: Any, location: str, *, storage_options: dict | None = None) -> Iterator[SparkTransaction]:
     """A block whose table writes and DDL are one lakehouse version, published when the
-    block ends without an error, or none (D7). When another writer commits to one of the
+    block ends without an error, or none (SD7). When another writer commits to one of the
     block's tables first, a block of single appends (one per table) is applied again on
     the latest version; anything else fails with ``CommitFailedException`` and no table
     changes. Per thread."""

@@ -11,9 +11,9 @@ the only code that touches fsspec or the disk for the lakehouse's files.
                             error mapping, the cache of immutable files
     storage/schemes.py      one record per URI scheme (SC1-SC3)
     storage/base.py         the Backend contract (B1-B5) and what all share
-    storage/local.py        local disk on the os module (L1-L4)
+    storage/local.py        local disk on the os module (LF1-LF4)
     storage/objectstore.py  any fsspec filesystem; S3 (O1-O4)
-    storage/memory.py       fsspec's memory:// filesystem (M1)
+    storage/memory.py       fsspec's memory:// filesystem (MM1)
 
 A new kind of store (say GCS or Azure with their own exclusive create) is one module
 with a ``Backend`` subclass and one row of ``schemes.SCHEMES``. A backend's module is
@@ -32,7 +32,7 @@ Invariants of the facade:
 * Paths are never glob-expanded: a file named ``a[1]*?.arrow`` is just a name (plain
   ``os`` calls on local disk, literal-path fsspec calls elsewhere: O1).
 * ``create_exclusive`` is atomic: of several racing creators exactly one gets True and
-  no reader ever sees a partial file. How depends on the backend (L3, O2, M1). It is
+  no reader ever sees a partial file. How depends on the backend (LF3, O2, MM1). It is
   also offered as its two halves, ``prepare_exclusive`` (everything before the file
   may become visible) and ``publish``, so that a caller can check what it must
   between them (B5): storage never calls back up into its caller.
@@ -356,13 +356,13 @@ class Storage:
         Of racing creators exactly one gets True; readers never see a partial file.
         * local disk: the data in an unnamed file (``O_TMPFILE``; elsewhere a temp file)
           + fsync, then a hard link to ``path`` (fails if the name is taken), then fsync
-          of the directory (local rule L3);
+          of the directory (local rule LF3);
         * S3 (and filesystems that implement ``pipe_file(mode="create")`` themselves):
           a conditional PUT (If-None-Match: *), after a one-time probe that the store
           honours it; 409 conflicts are retried. If the PUT is refused but the object
           holds exactly ``data`` (an earlier attempt of this call that landed but whose
           reply was lost), the call counts as the creator (object store rules O2, O3);
-        * memory: check-then-write under a process-wide lock (M1);
+        * memory: check-then-write under a process-wide lock (MM1);
         * anything else: ``NotSupportedError``.
         """
         with self.prepare_exclusive(path, data) as prepared:

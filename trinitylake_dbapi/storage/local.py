@@ -3,7 +3,7 @@
 Exclusive create needs ``os.link`` (or ``linkat`` of an unnamed file), and every write
 is made atomic and durable by hand. The rules this module keeps:
 
-* L1. A write never goes through a symbolic link inside the root. Before a file is
+* LF1. A write never goes through a symbolic link inside the root. Before a file is
   created or written, every existing directory between the root and the file is
   checked with ``lstat`` (a directory found clean is remembered), files are opened
   with ``O_NOFOLLOW``, and a symlink found is a StorageError naming it: so a planted
@@ -11,12 +11,12 @@ is made atomic and durable by hand. The rules this module keeps:
   outside the root. (The root itself may be a link: the user chose it.)
   Readers of Iceberg files ask the same walk (:func:`symlink_within`, the file itself
   included) before they read a managed table's file (iceberg.tables M7).
-* L2. A plain ``write`` goes to a temp file beside the target (``.tl-tmp-*``), is
+* LF2. A plain ``write`` goes to a temp file beside the target (``.tl-tmp-*``), is
   fsynced and renamed over the target: readers see the old or the new content, never
   a mix. ``new=True`` (a fresh name nothing refers to yet) writes in place and fsyncs;
   ``durable=False`` (the hint) overwrites in place without fsync, but never a file
   with other hard links.
-* L3. ``create_exclusive`` writes the data to an unnamed file (``O_TMPFILE``; where the
+* LF3. ``create_exclusive`` writes the data to an unnamed file (``O_TMPFILE``; where the
   filesystem or kernel cannot, a temp file), fsyncs it, then gives it its name with a
   hard link, which fails if the name is taken, and fsyncs the directory. Of racing
   creators exactly one links; no reader sees a partial file. ``prepare_exclusive`` is
@@ -27,7 +27,7 @@ is made atomic and durable by hand. The rules this module keeps:
   that one publish comes a write and an fsync of the root after the caller's check,
   a pause that must fit in the margin lakehouse D3 keeps for pauses,
   EXPIRED_ROOT_DELETE_DELAY_S - FRESH_LATEST_S.)
-* L4. A file's fsync does not persist its directory entry. ``write_many`` returns only
+* LF4. A file's fsync does not persist its directory entry. ``write_many`` returns only
   when every file is fsynced and so is each file's directory and the parent of every
   directory created since the last ``write_many``: commits write their files this way
   before creating their root, so a root that survives a crash never names a lost file.
@@ -68,18 +68,18 @@ _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class LocalBackend(Backend):
-    """Files under one local directory, written atomically and durably (L1-L4)."""
+    """Files under one local directory, written atomically and durably (LF1-LF4)."""
 
     fs = None
 
     def __init__(self, root_uri: str) -> None:
         self.root_uri = root_uri
         self._base = root_uri[len("file://"):].rstrip("/")
-        #: Whether ``create_exclusive`` publishes from an unnamed file (L3). Turned off
+        #: Whether ``create_exclusive`` publishes from an unnamed file (LF3). Turned off
         #: for good by the first refusal of the filesystem or kernel; tests turn it off
         #: to exercise the temp-file way.
         self.anonymous_files = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
-        self._checked_dirs: set[str] = set()  # L1: directories found not to be links
+        self._checked_dirs: set[str] = set()  # LF1: directories found not to be links
         self._dirs_lock = threading.Lock()  # created directories not yet made durable
         self._created_dirs: set[str] = set()
 
@@ -157,7 +157,7 @@ class LocalBackend(Backend):
     # --- writes ---------------------------------------------------------------------
 
     def write(self, path: str, data: bytes, *, new: bool, durable: bool) -> None:
-        """One file, by L2: in place for ``new`` and for ``durable=False``, otherwise
+        """One file, by LF2: in place for ``new`` and for ``durable=False``, otherwise
         through a temp file and a rename."""
         if new:
             self._write_new(path, data)
@@ -175,7 +175,7 @@ class LocalBackend(Backend):
         accept: Callable[[str, Any], bytes],
     ) -> None:
         """Several files with their fsyncs overlapping, then their names made durable
-        (L4). New files go in batches of at most ``_OPEN_FILES_BATCH`` open files;
+        (LF4). New files go in batches of at most ``_OPEN_FILES_BATCH`` open files;
         others are written by ``write`` on a few threads at once."""
         if new:
             for start in range(0, len(items), _OPEN_FILES_BATCH):
@@ -206,7 +206,7 @@ class LocalBackend(Backend):
         self, items: list[tuple[str, bytes]], accept: Callable[[str, Any], bytes]
     ) -> None:
         """``write(new=True)`` of a few files, their fsyncs and their directories' fsyncs
-        all issued at once (L4). Each file's name exists before its directory is
+        all issued at once (LF4). Each file's name exists before its directory is
         fsynced, and nothing returns before every fsync has succeeded; on a failure no
         file of the batch is left behind."""
         opened: list[tuple[int, str, str]] = []  # fd, full path, relative path
@@ -241,7 +241,7 @@ class LocalBackend(Backend):
 
     def _directories_to_sync(self, fulls: list[str]) -> list[str]:
         """The directories whose fsync makes the names of just-written files durable
-        (L4): each file's directory, and the parent of every directory created since
+        (LF4): each file's directory, and the parent of every directory created since
         the last call, deepest first."""
         with self._dirs_lock:
             created, self._created_dirs = self._created_dirs, set()
@@ -250,17 +250,17 @@ class LocalBackend(Backend):
         return sorted(directories, key=len, reverse=True)
 
     def _refuse_symlinks(self, full: str) -> None:
-        """L1: StorageError if a directory between the root and ``full`` is a symlink."""
+        """LF1: StorageError if a directory between the root and ``full`` is a symlink."""
         link = first_symlink(self._base, full, include_file=False, checked=self._checked_dirs)
         if link is not None:
             raise StorageError(
                 f"refusing to write {self._uri_of(full)!r}: {self._uri_of(link)!r} is "
                 "a symbolic link inside the lakehouse; writes never follow links (storage "
-                "rule L1): replace it with a directory"
+                "rule LF1): replace it with a directory"
             )
 
     def _make_parents(self, parent: str) -> None:
-        """``os.makedirs``, remembering the directories it created (for L4)."""
+        """``os.makedirs``, remembering the directories it created (for LF4)."""
         missing = []
         directory = parent
         while len(directory) > len(self._base) and not os.path.isdir(directory):
@@ -288,7 +288,7 @@ class LocalBackend(Backend):
         os.fsync(fd)
 
     def _write_replacing(self, path: str, data: bytes) -> None:
-        """L2: temp file, fsync, rename over the target."""
+        """LF2: temp file, fsync, rename over the target."""
         full = self._full(path)
         fd, tmp = self._temp(full)
         try:
@@ -303,7 +303,7 @@ class LocalBackend(Backend):
 
     def _open(self, full: str, flags: int) -> int:
         """``os.open`` for writing, creating parent directories lazily; never through a
-        symlink (L1)."""
+        symlink (LF1)."""
         self._refuse_symlinks(full)
         flags |= os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | _O_NOFOLLOW
         try:
@@ -317,11 +317,11 @@ class LocalBackend(Backend):
                 raise
             raise StorageError(
                 f"refusing to write {self._uri_of(full)!r}: it is a symbolic link inside the "
-                "lakehouse; writes never follow links (storage rule L1): remove it"
+                "lakehouse; writes never follow links (storage rule LF1): remove it"
             ) from None
 
     def _write_new(self, path: str, data: bytes) -> None:
-        """L2, ``new=True``: written in place under its fresh name and fsynced."""
+        """LF2, ``new=True``: written in place under its fresh name and fsynced."""
         full = self._full(path)
         try:
             fd = self._open(full, os.O_EXCL)
@@ -339,7 +339,7 @@ class LocalBackend(Backend):
             raise
 
     def _write_in_place(self, path: str, data: bytes) -> None:
-        """L2, ``durable=False``: overwritten in place, no fsync."""
+        """LF2, ``durable=False``: overwritten in place, no fsync."""
         fd = self._open(self._full(path), 0)
         if os.fstat(fd).st_nlink != 1:
             # Hard-linked (a copy made with links shares it): never edit it in place.
@@ -355,7 +355,7 @@ class LocalBackend(Backend):
             os.close(fd)
 
     def prepare_exclusive(self, path: str, data: bytes) -> PreparedCreate:
-        """L3 up to the link: the data in an unnamed file where possible, else in a temp
+        """LF3 up to the link: the data in an unnamed file where possible, else in a temp
         file, fsynced."""
         full = self._full(path)
         if self.anonymous_files:
@@ -406,7 +406,7 @@ class LocalBackend(Backend):
         return prepared
 
     def publish(self, prepared: PreparedCreate) -> bool:
-        """L3 from the link on: the prepared file gets its name, unless the name is
+        """LF3 from the link on: the prepared file gets its name, unless the name is
         taken, and the directory is fsynced."""
         assert isinstance(prepared, _PreparedFile)
         full = prepared.full
@@ -447,7 +447,7 @@ class LocalBackend(Backend):
 
 
 class _PreparedFile(PreparedCreate):
-    """A root ready to be linked (L3): an open unnamed file (``fd``, in the directory
+    """A root ready to be linked (LF3): an open unnamed file (``fd``, in the directory
     ``dir_fd``) or a temp file (``tmp``), both already fsynced."""
 
     def __init__(
@@ -475,7 +475,7 @@ def first_symlink(
     ends the walk with None (nothing below it exists; a reader then finds the file
     missing, a writer creates real directories). ``checked``: directories already found
     not to be links (skipped; those found now are added). One ``lstat`` per component
-    (L1 for writes, iceberg.tables M7 for reads)."""
+    (LF1 for writes, iceberg.tables M7 for reads)."""
     directory = os.path.dirname(full)
     pending = []
     while len(directory) > len(base) and (checked is None or directory not in checked):

@@ -3,7 +3,7 @@
 It reads, lists, writes and deletes as any fsspec store does (``FsspecBackend``); only
 exclusive create differs:
 
-* M1. fsspec's memory filesystem is one store per process, without a conditional
+* MM1. fsspec's memory filesystem is one store per process, without a conditional
   write, so ``publish`` (``create_exclusive``) checks and then writes under one process-wide lock.
   Of racing creators in this process exactly one gets True (other processes cannot see
   the store at all).
@@ -18,23 +18,23 @@ import fsspec
 from .base import PreparedCreate
 from .objectstore import FsspecBackend
 
-# M1: the memory filesystem is one store per process; check-then-write needs a lock.
+# MM1: the memory filesystem is one store per process; check-then-write needs a lock.
 _CREATE_LOCK = threading.Lock()
 
 
 class MemoryBackend(FsspecBackend):
-    """A root in fsspec's process-wide memory filesystem (rule M1)."""
+    """A root in fsspec's process-wide memory filesystem (rule MM1)."""
 
     @classmethod
     def drives(cls, fs: fsspec.AbstractFileSystem) -> bool:
         """Only fsspec's own memory filesystem (and its subclasses) is one store per
-        process that the lock of M1 covers."""
+        process that the lock of MM1 covers."""
         from fsspec.implementations.memory import MemoryFileSystem
 
         return isinstance(fs, MemoryFileSystem)
 
     def prepare_exclusive(self, path: str, data: bytes) -> PreparedCreate:
-        """Nothing to prepare (no conditional write to check for: M1)."""
+        """Nothing to prepare (no conditional write to check for: MM1)."""
         return PreparedCreate(path, data)
 
     def exists(self, path: str) -> bool:
@@ -49,7 +49,7 @@ class MemoryBackend(FsspecBackend):
         return super().exists(path)
 
     def publish(self, prepared: PreparedCreate) -> bool:
-        """M1: check-then-write under the process-wide lock."""
+        """MM1: check-then-write under the process-wide lock."""
         full = self._full(prepared.path)
         with _CREATE_LOCK:
             if self.fs.exists(full):
