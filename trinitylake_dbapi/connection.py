@@ -331,7 +331,7 @@ class Connection:
 
     def interrupt(self) -> None:
         """Cancel the statement running on this connection, from any thread: it raises
-        QueryCanceledError at its next check and writes nothing (sql.control SC1). Takes
+        QueryCanceledError at its next check and writes nothing (sql.control CT1). Takes
         no lock (CN1 would make it wait for the very statement it cancels); with no
         statement running it does nothing."""
         self.control.interrupt()

@@ -1,5 +1,5 @@
 """Bounded time and memory on long histories and large queries (issue 15, item 17;
-lakehouse.py H1-H3, sql/control.py SC1-SC2). Storage request counters prove how much
+lakehouse.py H1-H3, sql/control.py CT1-CT2). Storage request counters prove how much
 of the history a statement reads."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Rules:
 
-  SC1. ``Connection.interrupt()`` (from any thread, without the connection's lock) and a
+  CT1. ``Connection.interrupt()`` (from any thread, without the connection's lock) and a
       statement timeout stop the running statement at its next check: QueryCanceledError.
       Checks stand in every loop whose length grows with the lakehouse or the query:
       the version history walk, system-table building, and the query executor (per
@@ -10,7 +10,7 @@ Rules:
       writes nothing; a commit itself is never interrupted halfway (it is atomic).
       Work done outside Python (DuckDB running a data query) is stopped through the
       callback registered with ``interrupting``: at ``interrupt()`` and at the deadline.
-  SC2. No intermediate or final table of a query holds more than ``max_query_rows`` rows:
+  CT2. No intermediate or final table of a query holds more than ``max_query_rows`` rows:
       QueryTooLargeError, before memory grows without bound (a cross join of system
       tables multiplies their sizes).
 """
@@ -51,7 +51,7 @@ class StatementControl:
         self._deadline = None
 
     def interrupt(self) -> None:
-        """Ask the running statement to stop (SC1); safe from any thread."""
+        """Ask the running statement to stop (CT1); safe from any thread."""
         self._interrupted.set()
         with self._callbacks_lock:
             callbacks = list(self._callbacks)
@@ -61,7 +61,7 @@ class StatementControl:
     @contextlib.contextmanager
     def interrupting(self, stop: Callable[[], None]) -> Iterator[None]:
         """While the block runs, ``interrupt()`` and the statement's deadline call
-        ``stop`` (which makes foreign work, e.g. a DuckDB query, raise) (SC1)."""
+        ``stop`` (which makes foreign work, e.g. a DuckDB query, raise) (CT1)."""
         with self._callbacks_lock:
             self._callbacks.append(stop)
         timer = None
@@ -90,7 +90,7 @@ class StatementControl:
             )
 
     def check_rows(self, count: int, what: str) -> None:
-        """QueryTooLargeError when ``count`` rows exceed the limit (SC2)."""
+        """QueryTooLargeError when ``count`` rows exceed the limit (CT2)."""
         if count > self.max_rows:
             raise QueryTooLargeError(
                 f"{what} would hold more than max_query_rows = {self.max_rows:,} rows; "

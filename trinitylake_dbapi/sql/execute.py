@@ -408,7 +408,7 @@ def _show_versions(s: st.ShowVersions, session: Session) -> Result:
     for v in session.lakehouse.iter_versions():
         if limit is not None and len(rows) >= limit:
             break
-        session.control.check()  # sql.control SC1
+        session.control.check()  # sql.control CT1
         rows.append((v.version, millis_to_naive(v.created_at_millis),
                      v.previous_version, v.rollback_from_version, ", ".join(v.changes)))
     return rows_result(_VERSION_COLUMNS, rows)

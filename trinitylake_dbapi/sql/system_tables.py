@@ -91,7 +91,7 @@ class Scope:
     """What a query needs of one system table, pushed down into building it (the
     executor still applies the whole query): equality filters on names, the range of
     ``version`` values, how many rows are enough (only when nothing else filters or
-    orders them), and the statement's control (SC1, SC2)."""
+    orders them), and the statement's control (CT1, CT2)."""
 
     filters: dict[str, str]
     versions: tuple[int | None, int | None] = (None, None)  # inclusive bounds
@@ -503,7 +503,7 @@ _UNKNOWN_NAME = re.compile(r"name '(\w+)' is not defined")
 
 
 class _BoundedExecutor(executor_compat(), PythonExecutor):  # type: ignore[misc]
-    """sqlglot's executor under the statement's control (sql.control SC1, SC2): checked
+    """sqlglot's executor under the statement's control (sql.control CT1, CT2): checked
     for cancellation between plan steps and every 1,024 joined row pairs, and refused
     before any step's table (or all join output together) exceeds max_query_rows."""
 
