@@ -54,7 +54,8 @@ import ipaddress
 import logging
 import socket
 import sys
-from typing import Mapping, TextIO
+import threading
+from typing import Any, Mapping, TextIO
 
 from ..catalog import LakehouseCatalog
 from .app import DEFAULT_MAX_BODY_BYTES, ENDPOINTS, VERSION_HEADER, CatalogServer, create_app, resolve_version
@@ -68,6 +69,7 @@ __all__ = [
     "VERSION_HEADER",
     "CatalogServer",
     "ServeRefused",
+    "ServerThread",
     "TokenFileError",
     "Tokens",
     "create_app",
@@ -93,6 +95,63 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _listening_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)  # clients that connect before the loop runs wait in the backlog
+    return sock
+
+
+def _uvicorn_config(app: Any, *, max_connections: int, access_log: bool) -> Any:
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        log_level="info" if access_log else "warning",
+        access_log=access_log,
+        limit_concurrency=max_connections,
+        timeout_keep_alive=5,
+        h11_max_incomplete_event_size=64 * 1024,
+        server_header=False,
+        lifespan="off",
+    )
+
+
+class ServerThread:
+    """The server on a background thread of this process, on 127.0.0.1 and a free port
+    (tests, benchmarks, embedding): ``url``, then ``stop()``. Same application and
+    limits as :func:`serve`; the caller chooses the tokens (``Tokens(None)``: none)."""
+
+    def __init__(
+        self,
+        lakehouse: LakehouseCatalog,
+        location: str,
+        tokens: Tokens,
+        *,
+        properties: Mapping[str, str] | None = None,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    ) -> None:
+        import uvicorn
+
+        app = create_app(lakehouse, location, tokens, max_body_bytes=max_body_bytes, properties=properties)
+        self._socket = _listening_socket("127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+        self._server = uvicorn.Server(_uvicorn_config(app, max_connections=max_connections, access_log=False))
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, name="trinitylake-serve", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop serving (open requests finish first) and close the socket."""
+        self._server.should_exit = True
+        self._thread.join()
+        self._socket.close()
 
 
 def serve(
@@ -129,24 +188,11 @@ def serve(
     lakehouse = LakehouseCatalog(location, create=create, storage_options=dict(storage_options or {}) or None)
     app = create_app(lakehouse, location, Tokens(tokens), max_body_bytes=max_body_bytes,
                      properties=None)  # fmt: skip
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)  # clients that connect before the loop runs wait in the backlog
+    sock = _listening_socket(host, port)
     bound = sock.getsockname()[1]
-    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    shown = f"[{host}]" if ":" in host else host
     print(f"serving {location} at http://{shown}:{bound}", file=out, flush=True)
-    config = uvicorn.Config(
-        app,
-        log_level="info" if access_log else "warning",
-        access_log=access_log,
-        limit_concurrency=max_connections,
-        timeout_keep_alive=5,
-        h11_max_incomplete_event_size=64 * 1024,
-        server_header=False,
-        lifespan="off",
-    )
+    config = _uvicorn_config(app, max_connections=max_connections, access_log=access_log)
     logging.getLogger("trinitylake.server").setLevel(logging.INFO)
     try:
         uvicorn.Server(config).run(sockets=[sock])
