@@ -78,8 +78,8 @@ def _sdist(version: str) -> Path:
     return target
 
 
-def _extract(sdist: Path, version: str, into: Path) -> Path:
-    """The suite's files from ``sdist`` under ``into``, plus our conftest override."""
+def _extract(sdist: Path, version: str, into: Path, override: Path = OVERRIDE) -> Path:
+    """The suite's files from ``sdist`` under ``into``, plus our conftest ``override``."""
     prefix = f"pyiceberg-{version}/"
     with tarfile.open(sdist) as archive:
         for name in SUITE_FILES:
@@ -88,16 +88,16 @@ def _extract(sdist: Path, version: str, into: Path) -> Path:
             assert source is not None, f"{name} is not a file in {sdist}"
             (into / name).parent.mkdir(parents=True, exist_ok=True)
             (into / name).write_bytes(source.read())
-    shutil.copyfile(OVERRIDE, into / "tests" / "catalog" / "conftest.py")
+    shutil.copyfile(override, into / "tests" / "catalog" / "conftest.py")
     return into
 
 
-@pytest.fixture(scope="module")
-def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
-    """Each test of the suite by node name: ("passed" | "failed" | "skipped", message)."""
+def run_suite(override: Path, work: Path) -> dict[str, tuple[str, str]]:
+    """Run PyIceberg's released suite in a child pytest under ``work``, with ``override``
+    as its ``tests/catalog/conftest.py`` (the fixtures that choose the catalog). Each
+    test by node name: ("passed" | "failed" | "skipped", message)."""
     version = importlib.metadata.version("pyiceberg")
-    work = tmp_path_factory.mktemp("pyiceberg-suite")
-    suite = _extract(_sdist(version), version, work / "suite")
+    suite = _extract(_sdist(version), version, work / "suite", override)
     report = work / "report.xml"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]))
@@ -122,27 +122,37 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, s
     return found
 
 
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
+    """Each test of the suite by node name: ("passed" | "failed" | "skipped", message)."""
+    return run_suite(OVERRIDE, tmp_path_factory.mktemp("pyiceberg-suite"))
+
+
 def _level(name: str) -> str:
     return "multi" if any(mark in name for mark in MULTI_LEVEL_MARKS) else "single"
 
 
-def _check(outcomes: dict[str, tuple[str, str]], level: str) -> None:
+def check_level(outcomes: dict[str, tuple[str, str]], level: str,
+                excepted: dict[str, str] = EXCEPTED) -> int:
+    """Every ``level`` test ("single" or "multi") passed but those ``excepted``; returns
+    how many passed."""
     mine = {name: result for name, result in outcomes.items() if _level(name) == level}
     failed = {name: message for name, (state, message) in mine.items()
-              if state != "passed" and name.split("[")[0] not in EXCEPTED}
+              if state != "passed" and name.split("[")[0] not in excepted}
     passed = sum(state == "passed" for state, _ in mine.values())
     print(f"PyIceberg's behaviour suite, {level}-level: {passed} of {len(mine)} passed")
     assert mine, f"no {level}-level tests ran"
     assert not failed, f"{len(failed)} of {len(mine)} {level}-level tests failed:\n" + "\n".join(
         f"{name}: {message}" for name, message in sorted(failed.items()))
+    return passed
 
 
 def test_single_level(outcomes: dict[str, tuple[str, str]]) -> None:
-    _check(outcomes, "single")
+    check_level(outcomes, "single")
 
 
 def test_multi_level(outcomes: dict[str, tuple[str, str]]) -> None:
-    _check(outcomes, "multi")
+    check_level(outcomes, "multi")
 
 
 def test_excepted_tests_exist(outcomes: dict[str, tuple[str, str]]) -> None:

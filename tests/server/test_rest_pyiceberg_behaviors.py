@@ -1,0 +1,53 @@
+"""PyIceberg's own catalog behaviour tests through RestCatalog against ``trinitylake serve``.
+
+The same released suite as tests/iceberg/test_pyiceberg_behaviors.py (PyIceberg's
+source distribution, obtained at test time, run unmodified in a child pytest), with
+``pyiceberg_rest_behaviors_conftest.py`` as its catalog fixtures: PyIceberg's RestCatalog
+over HTTP to the server application (on a thread of the child, a fresh lakehouse per
+test, a bearer token). Every test passes except the in-process run's exceptions and
+those in ``REST_CLIENT``, which fail inside PyIceberg's RestCatalog itself, whatever the
+server answers (measured 2026-11-27: 218 of 237 pass; in process 226 of 237).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.iceberg.test_pyiceberg_behaviors import EXCEPTED, check_level, run_suite
+
+OVERRIDE = Path(__file__).with_name("pyiceberg_rest_behaviors_conftest.py")
+
+#: Tests whose expectation PyIceberg's RestCatalog cannot meet against any server.
+REST_CLIENT = {
+    "test_create_table_without_namespace": (
+        "RestCatalog raises NoSuchIdentifierError for a one-part identifier before sending a request"),
+    "test_create_namespace_with_empty_identifier": (
+        "RestCatalog.create_namespace maps only 409 to an exception class of its own: a 400 or "
+        "404 for an empty namespace arrives as BadRequestError/RESTError, never NoSuchNamespaceError"),
+    "test_commit_table": (
+        "calls catalog._parse_metadata_version, a private method of MetastoreCatalog that RestCatalog lacks"),
+}
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
+    return run_suite(OVERRIDE, tmp_path_factory.mktemp("pyiceberg-rest-suite"))
+
+
+def test_single_level_through_rest(outcomes: dict[str, tuple[str, str]]) -> None:
+    check_level(outcomes, "single", {**EXCEPTED, **REST_CLIENT})
+
+
+def test_multi_level_through_rest(outcomes: dict[str, tuple[str, str]]) -> None:
+    check_level(outcomes, "multi", {**EXCEPTED, **REST_CLIENT})
+
+
+def test_rest_client_exceptions_exist_and_fail(outcomes: dict[str, tuple[str, str]]) -> None:
+    """REST_CLIENT names tests the suite has, each of which still fails (one that passes
+    now belongs to the checked tests)."""
+    for name in REST_CLIENT:
+        states = {state for test, (state, _) in outcomes.items() if test.split("[")[0] == name}
+        assert states, f"{name} is not in the suite any more"
+        assert "failed" in states, f"{name} passes now: remove it from REST_CLIENT"
