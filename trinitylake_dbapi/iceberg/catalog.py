@@ -289,11 +289,16 @@ def commit_replaying(
     raise AssertionError("unreachable")  # pragma: no cover - the last attempt raised
 
 
-def _namespace_name(namespace: str | Identifier) -> str:
+def _namespace_name(namespace: str | Identifier, *, creating: bool = False) -> str:
     """P6: the TrinityLake namespace of a PyIceberg namespace identifier, its levels joined
-    with dots (NoSuchNamespaceError for an empty identifier or level, as PyIceberg's own
-    catalogs answer)."""
-    return MetastoreCatalog.namespace_to_string(namespace, NoSuchNamespaceError)
+    with dots. An empty identifier, or one whose levels are all blank, is
+    NoSuchNamespaceError, as PyIceberg's own catalogs answer; so is an empty or blank
+    level when ``creating``. Otherwise the levels are joined as they are, so that a name
+    made in SQL with an empty level (``"x."``, listed as ``("x", "")``) is reached again."""
+    parts = MetastoreCatalog.identifier_to_tuple(namespace)
+    if creating or not parts or all(not part.strip() for part in parts):
+        MetastoreCatalog.namespace_to_string(parts, NoSuchNamespaceError)
+    return ".".join(parts)
 
 
 def _levels(name: str) -> Identifier:
@@ -427,7 +432,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
         """Create a namespace (P6: one TrinityLake namespace, levels joined with dots);
         without properties it gets PyIceberg's minimal ``{"exists": "true"}`` (P11). The
         lakehouse's unclaimed ``default`` is claimed instead (P10)."""
-        name = _namespace_name(namespace)
+        name = _namespace_name(namespace, creating=True)
         props = dict(properties)
         for key, value in props.items():
             if not isinstance(value, str):
@@ -451,7 +456,10 @@ class TrinityLakeCatalog(MetastoreCatalog):
         name = _namespace_name(namespace)
 
         def drop(txn: CatalogTransaction) -> None:
-            if not txn.namespace_exists(name) and _has_below(txn.list_namespaces(), name):
+            kind = self._namespace_kind(txn, name)
+            if kind is None:
+                raise ObjectNotFoundError(f"namespace {name!r} does not exist")
+            if kind == "implicit":
                 raise ObjectNotEmptyError(f"namespaces below {name!r} exist: drop them first")
             txn.drop_namespace(name)
 
@@ -515,9 +523,10 @@ class TrinityLakeCatalog(MetastoreCatalog):
         name = _namespace_name(namespace)
 
         def update(txn: CatalogTransaction) -> PropertiesUpdateSummary:
-            if not txn.namespace_exists(name):
-                below = _has_below(txn.list_namespaces(), name)
-                raise _no_such_namespace(name, "only namespaces below it exist: create it first" if below else "")
+            kind = self._namespace_kind(txn, name)
+            if kind != "own":
+                detail = "only namespaces below it exist: create it first" if kind == "implicit" else ""
+                raise _no_such_namespace(name, detail)
             info = txn.describe_namespace(name)
             current = dict(info.properties)
             if info.comment is not None:
@@ -542,7 +551,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
             if creating:
                 raise NoSuchNamespaceError(f"table {text!r}: a table identifier is <namespace>.<table>")
             raise NoSuchTableError(f"Table does not exist: {text}")
-        return _namespace_name(parts[:-1]), parts[-1]
+        return _namespace_name(parts[:-1], creating=creating), parts[-1]
 
     @staticmethod
     def identifier_to_database_and_table(
