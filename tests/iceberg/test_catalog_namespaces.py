@@ -276,3 +276,20 @@ def test_sql_names_with_empty_levels_stay_reachable(fresh: TrinityLakeCatalog, n
     assert sorted(table.scan().to_arrow().column("id").to_pylist()) == [1, 2]
     with pytest.raises(NoSuchNamespaceError):
         fresh.create_namespace(levels + ("z",))  # PyIceberg creates no empty level
+
+
+def test_sqlalchemy_reflects_a_multi_level_namespace(fresh: TrinityLakeCatalog) -> None:
+    """P6: SQLAlchemy sees the joined name as one schema and quotes it."""
+    fresh.create_namespace(("com", "org"))
+    fresh.create_table(("com", "org", "t"), ROWS.schema).append(ROWS)
+    engine = sa.create_engine(f"trinitylake:///{fresh.lakehouse.storage.root_uri.removeprefix('file://')}")
+    try:
+        inspector = sa.inspect(engine)
+        assert "com.org" in inspector.get_schema_names()
+        assert inspector.get_table_names(schema="com.org") == ["t"]
+        table = sa.Table("t", sa.MetaData(), autoload_with=engine, schema="com.org")
+        assert 'FROM "com.org".t' in str(sa.select(table).compile(engine))
+        with engine.connect() as conn:
+            assert sorted(conn.execute(sa.select(table.c.id)).scalars()) == [1, 2, 3]
+    finally:
+        engine.dispose()
