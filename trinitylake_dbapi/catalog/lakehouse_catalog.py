@@ -8,7 +8,10 @@ Rules:
      default schema work on a fresh lakehouse. It is an ordinary namespace (it can be
      dropped), and opening an existing lakehouse never creates it: opening never writes.
      A lakehouse whose namespace names are limited to fewer bytes than "default" has
-     no such namespace.
+     no such namespace. The format asks nothing of version 0 but its root (SPEC 7):
+     this is this library's choice. PyIceberg's ``create_namespace("default")`` claims
+     it while it has no property, comment or table (iceberg.catalog P10), so code
+     written for a catalog that starts empty works too.
 """
 
 from __future__ import annotations
