@@ -44,6 +44,7 @@ LAYERS = {
     "trinitylake_dbapi.tree": 3,
     "trinitylake_dbapi.lakehouse": 4,
     "trinitylake_dbapi.transaction": 4,
+    "trinitylake_dbapi.reclaim": 4,  # the commit-expiration handshake (below both)
     "trinitylake_dbapi.catalog": 5,
     "trinitylake_dbapi.iceberg": 6,
     "trinitylake_dbapi.maintenance": 7,

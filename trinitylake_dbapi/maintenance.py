@@ -42,9 +42,17 @@ Rules (SPEC 7):
      plan reach (through the tables their own transactions changed) are taken off
      the list, and again until no version came meanwhile (at most
      E9_ROUNDS rounds; after that no Iceberg file is deleted by this run). What
-     remains of the race is a commit whose check precedes the deletion and whose
-     root follows that last read: a window of one listing call and one deletion
-     call, open only to transactions that lasted longer than the grace.
+     this leaves (a commit whose check precedes the deletion and whose root follows
+     that last read) is closed by E10.
+  E10 (reclaim G3) Before that look, an expiration that would delete Iceberg files
+     creates its marker naming them, then reads the intents of commits in flight and
+     spares every file they name (all Iceberg files if one cannot be read); then E9;
+     then it deletes, in batches of DELETE_BATCH, starting none later than half the
+     handshake's lease after the marker (the rest waits for the next run), and
+     removes the marker. A commit naming one of the files waits for the marker to go
+     before its check (G2), so it never publishes a file this run deletes. The
+     handshake's files (``_tl_sync/``) are not Iceberg files; those older than the
+     lease (left by crashed processes, G4) are deleted after the rest.
   E7 A root is deleted no sooner than EXPIRED_ROOT_DELETE_DELAY_S after the listing that
      showed it (measured on this process's monotonic clock). A root that was missing
      when a writer last looked therefore cannot appear and vanish within that writer's
@@ -72,6 +80,7 @@ from .format.definitions import LakehouseSettings, TableDef, decode_table_def
 from .format.paths import METADATA_LOCATION, TABLES_DIRECTORY
 from .storage import Storage, is_reserved_name
 from .storage.locations import location_within
+from .reclaim import LEASE_S, Expiring, is_sync_path
 # tree TW2, also for spark.maintenance (Spark never imports the tree: architecture A2)
 from .tree import node_references  # noqa: F401
 from .catalog import LakehouseCatalog
@@ -82,6 +91,8 @@ from .lakehouse import now_millis as millis_now
 DEFAULT_ORPHAN_GRACE_MILLIS = 3_600_000
 #: E9: rounds of "versions committed since the plan" before Iceberg files are spared.
 E9_ROUNDS = 16
+#: E10: files per deletion call (S3 deletes at most 1000 keys per request).
+DELETE_BATCH = 1000
 
 def is_format_file(path: str) -> bool:
     """True for exactly the files the format names (E6, paths rule FP1): roots,
@@ -111,6 +122,7 @@ class ExpirationPlan:
     files: list[str] = field(default_factory=list)  # every file to delete, roots first
     listed_at: float = 0.0  # time.monotonic() when the listing returned (E7)
     storage_options: dict | None = None  # reach the tables' Iceberg files (E9)
+    stale_markers: list[str] = field(default_factory=list)  # E10: left by crashed processes
 
     def execute(self, lakehouse: Lakehouse) -> None:
         storage = lakehouse.storage
@@ -120,9 +132,24 @@ class ExpirationPlan:
             wait_before_deleting_roots(self.listed_at)  # E7
         storage.delete_many(roots)  # E5: roots first, oldest first
         rest = [f for f in self.files if f not in set(roots)]
-        if any(not is_expirable_file(f) for f in rest):
-            rest = self._not_reached_since_planned(lakehouse, rest)  # E9
-        storage.delete_many(rest)
+        iceberg = [f for f in rest if not is_expirable_file(f)]
+        if iceberg:
+            expiring = Expiring.begin(storage, iceberg)  # E10: the marker, before any look
+            try:
+                spared = expiring.spared()
+                rest = [f for f in rest if is_expirable_file(f) or (spared is not None and f not in spared)]
+                rest = self._not_reached_since_planned(lakehouse, rest)  # E9
+                for start in range(0, len(rest), DELETE_BATCH):
+                    batch = rest[start:start + DELETE_BATCH]
+                    if not expiring.in_time():  # E10, reclaim G4: the rest waits for the next run
+                        batch = [f for f in batch if is_expirable_file(f)]
+                    storage.delete_many(batch)
+            finally:
+                expiring.end()
+        else:
+            storage.delete_many(rest)
+        if self.stale_markers:
+            storage.delete_many(self.stale_markers)  # E10, reclaim G4
         lakehouse.write_hint(max(self.latest, lakehouse.latest_version()))
 
     def _not_reached_since_planned(self, lakehouse: Lakehouse, files: list[str]) -> list[str]:
@@ -247,7 +274,14 @@ def plan_expiration(
     expired.sort()
     roots = [paths.root_node_path(v) for v in expired]
     rest = sorted(set(doomed) - set(roots))
-    return ExpirationPlan(latest.version, sorted(kept), expired, roots + rest, listed_at, storage_options)
+    stale = [p for p in everything if is_sync_path(p) and _older_than_lease(lakehouse.storage, p, now_millis)]
+    return ExpirationPlan(latest.version, sorted(kept), expired, roots + rest, listed_at, storage_options, stale)
+
+
+def _older_than_lease(storage: Storage, path: str, now_millis: int) -> bool:
+    """E10: a handshake file older than the lease (reclaim G4), left by a crashed process."""
+    modified = storage.modified_millis(path)
+    return modified is not None and now_millis - modified > LEASE_S * 1000
 
 
 @dataclass(frozen=True)
@@ -339,7 +373,7 @@ class TableLocations:
 
     def holds(self, path: str) -> bool:
         """True if expiration may delete ``path`` when nothing kept reaches it (E8)."""
-        if is_expirable_file(path) or any(path.startswith(p) for p in self.foreign):
+        if is_expirable_file(path) or is_sync_path(path) or any(path.startswith(p) for p in self.foreign):
             return False
         return any(path.startswith(p) for p in self.owned)
 

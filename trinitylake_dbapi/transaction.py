@@ -56,11 +56,19 @@ Commit protocol. A transaction that began at version v:
       to C2 (milliseconds; say a few seconds with clock skew): an expiration that may
       delete it started after C2 and sees it reached. An older file that exists at the
       check was deleted by no expiration that ended before the check; one that could
-      still delete it started before C2 and after the file was G old, so only a
-      transaction that lasted longer than the grace, committing while an expiration
-      with that grace is between its listing and its deletions, can lose a file. Hence:
-      run expiration with a grace longer than the longest transaction (the default
-      hour), and never with a grace under a few seconds while anything writes.
+      still delete it started before C2 and after the file was G old: a transaction
+      that lasted longer than the grace, committing while an expiration with that
+      grace is between its listing and its deletions. That window is closed by a
+      handshake (reclaim G1-G6, maintenance E10): before its check, a commit naming
+      such a file creates an intent naming the files it names that were written
+      before it, then waits while an expiration marker names one of them (at most
+      reclaim.COMMIT_WAIT_S, then CommitFailedError); an expiration creates its
+      marker before it reads the intents, and spares what they name. The intent is
+      removed when the commit ends, whatever its outcome. Commits that name no file
+      old enough to be checked make no extra storage call (G5). Hence: transactions
+      may outlive the grace (their files are refused or spared, never published
+      missing), but never run expiration with a grace under a few seconds while
+      anything writes (the young files' margin above).
 
 The keys version u changed are exactly the messages tagged ``txn == str(u)`` in root
 u's buffer (tree invariant T5). The transaction id written into the ``txn`` column is
@@ -101,6 +109,7 @@ from .format import paths
 from .format.definitions import LakehouseDef, LakehouseSettings, encode
 from .format.nodefile import NodeFile, encode_node_file
 from .lakehouse import Lakehouse, Snapshot, now_millis, prepare_root, publish_root
+from .reclaim import Intent, announce_commit
 from .storage import Storage
 
 #: Commit attempts before giving up on a lakehouse under constant contention.
@@ -192,6 +201,7 @@ class Transaction:
         #: moment its writing began, None if unknown; what names it, for the error).
         self.expected: dict[str, tuple[float | None, str]] = {}
         self._unwritten: dict[str, bytes] = {}  # C1 files not written yet
+        self._intent: Intent | None = None  # C7, reclaim G2: from the check to the end
         self.reads = _ReadSet()
         self.guards = _ReadSet()
         self.lakehouse_def_update: Callable[[LakehouseDef], LakehouseDef] | None = None
@@ -365,6 +375,10 @@ class Transaction:
         except BaseException:
             _remove_best_effort(self.lakehouse.storage, self._written)  # C5
             raise
+        finally:
+            if self._intent is not None:  # reclaim G2: published or given up
+                self._intent.withdraw()
+                self._intent = None
 
     def _commit_attempts(self) -> int:
         base = self.base
@@ -425,6 +439,8 @@ class Transaction:
             with prepare_root(storage, version, data) as prepared:  # C2, while C1 runs
                 written()  # C1 is done
                 self._check_expected_files()  # C7
+                if self._intent is not None:
+                    self._intent.check_in_time()  # reclaim G4
                 if self.lakehouse.is_still_latest(base.version, observed_at):  # D3: C1 may be slow
                     created = publish_root(storage, prepared)  # C2, the commit point
                 else:
@@ -463,6 +479,9 @@ class Transaction:
         )
         if not old:
             return
+        if self._intent is None:  # reclaim G2: announce, and wait out expirations naming these files
+            owners = sorted({owner for _, owner, _ in old})
+            self._intent = announce_commit(self.lakehouse.storage, self.expected, " and ".join(owners))
         exists = self.lakehouse.storage.exists
         if len(old) == 1:
             found = [exists(old[0][0])]
