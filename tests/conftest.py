@@ -90,6 +90,58 @@ def xdist_scope(nodeid: str) -> str:
     return nodeid
 
 
+#: What ``--quick`` (``scripts/test --quick``) leaves out: the markers of tests that need a
+#: JVM, a storage server, the documentation build, or minutes of their own.
+QUICK_EXCLUDES = ("spark", "s3", "docs", "slow")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--quick", action="store_true", default=False,
+        help="the fast lane for the edit-test loop: deselect the tests marked "
+             + ", ".join(QUICK_EXCLUDES) + " (tests/conftest.py marks most of them by path and fixture)",
+    )  # fmt: skip
+
+
+def auto_markers(item: pytest.Item) -> set[str]:
+    """The markers a test gets from where it is and what it uses, so that no test has to
+    be listed anywhere: ``spark`` (under tests/spark/, or the ``spark`` session fixture),
+    ``s3`` (the moto server, through any fixture that needs ``s3_server``), ``docs``
+    (under tests/docs/: the site build and the pages' code blocks). ``slow`` is written on
+    the test itself (``@pytest.mark.slow``)."""
+    nodeid = item.nodeid
+    fixtures = set(getattr(item, "fixturenames", ()))
+    found = set()
+    if nodeid.startswith("tests/spark/") or "spark" in fixtures:
+        found.add("spark")
+    if "s3_server" in fixtures:
+        found.add("s3")
+    if nodeid.startswith("tests/docs/"):
+        found.add("docs")
+    return found
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Add :func:`auto_markers` as each test is collected, before ``-m`` selects (so
+    ``-m "not s3"`` and the like see them too)."""
+    for name in sorted(auto_markers(item) - {mark.name for mark in item.iter_markers()}):
+        item.add_marker(name)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--quick``, deselect the tests carrying a marker of QUICK_EXCLUDES."""
+    if not config.getoption("quick"):
+        return
+    kept, dropped = [], []
+    for item in items:
+        names = {mark.name for mark in item.iter_markers()}
+        (dropped if names.intersection(QUICK_EXCLUDES) else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under ``-n``: distribute the units of :func:`xdist_scope`, largest first."""
