@@ -49,6 +49,7 @@ LAYERS = {
     "trinitylake_dbapi.iceberg": 6,
     "trinitylake_dbapi.maintenance": 7,
     "trinitylake_dbapi.verify": 7,
+    "trinitylake_dbapi.views": 7,  # the catalog views sql and spark present (issue 33)
     "trinitylake_dbapi.sql": 8,
     "trinitylake_dbapi.spark": 8,
     "trinitylake_dbapi": 9,  # the driver: __init__, connection, cursor, types_dbapi

@@ -79,13 +79,14 @@ def test_table_rows_hold_the_definitions(spark, lake) -> None:  # type: ignore[n
     rows = read(spark, lake["location"], version=lake["middle"]).collect()
     for row in rows:
         info = txn.describe_table(row.namespace, row.table_name)
-        assert row.table_type == info.table_type and row.table_format == info.table_format
+        assert row.table_type == "BASE TABLE" and row.table_kind == info.table_type  # views CV3
+        assert row.table_format == info.table_format
         assert row.location == info.location and row.comment == info.comment
         assert row.properties == info.properties and row.primary_key == list(info.primary_key)
         assert [(c.id, c.name, c.type, c.nullable, c.comment) for c in row.columns] == [
             (c.id, c.name, type_to_sql(c.type), c.nullable, c.comment) for c in info.columns
         ]
-    assert {r.table_type for r in rows} == {"MANAGED", "EXTERNAL"}
+    assert {r.table_kind for r in rows} == {"MANAGED", "EXTERNAL"}
 
 
 def test_namespaces_and_columns(spark, lake) -> None:  # type: ignore[no-untyped-def]
@@ -96,12 +97,12 @@ def test_namespaces_and_columns(spark, lake) -> None:  # type: ignore[no-untyped
     assert namespaces[0].comment == "first" and namespaces[0].properties == {"team": "a"}
     columns = read(spark, lake["location"], object="columns", namespace="beta").collect()
     expected = [
-        ("beta", t, i, c.name, c.id, type_to_sql(c.type), c.nullable)
+        ("beta", t, i, c.name, c.id, type_to_sql(c.type), "YES" if c.nullable else "NO")
         for _, t in txn.list_tables("beta")
         for i, c in enumerate(txn.describe_table("beta", t).columns, start=1)
     ]
     assert [(r.namespace, r.table_name, r.ordinal_position, r.column_name, r.column_id, r.data_type,
-             r.nullable) for r in columns] == expected  # fmt: skip
+             r.is_nullable) for r in columns] == expected  # fmt: skip (views CV3)
     assert read(spark, lake["location"], namespace="gamma").count() == len(txn.list_tables("gamma"))
 
 
@@ -109,9 +110,9 @@ def test_versions_are_the_catalog_history(spark, lake) -> None:  # type: ignore[
     catalog: LakehouseCatalog = lake["catalog"]
     rows = read(spark, lake["location"], object="versions").collect()
     history = catalog.versions()
-    assert [(r.version, r.previous_version, r.rollback_from_version, tuple(r.changes)) for r in rows] == [
-        (v.version, v.previous_version, v.rollback_from_version, v.changes) for v in history
-    ]
+    assert [(r.version, r.previous_version, r.rollback_from_version, r.changes) for r in rows] == [
+        (v.version, v.previous_version, v.rollback_from_version, ", ".join(v.changes)) for v in history
+    ]  # views CV3: the changes as text, as SQL shows them
     assert rows[0].created_at == dt.datetime.fromtimestamp(history[0].created_at_millis / 1000)
     older = read(spark, lake["location"], object="versions", version=5).collect()
     assert [r.version for r in older] == [5, 4, 3, 2, 1, 0]
@@ -120,6 +121,37 @@ def test_versions_are_the_catalog_history(spark, lake) -> None:  # type: ignore[
 def test_every_object_has_its_schema(spark, lake) -> None:  # type: ignore[no-untyped-def]
     for name, schema in SCHEMAS.items():
         assert read(spark, lake["location"], object=name).schema == schema
+
+
+@pytest.mark.parametrize("name", ["namespaces", "tables", "columns", "versions"])
+def test_every_view_shows_what_sql_shows(spark, lake, name) -> None:  # type: ignore[no-untyped-def]
+    """views CV1-CV3: Spark and SQL present one definition, so every field both show has
+    the same values, row for row, and the same SPEC 5 type."""
+    from trinitylake_dbapi import views
+
+    spark_view = views.SPARK[name]
+    sql_key, sql_view = next((k, p) for k, p in views.SQL.items() if p.view is spark_view.view)
+    shared = [(s, q) for s, source in spark_view.columns for q, other in sql_view.columns
+              if not isinstance(source, views.Constant) and source == other]  # fmt: skip
+    assert len(shared) >= 2
+    spark_types = {c.name: c.type for c in spark_view.specs()}
+    sql_types = {c.name: c.type for c in sql_view.specs()}
+    assert all(spark_types[s] == sql_types[q] for s, q in shared)
+    frame = read(spark, lake["location"], object=name)
+    conn = trinitylake_dbapi.connect(lake["location"])
+    try:
+        cur = conn.cursor()
+        cur.execute(f"SELECT {', '.join(q for _, q in shared)} FROM {sql_key[0]}.{sql_key[1]}")
+        from_sql = [tuple(row) for row in cur.fetchall()]
+    finally:
+        conn.close()
+    from_spark = [tuple(row) for row in frame.select(*(s for s, _ in shared)).collect()]
+    if name == "versions":  # instants: SQL shows UTC without a zone, Spark local time (CV4)
+        at = [s for s, _ in shared].index("created_at")
+        from_spark = [(*r[:at], r[at].astimezone(dt.timezone.utc).replace(tzinfo=None), *r[at + 1:])
+                      for r in from_spark]  # fmt: skip
+    assert sorted(from_spark, key=repr) == sorted(from_sql, key=repr)
+    assert len(from_sql) > 0
 
 
 @pytest.mark.parametrize(

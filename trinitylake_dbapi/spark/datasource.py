@@ -26,16 +26,19 @@ Options:
     Storage options for fsspec: one per option (string values), or all of them as a
     JSON object.
 
-Rows (the order of SHOW TABLES / SHOW NAMESPACES: by namespace, then table):
+Rows (the order of SHOW TABLES / SHOW NAMESPACES: by namespace, then table): the catalog
+views of :mod:`trinitylake_dbapi.views`, as ``views.SPARK`` presents them (the same values
+and types as SQL's information_schema and system.versions):
 
-``tables``      namespace, table_name, table_type, table_format, location, comment,
-                columns (array of struct id, name, type, nullable, comment; ``type`` in
+``tables``      namespace, table_name, table_type (``BASE TABLE``), table_kind
+                (``MANAGED`` | ``EXTERNAL``), table_format, location, comment, columns
+                (array of struct id, name, type, nullable, comment; ``type`` in
                 canonical text, e.g. ``decimal(10,2)``), primary_key, properties
 ``namespaces``  namespace, comment, properties
 ``columns``     namespace, table_name, ordinal_position (1-based), column_name,
-                column_id, data_type, nullable, comment
+                column_id, data_type, is_nullable (``YES`` | ``NO``), comment
 ``versions``    version, created_at, previous_version, rollback_from_version, changes
-                (as ``LakehouseCatalog.versions()``, newest first)
+                (text, as SHOW VERSIONS; newest first)
 
 Where the work happens. Planning (one Python process next to the driver) reads only
 node files: the root of the chosen version and, for more parallelism, its children, and
@@ -48,7 +51,6 @@ the root files.
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -59,65 +61,18 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceWrite
 from ..errors import ObjectNotFoundError, ProgrammingError
 from ..format import keys as keyfmt
 from ..format import paths
-from ..format.types import type_to_sql
+from .. import views
 from ..catalog import LakehouseCatalog
+from ..catalog.model import VersionInfo
+from .schema import to_spark_schema
 from . import _runtime as rt
 
 __all__ = ["TrinityLakeDataSource", "register", "SCHEMAS", "OBJECTS"]
 
-_COLUMN_STRUCT = T.StructType(
-    [
-        T.StructField("id", T.LongType(), False),
-        T.StructField("name", T.StringType(), False),
-        T.StructField("type", T.StringType(), False),
-        T.StructField("nullable", T.BooleanType(), False),
-        T.StructField("comment", T.StringType(), True),
-    ]
-)
-_PROPERTIES = T.MapType(T.StringType(), T.StringType(), False)
-
+#: The catalog views as Spark presents them (trinitylake_dbapi.views CV2), typed by the
+#: one SPEC 5 -> Spark mapping (spark.schema).
 SCHEMAS: dict[str, T.StructType] = {
-    "tables": T.StructType(
-        [
-            T.StructField("namespace", T.StringType(), False),
-            T.StructField("table_name", T.StringType(), False),
-            T.StructField("table_type", T.StringType(), False),
-            T.StructField("table_format", T.StringType(), True),
-            T.StructField("location", T.StringType(), True),
-            T.StructField("comment", T.StringType(), True),
-            T.StructField("columns", T.ArrayType(_COLUMN_STRUCT, False), False),
-            T.StructField("primary_key", T.ArrayType(T.StringType(), False), False),
-            T.StructField("properties", _PROPERTIES, False),
-        ]
-    ),
-    "namespaces": T.StructType(
-        [
-            T.StructField("namespace", T.StringType(), False),
-            T.StructField("comment", T.StringType(), True),
-            T.StructField("properties", _PROPERTIES, False),
-        ]
-    ),
-    "columns": T.StructType(
-        [
-            T.StructField("namespace", T.StringType(), False),
-            T.StructField("table_name", T.StringType(), False),
-            T.StructField("ordinal_position", T.IntegerType(), False),
-            T.StructField("column_name", T.StringType(), False),
-            T.StructField("column_id", T.LongType(), False),
-            T.StructField("data_type", T.StringType(), False),
-            T.StructField("nullable", T.BooleanType(), False),
-            T.StructField("comment", T.StringType(), True),
-        ]
-    ),
-    "versions": T.StructType(
-        [
-            T.StructField("version", T.LongType(), False),
-            T.StructField("created_at", T.TimestampType(), False),
-            T.StructField("previous_version", T.LongType(), True),
-            T.StructField("rollback_from_version", T.LongType(), True),
-            T.StructField("changes", T.ArrayType(T.StringType(), False), False),
-        ]
-    ),
+    name: to_spark_schema(presentation.specs()) for name, presentation in views.SPARK.items()
 }
 OBJECTS = tuple(SCHEMAS)
 
@@ -305,34 +260,18 @@ class _Reader(DataSourceReader):
         txn = catalog.begin(version=partition.version)
         store = catalog.storage
         kind = self.options.object
+        presentation = views.SPARK[kind]
         for chunk in rt.chunks(items, _PREFETCH):
             list(rt.thread_map(store.read_immutable, [value for _, value in chunk]))  # warm the cache
             for key, _ in chunk:
                 decoded = codec.decode(key)
                 if kind == "namespaces":
-                    info = txn.describe_namespace(decoded.namespace)
-                    yield (info.name, info.comment, dict(info.properties))
-                    continue
-                assert decoded.table is not None
-                table = txn.describe_table(decoded.namespace, decoded.table)
-                if kind == "tables":
-                    yield (
-                        table.namespace,
-                        table.name,
-                        table.table_type,
-                        table.table_format or None,
-                        table.location,
-                        table.comment,
-                        [(c.id, c.name, type_to_sql(c.type), c.nullable, c.comment) for c in table.columns],
-                        list(table.primary_key),
-                        dict(table.properties),
-                    )
+                    rows = [views.namespace_row(txn.describe_namespace(decoded.namespace))]
                 else:
-                    for position, c in enumerate(table.columns, start=1):
-                        yield (
-                            table.namespace, table.name, position, c.name, c.id,
-                            type_to_sql(c.type), c.nullable, c.comment,
-                        )  # fmt: skip
+                    assert decoded.table is not None
+                    table = txn.describe_table(decoded.namespace, decoded.table)
+                    rows = [views.table_row(table)] if kind == "tables" else views.column_rows(table)
+                yield from views.present(presentation, rows)
 
 
 def _cut_points(tree: Any, low: str, high: str) -> list[str]:
@@ -367,10 +306,8 @@ def _version_rows(catalog: LakehouseCatalog, partition: _VersionRange) -> Iterat
     for version in range(partition.high, partition.low - 1, -1):
         snapshot = lakehouse.snapshot(version)
         previous = lakehouse.snapshot(version - 1) if version - 1 >= partition.chain_low else None
-        yield (
-            snapshot.version,
-            _dt.datetime.fromtimestamp(snapshot.created_at_millis / 1000, tz=_dt.timezone.utc),
-            snapshot.previous_version,
-            snapshot.rollback_from_version,
-            list(catalog.changes_of(snapshot, previous)),
-        )
+        info = VersionInfo(
+            snapshot.version, snapshot.created_at_millis, snapshot.previous_version,
+            snapshot.rollback_from_version, catalog.changes_of(snapshot, previous),
+        )  # fmt: skip
+        yield from views.present(views.SPARK["versions"], [views.version_row(info)])

@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 
 from sqlglot import exp
 
+from trinitylake_dbapi import views
 from trinitylake_dbapi.catalog import DEFAULT_NAMESPACE, CatalogTransaction
 from trinitylake_dbapi.errors import (
     InvalidNameError,
@@ -37,7 +38,6 @@ from trinitylake_dbapi.sql.session import (
     QueryShape,
     Result,
     Session,
-    millis_to_naive,
     reading,
     refuse_write,
     rows_result,
@@ -392,10 +392,8 @@ def _show_create_table(s: st.ShowCreateTable, session: Session) -> Result:
     return rows_result((("create_statement", "varchar"),), [(create_table_sql(info),)])
 
 
-_VERSION_COLUMNS = (
-    ("version", "int8"), ("created_at", "timestamp"), ("previous_version", "int8"),
-    ("rollback_from_version", "int8"), ("changes", "varchar"),
-)  # fmt: skip
+#: SHOW VERSIONS shows system.versions' columns (trinitylake_dbapi.views CV2).
+_VERSIONS = views.SQL[("system", "versions")]
 
 
 @_handles(st.ShowVersions)
@@ -409,9 +407,8 @@ def _show_versions(s: st.ShowVersions, session: Session) -> Result:
         if limit is not None and len(rows) >= limit:
             break
         session.control.check()  # sql.control CT1
-        rows.append((v.version, millis_to_naive(v.created_at_millis),
-                     v.previous_version, v.rollback_from_version, ", ".join(v.changes)))
-    return rows_result(_VERSION_COLUMNS, rows)
+        rows.append(views.version_row(v))
+    return rows_result(views.sql_columns(_VERSIONS), views.sql_rows(_VERSIONS, rows))
 
 
 @_handles(st.UseNamespace)

@@ -1,6 +1,7 @@
 """SELECT over the system tables, run by sqlglot's Python executor.
 
-System tables (names case-insensitive; columns listed with their type kinds):
+System tables (names case-insensitive): the catalog views of :mod:`trinitylake_dbapi.views`
+(their one definition, rows and values) as SQL presents them (views CV2-CV4):
 
 ``information_schema.schemata``
     catalog_name, schema_name, schema_owner (always NULL), comment
@@ -63,7 +64,8 @@ from trinitylake_dbapi.errors import (
     QueryCanceledError,
     QueryTooLargeError,
 )
-from trinitylake_dbapi.format.types import canonical_kind, type_to_sql
+from trinitylake_dbapi.format.types import canonical_kind
+from trinitylake_dbapi import views
 from trinitylake_dbapi.sql.columns import DTYPE_NAMES
 from trinitylake_dbapi.sql.control import StatementControl
 from trinitylake_dbapi.sql.dialect import TrinityLake
@@ -71,8 +73,8 @@ from trinitylake_dbapi.sql.session import SYSTEM_SCHEMAS, QueryShape, where_conj
 
 __all__ = ["SYSTEM_TABLES", "CATALOG_NAME", "QueryResult", "run_query", "millis_to_datetime"]
 
-#: The catalog name shown in information_schema.
-CATALOG_NAME = "trinitylake"
+#: The catalog name shown in information_schema (views.CATALOG_NAME).
+CATALOG_NAME = views.CATALOG_NAME
 
 #: Type kind -> the type name given to sqlglot's optimizer.
 _SQLGLOT_TYPES = {"varchar": "varchar", "int4": "int", "int8": "bigint", "boolean": "boolean",
@@ -135,9 +137,8 @@ def _schemata(
     rows = []
     for ns in _namespaces(catalog, scope.filters):
         scope.control.check()
-        info = catalog.describe_namespace(ns)
-        rows.append((CATALOG_NAME, ns, None, info.comment))
-    return rows
+        rows.append(views.namespace_row(catalog.describe_namespace(ns)))
+    return views.sql_rows(views.SQL[("information_schema", "schemata")], rows)
 
 
 def _tables_rows(
@@ -146,10 +147,8 @@ def _tables_rows(
     rows = []
     for ns, name in _tables(catalog, scope.filters):
         scope.control.check()
-        info = catalog.describe_table(ns, name)
-        rows.append((CATALOG_NAME, ns, name, "BASE TABLE", info.table_type, info.table_format,
-                     info.location, info.comment))  # fmt: skip
-    return rows
+        rows.append(views.table_row(catalog.describe_table(ns, name)))
+    return views.sql_rows(views.SQL[("information_schema", "tables")], rows)
 
 
 def _columns_rows(
@@ -158,23 +157,8 @@ def _columns_rows(
     rows = []
     for ns, name in _tables(catalog, scope.filters):
         scope.control.check()
-        info = catalog.describe_table(ns, name)
-        key = {column: i for i, column in enumerate(info.primary_key, start=1)}
-        for position, c in enumerate(info.columns, start=1):
-            t = c.type
-            numeric_precision = t.precision if t.kind == "decimal" else None
-            numeric_precision = {"int2": 16, "int4": 32, "int8": 64, "float4": 24,
-                                 "float8": 53}.get(t.kind, numeric_precision)  # fmt: skip
-            rows.append((
-                CATALOG_NAME, ns, name, c.name, position, None,
-                "YES" if c.nullable else "NO", type_to_sql(t),
-                t.length if t.kind in ("char", "varchar", "fixed", "binary") else None,
-                numeric_precision,
-                t.scale if t.kind == "decimal" else (0 if t.kind in ("int2", "int4", "int8") else None),
-                t.precision if t.kind in ("time", "timetz", "timestamp", "timestamptz") else None,
-                c.comment, key.get(c.name),
-            ))  # fmt: skip
-    return rows
+        rows.extend(views.column_rows(catalog.describe_table(ns, name)))
+    return views.sql_rows(views.SQL[("information_schema", "columns")], rows)
 
 
 def _versions_rows(
@@ -195,36 +179,21 @@ def _versions_rows(
         if scope.limit is not None and len(rows) >= scope.limit:
             break
         scope.control.check()
-        rows.append((v.version, millis_to_datetime(v.created_at_millis), v.previous_version,
-                     v.rollback_from_version, ", ".join(v.changes)))
+        rows.append(views.version_row(v))
         scope.control.check_rows(len(rows), "system.versions")
-    return rows
+    return views.sql_rows(views.SQL[("system", "versions")], rows)
 
 
-_V = "varchar"
+#: The system tables: the catalog views as SQL presents them (views CV2), and how to
+#: build each one's rows.
 SYSTEM_TABLES: dict[tuple[str, str], SystemTable] = {
-    ("information_schema", "schemata"): SystemTable(
-        (("catalog_name", _V), ("schema_name", _V), ("schema_owner", _V), ("comment", _V)),
-        _schemata,
-    ),
-    ("information_schema", "tables"): SystemTable(
-        (("table_catalog", _V), ("table_schema", _V), ("table_name", _V), ("table_type", _V),
-         ("table_kind", _V), ("table_format", _V), ("location", _V), ("comment", _V)),
-        _tables_rows,
-    ),  # fmt: skip
-    ("information_schema", "columns"): SystemTable(
-        (("table_catalog", _V), ("table_schema", _V), ("table_name", _V), ("column_name", _V),
-         ("ordinal_position", "int4"), ("column_default", _V), ("is_nullable", _V),
-         ("data_type", _V), ("character_maximum_length", "int4"), ("numeric_precision", "int4"),
-         ("numeric_scale", "int4"), ("datetime_precision", "int4"), ("comment", _V),
-         ("primary_key_position", "int4")),
-        _columns_rows,
-    ),  # fmt: skip
-    ("system", "versions"): SystemTable(
-        (("version", "int8"), ("created_at", "timestamp"), ("previous_version", "int8"),
-         ("rollback_from_version", "int8"), ("changes", _V)),
-        _versions_rows,
-    ),  # fmt: skip
+    key: SystemTable(views.sql_columns(views.SQL[key]), build)
+    for key, build in (
+        (("information_schema", "schemata"), _schemata),
+        (("information_schema", "tables"), _tables_rows),
+        (("information_schema", "columns"), _columns_rows),
+        (("system", "versions"), _versions_rows),
+    )
 }
 assert SYSTEM_SCHEMAS == frozenset(db for db, _ in SYSTEM_TABLES)
 
