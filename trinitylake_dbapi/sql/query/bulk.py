@@ -13,7 +13,6 @@ from typing import Any, Callable, Sequence
 from sqlglot import exp
 
 from trinitylake_dbapi.errors import ProgrammingError
-from trinitylake_dbapi.format.types import ColumnSpec
 
 
 def bulk_insert_template(statement: exp.Expr) -> list[exp.Placeholder] | None:
@@ -167,16 +166,6 @@ def parameter_table(holes: list[exp.Placeholder], parameter_rows: Sequence[Any],
             return None
         arrays.append(pa.array([None if v is None else _as_text(v) for v in column], pa.string()))
     return pa.table(arrays, names=[f"p{i}" for i in range(len(arrays))])
-
-
-def stored_arrow_type(columns: Sequence[ColumnSpec], name: str) -> Any:
-    """The Arrow type a column's values are stored as."""
-    from pyiceberg.io.pyarrow import schema_to_pyarrow
-
-    from trinitylake_dbapi.iceberg.schema import schema_from_columns
-
-    column = next(c for c in columns if c.name.lower() == name.lower())
-    return schema_to_pyarrow(schema_from_columns([column]), include_field_ids=False).field(0).type
 
 
 def _as_text(value: Any) -> str:

@@ -1,7 +1,10 @@
 """Types: SPEC 5 kinds <-> DuckDB <-> Arrow, and the SQL spelling of names and text.
 
-No rules of its own: the mappings that Q2 (views), Q3 (writes), Q5 (reads) and
-CREATE TABLE AS SELECT rely on.
+The data engine's one module for the DuckDB and Arrow type systems (docs/architecture.md
+lists one module per type system): SPEC 5 types as DuckDB types, Arrow types as SPEC 5
+kinds (result columns), the Arrow type a column is stored as (through its Iceberg
+carrier, I1), and the system tables' rows as an Arrow table. No rules of its own: the
+mappings that Q2 (views), Q3 (writes), Q5 (reads) and CREATE TABLE AS SELECT rely on.
 """
 
 from __future__ import annotations
@@ -123,3 +126,25 @@ def type_of_duck(t: Any, column: str) -> TypeSpec:
     if kind == "time" or kind == "timestamp" or kind == "timestamptz":
         return TypeSpec(kind, precision=6)
     return TypeSpec(kind)
+
+
+def stored_arrow_type(columns: Sequence[ColumnSpec], name: str) -> Any:
+    """The Arrow type a column's values are stored as (its Iceberg carrier's, I1)."""
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+
+    from trinitylake_dbapi.iceberg.schema import schema_from_columns
+
+    column = next(c for c in columns if c.name.lower() == name.lower())
+    return schema_to_pyarrow(schema_from_columns([column]), include_field_ids=False).field(0).type
+
+
+def arrow_table(columns: Sequence[tuple[str, str]], rows: Sequence[tuple]) -> Any:
+    """A system table's rows (``columns``: (name, SPEC 5 kind), the kinds the system
+    tables hold) as an Arrow table, for DuckDB to join with tables' data."""
+    import pyarrow as pa
+
+    types = {"varchar": pa.string(), "int4": pa.int32(), "int8": pa.int64(), "boolean": pa.bool_(),
+             "timestamp": pa.timestamp("us")}  # fmt: skip
+    schema = pa.schema([(name, types[kind]) for name, kind in columns])
+    values = list(zip(*rows)) if rows else [[] for _ in columns]
+    return pa.table([pa.array(list(col), type=f.type) for col, f in zip(values, schema)], schema=schema)

@@ -60,7 +60,7 @@ from trinitylake_dbapi.sql.query.names import (
 )
 from trinitylake_dbapi.sql.query.pruning import prunable_conditions
 from trinitylake_dbapi.sql.query.translate import duckdb_message, raise_undecodable, with_position
-from trinitylake_dbapi.sql.query.types import duck_type, quote_identifier, string_literal
+from trinitylake_dbapi.sql.query.types import arrow_table, duck_type, quote_identifier, string_literal
 from trinitylake_dbapi.sql.session import QueryShape, Session, table_name, time_travel
 
 
@@ -243,15 +243,6 @@ def _view_sql(scan: TableScan) -> str:
     )
 
 
-def _system_arrow(spec: Any, rows: list[tuple]) -> Any:
-    import pyarrow as pa
-
-    types = {"varchar": pa.string(), "int4": pa.int32(), "int8": pa.int64(), "timestamp": pa.timestamp("us")}
-    schema = pa.schema([(name, types[kind]) for name, kind in spec.columns])
-    columns = list(zip(*rows)) if rows else [[] for _ in spec.columns]
-    return pa.table([pa.array(list(col), type=f.type) for col, f in zip(columns, schema)], schema=schema)
-
-
 class DataStatement:
     """One data statement's DuckDB cursor and the views its table references became."""
 
@@ -397,7 +388,7 @@ class DataStatement:
             raise ObjectNotFoundError(f"system table {key[0]}.{key[1]} does not exist; the system tables are {names}")
         rows = spec.build(self.catalog_for(version), self.session.lakehouse, Scope({}, control=self.session.control))
         view = f"__tl_{next(self._count)}"
-        table = _system_arrow(spec, rows)
+        table = arrow_table(spec.columns, rows)
         self.cursor.register(view, table)
         self._views.append((view, table))
         return view

@@ -43,9 +43,9 @@ from trinitylake_dbapi.sql.query.bulk import (
     bound_rows,
     bulk_insert_template,
     parameter_table,
-    stored_arrow_type,
 )
 from trinitylake_dbapi.sql.query.names import is_system_table
+from trinitylake_dbapi.sql.query.types import stored_arrow_type
 from trinitylake_dbapi.sql.query.translate import (
     duckdb_message,
     raise_undecodable,
