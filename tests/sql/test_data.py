@@ -565,3 +565,37 @@ def test_data_files_hold_row_groups_that_duckdb_scans_in_parallel(tmp_path: Any)
 
     assert row_groups("big") == [[122_880, 122_880, 54_240]] * 2  # CREATE TABLE AS, then UPDATE's rewrite
     assert row_groups("own") == [[50_000, 50_000, 20_000]]
+
+
+@pytest.mark.parametrize("min_count", [None, 3])
+def test_one_row_inserts_merge_manifests_and_every_version_reads_its_rows(memory_lake: Lake, min_count: Any) -> None:
+    """iceberg.writing W5 through SQL: one-row INSERT commits merge manifests (the table's
+    commit.manifest.min-count-to-merge, or Iceberg's default of 100: 101 commits list
+    at most 100), so a snapshot lists a bounded number of manifests; at every lakehouse
+    version our SELECT and PyIceberg's scan of that version read exactly its rows, a
+    point lookup included."""
+    conn = memory_lake.connect(autocommit=True)
+    cur = conn.cursor()
+    props = "" if min_count is None else f" TBLPROPERTIES ('commit.manifest.min-count-to-merge' = '{min_count}')"
+    q(cur, f"CREATE TABLE default.t (id BIGINT, name STRING){props}")
+    commits = 101 if min_count is None else 10
+    bound = 100 if min_count is None else min_count
+    versions = {}
+    for i in range(commits):
+        q(cur, "INSERT INTO default.t VALUES (?, ?)", (i, f"n{i}"))
+        versions[q(cur, "SELECT max(version) FROM system.versions")[0][0]] = i
+    catalog = conn.iceberg_catalog()
+    table = catalog.load_table("default.t")
+    assert len(table.current_snapshot().manifests(table.io)) <= bound
+    for version, last in sorted(versions.items())[-12:]:
+        expected = [(i, f"n{i}") for i in range(last + 1)]
+        assert sorted(q(cur, f"SELECT id, name FROM default.t FOR SYSTEM_VERSION AS OF {version}")) == expected
+        pinned = tl.connect(conn.location, version=version)
+        pinned_table = pinned.iceberg_catalog().load_table("default.t")
+        assert len(pinned_table.current_snapshot().manifests(pinned_table.io)) <= bound
+        scanned = pinned_table.scan().to_arrow()
+        assert sorted(zip(scanned["id"].to_pylist(), scanned["name"].to_pylist())) == expected
+        key = last // 2
+        assert q(pinned.cursor(), "SELECT name FROM default.t WHERE id = ?", (key,)) == [(f"n{key}",)]
+        pinned.close()
+    conn.close()
