@@ -386,7 +386,7 @@ def scale(points: list[dict]) -> str:
 
 
 #: The order of the sections in the "Targets" table (a section not named here follows).
-SECTION_ORDER = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "commits",
+SECTION_ORDER = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "commits", "appends",
                  "ducklake", "s3", "parsing", "spark", "scale")
 
 
@@ -442,6 +442,11 @@ def render(results: dict) -> str:
         parts += [f"## History at {results['history']['versions']:,} versions", "", history(results["history"]), ""]
     if results.get("commits"):
         parts += ["## Reads after many one-row commits (DB-API)", "", commits(results["commits"]), ""]
+    if results.get("appends"):
+        from .appends import render as render_appends
+
+        parts += [f"## One-row appends, {results['appends']['commits']:,} commits to one table "
+                  f"({results['appends']['reps']} interleaved repetitions)", "", render_appends(results["appends"]), ""]
     if results.get("ducklake"):
         versions = ", ".join(f"{k} {v}" for k, v in results["ducklake"].get("versions", {}).items())
         parts += [f"## DuckLake, side by side through SQL ({versions or 'not run'})", "",

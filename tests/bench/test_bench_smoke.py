@@ -39,7 +39,7 @@ def quick_run(tmp_path_factory):  # type: ignore[no-untyped-def]
     out = tmp_path / "out"
     run = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--quiet", "--workdir", str(tmp_path / "work"),
-         "--out", str(out), "--only", "suite,cold_start,concurrency,data,queries,history,commits,ducklake,s3,parsing,scale",
+         "--out", str(out), "--only", "suite,cold_start,concurrency,data,queries,history,commits,appends,ducklake,s3,parsing,scale",
          "--ducklake-venv", DUCKLAKE_VENV, "--sqlglotc-overlay", SQLGLOTC_OVERLAY],
         cwd=ROOT, capture_output=True, text=True, timeout=HANG_S,
     )  # fmt: skip
@@ -52,7 +52,7 @@ def test_quick_run_prints_tables_and_writes_json(quick_run) -> None:  # type: ig
     printed = run.stdout
     for heading in ("## Side by side", "## Storage calls", "## Cold start", "## Concurrent writers",
                     "## Tables with data", "## SQL over table data", "## History at 300 versions",
-                    "## Reads after many one-row commits", "## DuckLake",
+                    "## Reads after many one-row commits", "## One-row appends", "## DuckLake",
                     "## Object storage requests per commit", "## Parsing", "## Scale"):
         assert heading in printed
     suite = results["suite"]
@@ -123,11 +123,12 @@ def test_quick_run_ends_with_every_measured_target(quick_run) -> None:  # type: 
     # What a quick run measures with a target: the SQL side vs PyIceberg (create,
     # describe, exists, drop; its namespaces are too small for "list 1,000"), the cold
     # starts, 4 writers vs one, history; DuckLake's only when its venv exists.
-    assert {"suite", "cold_start", "concurrency", "history", "commits"} <= by_section
+    assert {"suite", "cold_start", "concurrency", "history", "commits", "appends"} <= by_section
     suite_names = [t["name"] for t in results["suite"]["targets"]]
     assert len(suite_names) == 4 and all(n.endswith("SQL vs PyIceberg SqlCatalog") for n in suite_names)
     assert len(results["concurrency"]["targets"]) == 1 and len(results["history"]["targets"]) == 3
     assert len(results["commits"]["targets"]) == 3  # lookup and count after 5 commits vs 1, cache size
+    assert len(results["appends"]["targets"]) == 2  # one-row appends vs SqlCatalog: catalog API, SQL
     assert len(results["cold_start"]["targets"]) == 2
     if "skipped" not in results["s3"]:
         assert len(results["s3"]["targets"]) == 5
