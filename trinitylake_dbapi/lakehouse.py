@@ -82,7 +82,7 @@ from .format.definitions import (
 )
 from .format.nodefile import NodeFile, decode_node_file, decode_system_rows, encode_node_file
 from .storage import PreparedCreate, Storage
-from .tree import NodeStore, Tree, TreeConfig, empty_root
+from .tree import NodeStore, Tree, TreeConfig, empty_root, own_messages
 
 #: D1/D3: how long an observation of the latest version is trusted to have no
 #: expiration hole after it (module docstring).
@@ -143,12 +143,7 @@ class Snapshot:
 
     def changed_keys(self) -> list[str]:
         """The keys this version's own transaction wrote (tree invariant T5)."""
-        tag = str(self.version)
-        seen: dict[str, None] = {}
-        for message in self.root.buffer:
-            if message.txn == tag:
-                seen[message.key] = None
-        return list(seen)
+        return list(dict.fromkeys(m.key for m in own_messages(self.root, str(self.version))))
 
 
 class Lakehouse:

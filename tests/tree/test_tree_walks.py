@@ -31,6 +31,7 @@ from trinitylake_dbapi.tree import (
     merged_view,
     node_entries,
     node_references,
+    own_messages,
 )
 from tree_harness import TreeHarness
 
@@ -193,3 +194,33 @@ def test_files_ends_on_a_cycle_of_child_pointers() -> None:
         assert child in str(e)
     else:  # the walk ends: the node is walked once, its pointers back at it skipped
         assert found.count(child) == 1
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    order=st.integers(min_value=3, max_value=5),
+    batches=batches,
+    bounds=st.tuples(keys, keys),
+    at_most=st.integers(min_value=1, max_value=8),
+)
+def test_cut_points_split_a_scan_along_the_tree(order: int, batches: list, bounds: tuple, at_most: int) -> None:
+    """Tree.cut_points (what Spark's catalog views partition by): ascending keys strictly
+    inside (low, high), about ``at_most`` of them, and the scans of the ranges they cut
+    are the scan of the whole range, in order."""
+    harness, models, _ = build(order, 2, batches)
+    low, high = sorted(bounds)
+    tree = harness.reread()
+    cuts = tree.cut_points(low, high, at_most)
+    assert cuts == sorted(set(cuts)) and all(low < c < high for c in cuts)
+    assert len(cuts) <= at_most
+    edges = [low, *cuts, high]
+    pieces = [pair for a, b in zip(edges, edges[1:]) for pair in tree.scan(a, b)]
+    assert pieces == tree.scan(low, high) == sorted((k, v) for k, v in models[-1].items() if low <= k < high)
+
+
+def test_own_messages_are_the_versions_changes() -> None:
+    """TW4: the root's messages tagged with its own version are that commit's writes."""
+    harness, models, _ = build(3, 3, [[("a", False), ("b", False)], [("a", True), ("c", False)]])
+    root = harness.reread().root
+    assert [(m.key, m.value) for m in own_messages(root, str(harness.version))] == [("a", None), ("c", "v3")]
+    assert merge_messages(dict(models[-2]), own_messages(root, str(harness.version))) == models[-1]

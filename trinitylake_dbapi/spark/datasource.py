@@ -226,7 +226,7 @@ class _Reader(DataSourceReader):
                     if snapshot.tree.get(codec.namespace_key(opts.namespace)) is None:
                         raise ObjectNotFoundError(f"namespace {opts.namespace!r} does not exist")
                 low, high = codec.tables_range(opts.namespace)
-            cuts = _cut_points(snapshot.tree, low, high)
+            cuts = snapshot.tree.cut_points(low, high, _TARGET_PARTITIONS)  # tree knowledge stays in tree
             bounds = [low, *cuts, high]
             return [_KeyRange(version, a, b) for a, b in zip(bounds, bounds[1:])]
         finally:
@@ -272,33 +272,6 @@ class _Reader(DataSourceReader):
                     table = txn.describe_table(decoded.namespace, decoded.table)
                     rows = [views.table_row(table)] if kind == "tables" else views.column_rows(table)
                 yield from views.present(presentation, rows)
-
-
-def _cut_points(tree: Any, low: str, high: str) -> list[str]:
-    """Keys strictly inside (low, high) from the top levels of the tree, at most about
-    _TARGET_PARTITIONS of them: partition boundaries that follow node subtrees."""
-    cuts: set[str] = set()
-    level = [tree.root]
-    while level and len(cuts) < _TARGET_PARTITIONS:
-        below = []
-        for node in level:
-            for index, key in enumerate(node.keys):
-                if low < key < high:
-                    cuts.add(key)
-            if node.children:
-                for index, child in enumerate(node.children):
-                    child_low = node.keys[index - 1] if index > 0 else None
-                    child_high = node.keys[index] if index < len(node.keys) else None
-                    if (child_high is None or child_high > low) and (child_low is None or child_low < high):
-                        below.append(child)
-        if len(cuts) + len(below) > 4 * _TARGET_PARTITIONS:
-            break
-        level = [tree.store.load(child) for child in below]
-    ordered = sorted(cuts)
-    if len(ordered) > _TARGET_PARTITIONS:
-        step = len(ordered) / _TARGET_PARTITIONS
-        ordered = [ordered[int(i * step)] for i in range(1, _TARGET_PARTITIONS)]
-    return ordered
 
 
 def _version_rows(catalog: LakehouseCatalog, partition: _VersionRange) -> Iterator[tuple]:

@@ -47,8 +47,9 @@ The package, from the bottom up:
              its merged view; the one implementation maintenance, verify and their
              Spark versions use.
   here       Tree, one version's tree: merge-on-read get and scan (T6), walks that
-             check T9 on every descent (every node, every file reached), and
-             ``apply``, which hands the writer the messages of one transaction.
+             check T9 on every descent (every node, every file reached, the cut points
+             that split a key range along subtrees), and ``apply``, which hands the
+             writer the messages of one transaction.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ from .walks import (
     merged_view,
     node_entries,
     node_references,
+    own_messages,
 )
 from .writer import TreeUpdate, apply_messages, empty_root
 
@@ -98,6 +100,7 @@ __all__ = [
     "node_entries",
     "node_references",
     "node_violations",
+    "own_messages",
 ]
 
 #: T9: more levels than this from the root to a node means a cycle of child pointers.
@@ -290,6 +293,34 @@ class Tree:
                 if child not in seen:
                     seen.add(child)
                     stack.append((child, self._child(path, child, depth + 1).file, depth + 1))
+
+    def cut_points(self, low: str, high: str, at_most: int) -> list[str]:
+        """Keys strictly inside (low, high) from the top levels of the tree, at most
+        about ``at_most`` of them, ascending: boundaries of key ranges that follow node
+        subtrees (T4), so the ranges split the work of a scan where the tree does. Reads
+        level by level from the root, only the nodes whose ranges overlap (low, high),
+        and stops once a level would make more than 4 * ``at_most`` candidates."""
+        cuts: set[str] = set()
+        level: list[tuple[str | None, NodeFile]] = [(None, self.root)]
+        depth = 0
+        while level and len(cuts) < at_most:
+            below: list[tuple[str | None, str]] = []
+            for path, node in level:
+                cuts.update(key for key in node.keys if low < key < high)
+                for index, child in enumerate(node.children):
+                    child_low = node.keys[index - 1] if index > 0 else None
+                    child_high = node.keys[index] if index < len(node.keys) else None
+                    if (child_high is None or child_high > low) and (child_low is None or child_low < high):
+                        below.append((path, child))
+            if len(cuts) + len(below) > 4 * at_most:
+                break
+            depth += 1
+            level = [(child, self._child(parent, child, depth).file) for parent, child in below]
+        ordered = sorted(cuts)
+        if len(ordered) > at_most:
+            step = len(ordered) / at_most
+            ordered = [ordered[int(i * step)] for i in range(1, at_most)]
+        return ordered
 
     def node_paths(self) -> Iterator[str]:
         """Paths of every non-root node file this tree reaches."""

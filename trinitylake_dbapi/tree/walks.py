@@ -19,6 +19,10 @@ Rules (TW = tree walks):
       children's merged views (disjoint by T4), then its key table, then its buffered
       messages in order, a set replacing and a delete removing (T6: higher and later
       is newer). The merged view of a root is the version's content.
+  TW4 Own messages: the messages of a root tagged with the transaction that wrote the
+      root are exactly that transaction's changes (T5), in the order applied; applied
+      to the previous version's merged view they give this version's (unless the
+      version is a rollback, whose content is an earlier version's).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from ..format.nodefile import Message, NodeFile
 __all__ = [
     "NodeReferences",
     "merge_messages",
+    "own_messages",
     "merge_node",
     "merged_view",
     "node_entries",
@@ -92,3 +97,9 @@ def merged_view(node: NodeFile, children: Iterable[Mapping[str, str]] = ()) -> d
     for child in children:
         view.update(child)
     return merge_node(view, node)
+
+
+def own_messages(root: NodeFile, txn: str) -> list[Message]:
+    """The messages of ``root`` that transaction ``txn`` (the one that wrote the root)
+    wrote, in the order applied (TW4)."""
+    return [message for message in root.buffer if message.txn == txn]

@@ -36,7 +36,7 @@ from ..format.nodefile import NodeFile, decode_node_file
 from ..format.types import from_proto_columns
 from ..storage import Storage
 from ..storage.locations import location_within
-from ..tree import TreeConfig, merge_messages, merge_node, node_entries, node_references
+from ..tree import TreeConfig, merge_messages, merge_node, node_entries, node_references, own_messages
 from .report import (
     ERROR,
     MAX_PER_FILE_AND_RULE,
@@ -255,7 +255,7 @@ class LocalVerifier:
         if info.rollback_from is not None:  # content of an unknown earlier version
             return info, self._scan_state(root), codec
         own = str(version)  # T5: root v holds exactly version v's changes
-        new_state = merge_messages(dict(state), (m for m in root.buffer if m.txn == own))
+        new_state = merge_messages(dict(state), own_messages(root, own))  # tree TW4
         return info, new_state, codec
 
     # -- nodes ---------------------------------------------------------------------------------
