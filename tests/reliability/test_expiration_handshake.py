@@ -35,7 +35,8 @@ import trinitylake_dbapi
 from deadlines import HANG_S
 from trinitylake_dbapi import reclaim
 from trinitylake_dbapi.errors import CommitFailedError, MissingFileError
-from trinitylake_dbapi.maintenance import expire_versions
+from trinitylake_dbapi.lakehouse import Lakehouse
+from trinitylake_dbapi.maintenance import expire_versions, export_snapshot_files
 from trinitylake_dbapi.storage import Storage
 from trinitylake_dbapi.verify import verify
 
@@ -249,6 +250,12 @@ def test_a_live_marker_naming_the_files_fails_the_commit_clearly(tmp_path: Any, 
     conn.cursor().execute("INSERT INTO default.t VALUES (3, 'c')")
     conn.commit()  # only the other marker is left: it names none of these files
     conn.close()
+    report = verify(location, all_versions=True, data=True)  # G1: readers ignore markers
+    assert report.ok and not [p for p in report.problems if reclaim.is_sync_path(p.path)], report.problems
+    target = Storage(str(tmp_path / "copy"))
+    lakehouse = Lakehouse(storage)
+    copied = export_snapshot_files(lakehouse, target, lakehouse.latest_version())
+    assert not [f for f in copied if reclaim.is_sync_path(f)] and target.list(reclaim.SYNC_DIRECTORY) == []
     elsewhere.end()
     _check_clean(location, [1, 2, 3])
 
@@ -335,3 +342,35 @@ def test_a_commit_that_sees_the_marker_is_spared_on_s3(
     assert commit.waiting.is_set() and commit.error is None, commit.error
     conn.close()
     _check_clean(location, [1, 2, 3], **options)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_commit_racing_an_expiration_with_random_delays(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Beyond the forced interleavings: the commit (in a thread) and the expiration run
+    at once, every storage call of either delayed at random (seeded). Whatever the
+    order, the commit either publishes its files, present, or fails with
+    MissingFileError and publishes nothing; every version stays valid."""
+    import random
+
+    rng, lock = random.Random(seed), threading.Lock()
+    location = _lake(str(tmp_path / "lake"))
+    conn = _open_transaction(location)
+    for method in ("list", "read", "exists", "modified_millis", "publish", "delete", "delete_many"):
+        original = getattr(Storage, method)
+
+        def delayed(self: Storage, *args: Any, __original: Any = original, **kwargs: Any) -> Any:
+            with lock:
+                delay = rng.uniform(0, 0.03)
+            time.sleep(delay)
+            return __original(self, *args, **kwargs)
+
+        monkeypatch.setattr(Storage, method, delayed)
+    commit = Commit(conn, monkeypatch)
+    commit.thread.start()
+    _expire(location)
+    commit.join()
+    conn.close()
+    assert commit.error is None or isinstance(commit.error, MissingFileError), commit.error
+    _check_clean(location, [1, 2] if commit.error else [1, 2, 3])
