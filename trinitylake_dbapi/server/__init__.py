@@ -99,8 +99,13 @@ def is_loopback(host: str) -> bool:
 
 def _listening_socket(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on accepted sockets of that
+    # protocol. Without it, every request after the first on a keep-alive connection
+    # waited ~40 ms (the response's headers and body are two writes: Nagle's algorithm
+    # held the second until the client's delayed ACK): 44 ms -> under 2 ms measured.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
     sock.listen(128)  # clients that connect before the loop runs wait in the backlog
     return sock

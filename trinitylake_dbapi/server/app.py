@@ -26,7 +26,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -525,6 +525,8 @@ def _endpoint(server: CatalogServer, methods: dict[str, tuple[Work, bool, bool]]
                 body = await _read_body(request, limit)
             except RequestError as e:
                 failure = e
+            except ClientDisconnect:  # the client left mid-body: no one to answer, no error of ours
+                return Response(status_code=499)
         return await run_in_threadpool(
             server.respond,
             work,

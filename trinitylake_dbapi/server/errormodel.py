@@ -63,6 +63,7 @@ _MAPPING: tuple[tuple[type[BaseException], int, str], ...] = (
     (errors.UnsupportedFormatError, 500, "ServerErrorException"),
     (errors.CommitOutcomeUnknownError, 500, "CommitStateUnknownException"),
     (errors.StorageError, 503, "ServiceUnavailableException"),
+    (FileNotFoundError, 404, "NotFoundException"),  # e.g. register of a missing metadata file
     (NotImplementedError, 406, "UnsupportedOperationException"),
     (ValidationError, 400, "BadRequestException"),
     (ValueError, 400, "BadRequestException"),
