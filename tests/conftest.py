@@ -107,8 +107,9 @@ def auto_markers(item: pytest.Item) -> set[str]:
     """The markers a test gets from where it is and what it uses, so that no test has to
     be listed anywhere: ``spark`` (under tests/spark/, or the ``spark`` session fixture),
     ``s3`` (the moto server, through any fixture that needs ``s3_server``), ``docs``
-    (under tests/docs/: the site build and the pages' code blocks). ``slow`` is written on
-    the test itself (``@pytest.mark.slow``)."""
+    (under tests/docs/: the site build and the pages' code blocks), ``slow`` for
+    SQLAlchemy's compliance suite (tests/sqlalchemy/suite/: about a thousand tests). Any
+    other ``slow`` is written on the test itself (``@pytest.mark.slow``)."""
     nodeid = item.nodeid
     fixtures = set(getattr(item, "fixturenames", ()))
     found = set()
@@ -118,19 +119,29 @@ def auto_markers(item: pytest.Item) -> set[str]:
         found.add("s3")
     if nodeid.startswith("tests/docs/"):
         found.add("docs")
+    if nodeid.startswith("tests/sqlalchemy/suite/"):
+        found.add("slow")  # SQLAlchemy's compliance suite: a thousand tests on one engine
     return found
+
+
+def add_auto_markers(item: pytest.Item) -> None:
+    for name in sorted(auto_markers(item) - {mark.name for mark in item.iter_markers()}):
+        item.add_marker(name)
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:
     """Add :func:`auto_markers` as each test is collected, before ``-m`` selects (so
     ``-m "not s3"`` and the like see them too)."""
-    for name in sorted(auto_markers(item) - {mark.name for mark in item.iter_markers()}):
-        item.add_marker(name)
+    add_auto_markers(item)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under ``--quick``, deselect the tests carrying a marker of QUICK_EXCLUDES."""
+    """Under ``--quick``, deselect the tests carrying a marker of QUICK_EXCLUDES. The
+    markers are added again first: SQLAlchemy's plugin (tests/sqlalchemy/suite) replaces
+    its items after they were collected."""
+    for item in items:
+        add_auto_markers(item)
     if not config.getoption("quick"):
         return
     kept, dropped = [], []

@@ -14,6 +14,9 @@ import sys
 import pyiceberg.catalog.sql  # noqa: F401  (fail, never skip, when the peer is missing)
 import pytest
 
+# Slow: a whole quick benchmark run (scripts/test --quick leaves it out).
+pytestmark = pytest.mark.slow
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)

@@ -11,7 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from deadlines import HANG_S
+
+# Slow: the whole tour, in a shell, as processes (scripts/test --quick leaves it out).
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -52,6 +52,7 @@ def shell(lake: str, *args: str, stdin: str | None = None, cwd: Path | None = No
                           capture_output=True, text=True, env=env, cwd=cwd, timeout=HANG_S)  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode, expected", [("csv", CSV), ("json", JSON), ("markdown", MARKDOWN)])
 def test_mode_in_c_f_and_piped_scripts(lake: str, tmp_path: Path, mode: str, expected: str,
                                        capsys: Any) -> None:  # fmt: skip

@@ -13,8 +13,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from client_cases import corrupt_metadata, delete_manifest_list, flip_parquet, read_only
 from deadlines import HANG_S
+
+# Slow: the shell as a process per case (scripts/test --quick leaves it out).
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 

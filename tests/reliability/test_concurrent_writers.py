@@ -22,6 +22,9 @@ from deadlines import HANG_S
 from sql_writer_workers import ID_STRIDE, incrementer, inserter
 from trinitylake_dbapi.errors import OperationalError, SerializationError
 
+# Slow: worker processes racing on one table, several rounds (scripts/test --quick leaves it out).
+pytestmark = pytest.mark.slow
+
 
 def _lake(tmp_path: Any) -> str:
     location = str(tmp_path / "lake")

@@ -24,6 +24,9 @@ from trinitylake_dbapi.storage import RESERVED_PREFIX
 from trinitylake_dbapi.verify import verify
 from zygote import Zygote
 
+# Slow: writer processes killed in rounds (scripts/test --quick leaves it out).
+pytestmark = pytest.mark.slow
+
 
 def check_after_crash(location: str, acknowledged: list[tuple[int, tuple]]) -> LakehouseCatalog:
     """Reopen, verify, find every acknowledged commit at its version, commit again."""

@@ -179,6 +179,7 @@ def test_a_damaged_avro_file_is_a_corrupt_file_error_naming_it(tmp_path: Any, wh
         expect_named(location, sql, errors.CorruptFileError, path)
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(which=st.sampled_from(["manifest list", "manifest"]), fraction=st.floats(0.0, 1.0, exclude_max=True), bit=st.integers(0, 7))
 def test_a_flipped_bit_anywhere_in_an_avro_file_never_gives_internal_error(
@@ -272,6 +273,7 @@ def flip_target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
     yield location, path, original
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(fraction=st.floats(min_value=0.0, max_value=1.0, exclude_max=True), bit=st.integers(0, 7))
 @example(fraction=0.2578125, bit=7)  # a string that is not UTF-8: DuckDB's client raised RuntimeError, unnamed

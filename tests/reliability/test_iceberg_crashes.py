@@ -18,6 +18,9 @@ from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
 from trinitylake_dbapi.verify import verify
 from zygote import Zygote
 
+# Slow: appender processes killed in rounds (scripts/test --quick leaves it out).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def zygote() -> Any:

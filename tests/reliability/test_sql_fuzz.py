@@ -24,6 +24,9 @@ from hypothesis import strategies as st
 import trinitylake_dbapi
 from trinitylake_dbapi.verify import verify
 
+# Slow: hundreds of generated programs (scripts/test --quick leaves it out).
+pytestmark = pytest.mark.slow
+
 # --- the grammar ---------------------------------------------------------------------------
 
 PLAIN = ["ns0", "ns1", "default", "t0", "t1", "t2", "c0", "c1", "sales", "x"]

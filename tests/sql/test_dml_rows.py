@@ -114,6 +114,7 @@ def _statements(name: str, files: list[str]) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", HOSTILE)
 def test_a_column_named_like_an_internal_name_agrees_with_duckdb(lakehouse: tl.Connection, name: str) -> None:
     twins = Twins(lakehouse, f"id BIGINT, {_quote(name)} STRING, v BIGINT")
@@ -126,6 +127,7 @@ def test_a_column_named_like_an_internal_name_agrees_with_duckdb(lakehouse: tl.C
         twins.run(sql)
 
 
+@pytest.mark.slow
 def test_every_internal_name_as_a_column_of_one_table(lakehouse: tl.Connection) -> None:
     """All at once, each one read and written (files named in their values)."""
     columns = ", ".join(f"{_quote(n)} STRING" for n in HOSTILE)
@@ -146,6 +148,7 @@ _TABLES = itertools.count(1)
 _NAMES = st.sampled_from(HOSTILE + ["id2", "F", "t", "V", 'a"b', "it's", "SELECT", "*", "t.id", "Ünï"])
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     names=st.lists(_NAMES, min_size=1, max_size=3, unique_by=str.lower).filter(lambda ns: "v" not in [n.lower() for n in ns]),
@@ -217,6 +220,7 @@ VOLATILE_WHERES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("files", [1, 4])
 @pytest.mark.parametrize("extra", ["", ", file_index STRING"], ids=["hidden-key", "lateral"])
 def test_a_volatile_where_counts_the_rows_it_changes(lakehouse: tl.Connection, files: int, extra: str) -> None:

@@ -25,6 +25,7 @@ from tests.lakes import Lake
 CASES = Path(__file__).with_name("map_cases.py")
 
 
+@pytest.mark.slow
 def test_map_values_never_abort_the_process(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     # The timeout only catches a hang: the cases take about 25 s on a loaded 2-core host.

@@ -193,6 +193,7 @@ def test_an_unlocked_engine_reads_the_files(world: tuple[Path, Forbidden]) -> No
         engine.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_scope_layer_alone_refuses_the_corpus(world: tuple[Path, Forbidden], shape: str, name: str) -> None:

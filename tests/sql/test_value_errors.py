@@ -120,6 +120,7 @@ def test_bytes_that_are_not_utf8_for_a_text_column_are_a_data_error(conn: Any, c
     assert rows(conn, "id = 7") == []
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(text=st.text(max_size=4))
 def test_utf8_bytes_for_a_text_column_are_stored_as_their_text(conn: Any, text: str) -> None:

@@ -19,6 +19,9 @@ import sqlalchemy as sa
 import trinitylake_dbapi
 import trinitylake_sqlalchemy
 
+# Slow: sqlacodegen and the generated models, in processes (scripts/test --quick leaves it out).
+pytestmark = pytest.mark.slow
+
 #: The code under test, first on the child's import path.
 _PATH = os.pathsep.join(
     [os.path.dirname(os.path.dirname(m.__file__)) for m in (trinitylake_sqlalchemy, trinitylake_dbapi)]

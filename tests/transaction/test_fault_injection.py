@@ -14,6 +14,9 @@ from trinitylake_dbapi.errors import CommitOutcomeUnknownError, StorageError
 from trinitylake_dbapi.storage import Storage
 from trinitylake_dbapi.tree import check_tree
 
+# Slow: a commit per storage call, faulted (scripts/test --quick leaves it out).
+pytestmark = pytest.mark.slow
+
 
 class FaultyMemoryFileSystem(MemoryFileSystem):
     """The real memory filesystem, failing at its k-th call once armed.
