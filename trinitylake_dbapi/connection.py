@@ -85,6 +85,7 @@ from trinitylake_dbapi import errors
 from trinitylake_dbapi.catalog import CatalogTransaction, LakehouseCatalog
 from trinitylake_dbapi.sql.control import DEFAULT_MAX_QUERY_ROWS, StatementControl
 from trinitylake_dbapi.sql.plain import PlainStatement
+from trinitylake_dbapi.sql.registry import run as run_statement_kind
 from trinitylake_dbapi.sql.session import Result
 from trinitylake_dbapi.transaction import Isolation
 from trinitylake_dbapi.translation import raise_translated, translate_errors
@@ -537,8 +538,8 @@ class Connection:
         return replay
 
     def _execute(self, statement: Any, parameter_rows: Any) -> Result:
-        if isinstance(statement, PlainStatement):
-            return statement.run(self)
+        if isinstance(statement, PlainStatement):  # recognised without the parser (sql.plain)
+            return run_statement_kind(statement.kind, statement, self)
         from trinitylake_dbapi.sql.execute import execute  # sqlglot: not for plain statements
 
         return execute(statement, self, parameter_rows)

@@ -11,6 +11,12 @@ Names and timestamps follow :mod:`.session`; ``SHOW TABLES`` without ``IN`` list
 current namespace, or every namespace before any ``USE``. Data statements (INSERT,
 UPDATE, DELETE, CREATE TABLE AS SELECT, and SELECT over tables' rows) go to
 :mod:`.query`, which runs them in DuckDB.
+
+Every handler here is registered in :mod:`.registry` under its statement's kind (the
+node's ``title``; SELECT, INSERT, UPDATE and DELETE too), with its category, and
+:func:`execute` runs a node through the registry (sql.registry SR1). DESCRIBE, SHOW
+TABLES and DROP TABLE are prepared into sql.plain's statement and run by its handlers
+(sql.plain PS3). Adding a statement: docs/architecture.md, "Add a statement".
 """
 
 from __future__ import annotations
@@ -28,18 +34,18 @@ from trinitylake_dbapi.errors import (
     ProgrammingError,
 )
 from trinitylake_dbapi.format.types import ColumnSpec
-from trinitylake_dbapi.sql import plain
+from trinitylake_dbapi.sql import plain, registry
 from trinitylake_dbapi.sql import statements as st
 from trinitylake_dbapi.sql.binding import constant
 from trinitylake_dbapi.sql.columns import column_specs, create_table_sql
 from trinitylake_dbapi.sql.like import like_filter, like_literal
+from trinitylake_dbapi.sql.registry import CATALOG, DATA, LAKEHOUSE, SESSION
 from trinitylake_dbapi.sql.session import (
     EMPTY_RESULT,
     QueryShape,
     Result,
     Session,
     reading,
-    refuse_write,
     rows_result,
     show_value,
     table_name,
@@ -119,38 +125,78 @@ def _namespace_name(node: exp.Expr) -> str:
 # ---------------------------------------------------------------------------
 
 _Handler = Callable[[Any, Session], Result]
-_HANDLERS: dict[type, _Handler] = {}
+#: The kind (sql.registry) of each node class of a parsed statement; a query (SELECT,
+#: UNION, ...) is the kind SELECT.
+_KINDS: dict[type, str] = {exp.Insert: "INSERT", exp.Update: "UPDATE", exp.Delete: "DELETE"}
+#: Preparations: node class -> what the registry's handler of its kind takes, made from
+#: the node (the kinds sql.plain also recognises take its PlainStatement, PS3).
+_PREPARATIONS: dict[type, Callable[[Any], Any]] = {}
 
 
-def _handles(cls: type) -> Callable[[_Handler], _Handler]:
+def _handles(cls: type, category: str = CATALOG) -> Callable[[_Handler], _Handler]:
+    """Register the handler of the parsed statement ``cls`` in sql.registry, under its
+    title, with its category (catalog unless said) and whether it writes."""
+
     def register(fn: _Handler) -> _Handler:
-        _HANDLERS[cls] = fn
+        registry.register(cls.title, category, writes=cls.writes)(
+            lambda statement, session, parameter_rows: fn(statement, session)
+        )
+        _KINDS[cls] = cls.title
         return fn
 
     return register
 
 
-def execute(statement: exp.Expr, session: Session, parameter_rows: Sequence[Any] | None = None) -> Result:
-    """Run one bound statement. Writes on a read-only session raise ReadOnlyError before
-    anything is touched; a node this module does not know raises NotSupportedError.
-    ``parameter_rows``: the parameter sets of an ``executemany`` of a bulk INSERT
-    (:func:`trinitylake_dbapi.sql.query.bulk_insert_template`), run as one statement."""
-    if isinstance(statement, exp.Query):
-        return _select(statement, session)
-    if isinstance(statement, (exp.Insert, exp.Update, exp.Delete)):
-        from trinitylake_dbapi.sql import query as data
+def _prepares(cls: type) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
+    """Register the preparation of the parsed statement ``cls``: its kind is sql.plain's."""
 
-        if isinstance(statement, exp.Insert):
-            return data.run_insert(statement, session, parameter_rows)
-        if isinstance(statement, exp.Update):
-            return data.run_update(statement, session)
-        return data.run_delete(statement, session)
-    handler = _HANDLERS.get(type(statement))
-    if handler is None:
+    def add(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        _KINDS[cls] = cls.title
+        _PREPARATIONS[cls] = fn
+        return fn
+
+    return add
+
+
+def execute(statement: exp.Expr, session: Session, parameter_rows: Sequence[Any] | None = None) -> Result:
+    """Run one bound statement through sql.registry. Writes on a read-only session raise
+    ReadOnlyError before anything is touched; a node this module does not know raises
+    NotSupportedError. ``parameter_rows``: the parameter sets of an ``executemany`` of a
+    bulk INSERT (:func:`trinitylake_dbapi.sql.query.bulk_insert_template`), run as one
+    statement."""
+    kind = "SELECT" if isinstance(statement, exp.Query) else _KINDS.get(type(statement))
+    if kind is None:
         raise NotSupportedError(f"statement {type(statement).__name__} is not supported")
-    if getattr(statement, "writes", False):
-        refuse_write(session, statement.title)
-    return handler(statement, session)
+    prepare = _PREPARATIONS.get(type(statement))
+    return registry.run(kind, statement if prepare is None else prepare(statement), session, parameter_rows)
+
+
+@registry.register("SELECT", DATA)
+def _run_select(query: exp.Query, session: Session, parameter_rows: Any = None) -> Result:
+    """A query: over tables' rows in DuckDB, over system tables alone in the catalog's
+    executor (:func:`_select`)."""
+    return _select(query, session)
+
+
+@registry.register("INSERT", DATA, writes=True)
+def _run_insert(insert: exp.Insert, session: Session, parameter_rows: Sequence[Any] | None = None) -> Result:
+    from trinitylake_dbapi.sql import query as data
+
+    return data.run_insert(insert, session, parameter_rows)
+
+
+@registry.register("UPDATE", DATA, writes=True)
+def _run_update(update: exp.Update, session: Session, parameter_rows: Any = None) -> Result:
+    from trinitylake_dbapi.sql import query as data
+
+    return data.run_update(update, session)
+
+
+@registry.register("DELETE", DATA, writes=True)
+def _run_delete(delete: exp.Delete, session: Session, parameter_rows: Any = None) -> Result:
+    from trinitylake_dbapi.sql import query as data
+
+    return data.run_delete(delete, session)
 
 
 @_handles(st.CreateNamespace)
@@ -347,9 +393,11 @@ def _alter_column(s: st.AlterColumn, session: Session) -> Result:
     return EMPTY_RESULT
 
 
-@_handles(st.DropTable)
-def _drop_table(s: st.DropTable, session: Session) -> Result:
-    return plain.drop_table(session, *table_name(session, s.this), if_exists=bool(s.args.get("exists")))
+@_prepares(st.DropTable)
+def _prepare_drop_table(s: st.DropTable) -> plain.PlainStatement:
+    return plain.PlainStatement(
+        plain.DROP_TABLE, s.this.text("db") or None, s.this.name, if_exists=bool(s.args.get("exists"))
+    )
 
 
 @_handles(st.CommentOn)
@@ -370,19 +418,17 @@ def _comment_on(s: st.CommentOn, session: Session) -> Result:
     return EMPTY_RESULT
 
 
-@_handles(st.ShowTables)
-def _show_tables(s: st.ShowTables, session: Session) -> Result:
+@_prepares(st.ShowTables)
+def _prepare_show_tables(s: st.ShowTables) -> plain.PlainStatement:
     ns_node = s.args.get("namespace")
-    namespace = _namespace_name(ns_node) if ns_node is not None else session.current_namespace
+    namespace = _namespace_name(ns_node) if ns_node is not None else None  # None: the current one
     pattern = _string(s.args.get("like"), "the LIKE pattern", null=True)
-    with reading(session, s.args.get("version")) as catalog:
-        return plain.show_tables(catalog, namespace, pattern)
+    return plain.PlainStatement(plain.SHOW_TABLES, namespace, pattern=pattern, version=s.args.get("version"))
 
 
-@_handles(st.DescribeTable)
-def _describe_table(s: st.DescribeTable, session: Session) -> Result:
-    with reading(session, s.args.get("version")) as catalog:
-        return plain.describe_table(session, catalog, *table_name(session, s.this))
+@_prepares(st.DescribeTable)
+def _prepare_describe_table(s: st.DescribeTable) -> plain.PlainStatement:
+    return plain.PlainStatement(plain.DESCRIBE, s.this.text("db") or None, s.this.name, version=s.args.get("version"))
 
 
 @_handles(st.ShowCreateTable)
@@ -396,7 +442,7 @@ def _show_create_table(s: st.ShowCreateTable, session: Session) -> Result:
 _VERSIONS = views.SQL[("system", "versions")]
 
 
-@_handles(st.ShowVersions)
+@_handles(st.ShowVersions, LAKEHOUSE)
 def _show_versions(s: st.ShowVersions, session: Session) -> Result:
     """Newest first, read lazily (H3): LIMIT n reads about n roots, not the history."""
     limit = None if s.args.get("limit") is None else _int(s.args["limit"], "SHOW VERSIONS LIMIT")
@@ -411,7 +457,7 @@ def _show_versions(s: st.ShowVersions, session: Session) -> Result:
     return rows_result(views.sql_columns(_VERSIONS), views.sql_rows(_VERSIONS, rows))
 
 
-@_handles(st.UseNamespace)
+@_handles(st.UseNamespace, SESSION)
 def _use(s: st.UseNamespace, session: Session) -> Result:
     name = _namespace_name(s.this)
     session.transaction().describe_namespace(name)  # raises if it does not exist
@@ -419,25 +465,25 @@ def _use(s: st.UseNamespace, session: Session) -> Result:
     return EMPTY_RESULT
 
 
-@_handles(st.Begin)
+@_handles(st.Begin, SESSION)
 def _begin(s: st.Begin, session: Session) -> Result:
     session.begin(s.args.get("isolation"))
     return EMPTY_RESULT
 
 
-@_handles(st.CommitWork)
+@_handles(st.CommitWork, SESSION)
 def _commit(s: st.CommitWork, session: Session) -> Result:
     session.commit()
     return EMPTY_RESULT
 
 
-@_handles(st.RollbackWork)
+@_handles(st.RollbackWork, SESSION)
 def _rollback(s: st.RollbackWork, session: Session) -> Result:
     session.rollback()
     return EMPTY_RESULT
 
 
-@_handles(st.RollbackToVersion)
+@_handles(st.RollbackToVersion, LAKEHOUSE)
 def _rollback_to_version(s: st.RollbackToVersion, session: Session) -> Result:
     version = _int(s.this, "ROLLBACK TO VERSION")
     session.before_lakehouse_operation(s.title)
@@ -445,7 +491,7 @@ def _rollback_to_version(s: st.RollbackToVersion, session: Session) -> Result:
     return rows_result((("version", "int8"),), [(new_version,)])
 
 
-@_handles(st.ExportSnapshot)
+@_handles(st.ExportSnapshot, LAKEHOUSE)
 def _export_snapshot(s: st.ExportSnapshot, session: Session) -> Result:
     name = _string(s.this, "the snapshot name")
     assert name is not None
@@ -456,7 +502,7 @@ def _export_snapshot(s: st.ExportSnapshot, session: Session) -> Result:
     return rows_result((("snapshot", "varchar"), ("version", "int8")), [(name, exported)])
 
 
-@_handles(st.ExpireVersions)
+@_handles(st.ExpireVersions, LAKEHOUSE)
 def _expire_versions(s: st.ExpireVersions, session: Session) -> Result:
     retain = None if s.args.get("retain") is None else _int(s.args["retain"], "RETAIN LAST")
     if retain is not None and retain < 1:

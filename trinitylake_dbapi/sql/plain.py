@@ -18,9 +18,10 @@ Rules:
      pattern without quotes or backslashes, no comment, no parameter marker, no time
      travel. Anything else returns None and goes to the parser, which also gives every
      syntax error.
-  PS3 One implementation: the parser's handlers of these statements (sql.execute) run
-     them through :func:`describe_table`, :func:`show_tables` and :func:`drop_table`, so
-     rows, errors and read-only refusals cannot differ between the two paths.
+  PS3 One implementation: this module registers the handlers of these three kinds in
+     sql.registry, and the parser's nodes of them are prepared into the same
+     :class:`PlainStatement` (sql.execute), so rows, errors and read-only refusals
+     cannot differ between the two paths.
   PS4 No sqlglot: neither this module nor anything it imports imports sqlglot (checked
      in a new process by tests/sql/test_plain.py).
 """
@@ -29,13 +30,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from trinitylake_dbapi.catalog import CatalogTransaction
 from trinitylake_dbapi.errors import InvalidNameError
 from trinitylake_dbapi.format.types import ColumnSpec, type_to_sql
 from trinitylake_dbapi.sql.like import like_filter, like_literal
-from trinitylake_dbapi.sql.session import EMPTY_RESULT, Result, Session, refuse_write, resolve_table, rows_result
+from trinitylake_dbapi.sql.registry import CATALOG, register
+from trinitylake_dbapi.sql.session import (
+    EMPTY_RESULT,
+    Result,
+    Session,
+    reading,
+    refuse_write,
+    resolve_table,
+    rows_result,
+)
 from trinitylake_dbapi.sql.words import PLAIN_REFUSED_WORDS
 
 __all__ = [
@@ -65,27 +75,40 @@ DROP_TABLE = "DROP TABLE"
 
 @dataclass(frozen=True)
 class PlainStatement:
-    """One recognised statement. ``kind``: DESCRIBE, SHOW_TABLES or DROP_TABLE.
-    ``namespace``: as written (None when the name is unqualified, or SHOW TABLES names
-    none); ``name``: the table (None for SHOW TABLES); ``pattern``: SHOW TABLES' LIKE
-    pattern without its quotes; ``if_exists``: DROP TABLE IF EXISTS."""
+    """One statement of this module's kinds, recognised here or prepared from the
+    parser's node (PS3). ``kind``: DESCRIBE, SHOW_TABLES or DROP_TABLE (its kind in
+    sql.registry). ``namespace``: as written (None when the name is unqualified, or
+    SHOW TABLES names none); ``name``: the table (None for SHOW TABLES); ``pattern``:
+    SHOW TABLES' LIKE pattern without its quotes; ``if_exists``: DROP TABLE IF EXISTS;
+    ``version``: the parser's time travel clause of a DESCRIBE or SHOW TABLES (never
+    recognised here, PS2)."""
 
     kind: str
     namespace: str | None
     name: str | None = None
     pattern: str | None = None
     if_exists: bool = False
+    version: Any = None
 
-    def run(self, session: Session) -> Result:
-        """Run it on ``session``'s transaction, as sql.execute runs the parser's node."""
-        if self.kind == DESCRIBE:
-            assert self.name is not None
-            return describe_table(session, session.transaction(), *resolve_table(session, self.namespace, self.name))
-        if self.kind == SHOW_TABLES:
-            namespace = self.namespace if self.namespace is not None else session.current_namespace
-            return show_tables(session.transaction(), namespace, self.pattern)
-        assert self.name is not None
-        return drop_table(session, *resolve_table(session, self.namespace, self.name), if_exists=self.if_exists)
+
+@register(DESCRIBE, CATALOG)
+def _run_describe(s: PlainStatement, session: Session, parameter_rows: Any = None) -> Result:
+    assert s.name is not None
+    with reading(session, s.version) as catalog:
+        return describe_table(session, catalog, *resolve_table(session, s.namespace, s.name))
+
+
+@register(SHOW_TABLES, CATALOG)
+def _run_show_tables(s: PlainStatement, session: Session, parameter_rows: Any = None) -> Result:
+    namespace = s.namespace if s.namespace is not None else session.current_namespace
+    with reading(session, s.version) as catalog:
+        return show_tables(catalog, namespace, s.pattern)
+
+
+@register(DROP_TABLE, CATALOG, writes=True)
+def _run_drop_table(s: PlainStatement, session: Session, parameter_rows: Any = None) -> Result:
+    assert s.name is not None
+    return drop_table(session, *resolve_table(session, s.namespace, s.name), if_exists=s.if_exists)
 
 
 def _allowed(*names: str | None) -> bool:
