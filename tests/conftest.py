@@ -92,7 +92,7 @@ def xdist_scope(nodeid: str) -> str:
 
 #: What ``--quick`` (``scripts/test --quick``) leaves out: the markers of tests that need a
 #: JVM, a storage server, the documentation build, or minutes of their own.
-QUICK_EXCLUDES = ("spark", "s3", "docs", "slow")
+QUICK_EXCLUDES = ("spark", "s3", "gcs", "docs", "slow")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -117,6 +117,8 @@ def auto_markers(item: pytest.Item) -> set[str]:
         found.add("spark")
     if "s3_server" in fixtures:
         found.add("s3")
+    if "gcs_server" in fixtures:
+        found.add("gcs")
     if nodeid.startswith("tests/docs/"):
         found.add("docs")
     if nodeid.startswith("tests/sqlalchemy/suite/"):

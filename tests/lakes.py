@@ -1,8 +1,9 @@
 """Lakehouse locations for the tests, one fixture over every storage backend.
 
 ``lake`` is parametrised over ``local`` (a tmp_path directory), ``memory`` (a unique
-memory:// root) and ``s3`` (a fresh bucket on the moto server; marked ``s3``, so
-``-m "not s3"`` skips it without starting moto); ``@local_and_memory`` keeps a test to
+memory:// root), ``s3`` (a fresh bucket on the moto server; marked ``s3``, so
+``-m "not s3"`` skips it without starting moto) and ``gs`` (a fresh bucket on
+fake-gcs-server, tests/gcs_server.py; marked ``gcs``); ``@local_and_memory`` keeps a test to
 the first two. It gives a :class:`Lake` with nothing there yet: its ``location`` and
 ``storage_options``, ``open(**kwargs)`` for a new ``Storage`` on it (two of them act as
 two "connections"), ``connect(**kwargs)`` for a DB-API connection (creating the
@@ -29,7 +30,14 @@ import trinitylake_dbapi
 from trinitylake_dbapi.storage import Storage
 
 #: The storage backends ``lake`` runs a test on.
-BACKENDS = ["local", "memory", pytest.param("s3", marks=pytest.mark.s3)]
+BACKENDS = [
+    "local",
+    "memory",
+    pytest.param("s3", marks=pytest.mark.s3),
+    pytest.param("gs", marks=pytest.mark.gcs),
+]
+#: The object stores among them, each on its emulator (for tests of one of them at a time).
+OBJECT_STORES = [p for p in BACKENDS if not isinstance(p, str)]
 
 #: Written above a test that runs on local disk and memory:// only (because it names the
 #: location without the storage options S3 needs, or S3 on moto would only add time).
@@ -70,14 +78,36 @@ def new_lake(backend: str, request: pytest.FixtureRequest, tmp_path: Any) -> Ite
         yield lake
         storage = lake.open()
         storage.delete_many(storage.list())
-    else:
+    elif backend == "s3":
         server = request.getfixturevalue("s3_server")
         yield Lake("s3", f"s3://{server.create_bucket()}/lake", dict(server.storage_options))
+    elif backend == "gs":
+        gcs = request.getfixturevalue("gcs_server")
+        yield Lake("gs", f"gs://{gcs.create_bucket()}/lake", dict(gcs.storage_options))
+    else:
+        raise ValueError(f"no such backend {backend!r}")
+
+
+@pytest.fixture(scope="session")
+def gcs_server() -> Iterator[Any]:
+    """fake-gcs-server on 127.0.0.1 for the session (tests/gcs_server.py); fails, never
+    skips, when it cannot start."""
+    from gcs_server import running_gcs_server
+
+    with running_gcs_server() as server:
+        yield server
 
 
 @pytest.fixture(params=BACKENDS)
 def lake(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Lake]:
     """A location on each backend, with nothing there yet."""
+    yield from new_lake(request.param, request, tmp_path)
+
+
+@pytest.fixture(params=OBJECT_STORES)
+def object_lake(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Lake]:
+    """A location on each object store (S3, GCS), with nothing there yet: for the tests
+    of what only a store other processes share can show (races between processes)."""
     yield from new_lake(request.param, request, tmp_path)
 
 

@@ -179,9 +179,10 @@ def test_long_transactions_race_expiration(tmp_path: Any) -> None:
     print(f"\nlong transactions racing expiration: {dict(outcomes)}; expirer {expired}")
 
 
-@pytest.mark.s3
-def test_a_commit_never_publishes_files_expiration_deleted_on_s3(s3_root: str, s3_storage_options: dict) -> None:
-    """The issue's shape on S3 (moto): the existence check goes through the object store."""
+def test_a_commit_never_publishes_files_expiration_deleted_on_object_stores(object_lake: Any) -> None:
+    """The issue's shape on S3 (moto) and GCS: the existence check goes through the
+    object store."""
+    s3_root, s3_storage_options = object_lake.location, object_lake.storage_options
     opts = {"storage_options": s3_storage_options}
     with trinitylake_dbapi.connect(s3_root, create=True, autocommit=True, **opts) as conn:
         conn.cursor().execute("CREATE TABLE default.t (id BIGINT, name STRING)")

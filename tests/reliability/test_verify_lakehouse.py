@@ -655,8 +655,8 @@ def test_many_problems_in_one_file_are_summarised(lake: Lake) -> None:
     assert len(t6) == 6 and t6[-1].message.startswith("... and 12 more"), report.text()
 
 
-@pytest.mark.s3
-def test_verify_on_s3(s3_root: str, s3_storage_options: dict) -> None:
+def test_verify_on_object_stores(object_lake: Any) -> None:
+    s3_root, s3_storage_options = object_lake.location, object_lake.storage_options
     catalog = LakehouseCatalog(s3_root, create=True, storage_options=s3_storage_options,
                                lakehouse_options={"order": 4, "node_file_max_size_bytes": 3000,
                                                   "namespace_name_max_size_bytes": 20,

@@ -24,6 +24,7 @@ import pytest
 import warm_processes
 from deadlines import HANG_S
 from trinitylake_dbapi.errors import MissingFileError, StorageError
+from lakes import Lake
 from trinitylake_dbapi.storage import Storage
 
 N_WRITERS = 8
@@ -178,10 +179,11 @@ def test_race_on_local_disk(tmp_path: Any) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.s3
-def test_race_on_s3(s3_root: str, s3_storage_options: dict[str, Any]) -> None:
-    outcome = _race(s3_root, s3_storage_options, S3_ROUNDS)
-    _check(Storage(s3_root, s3_storage_options), outcome, S3_ROUNDS, "s3")
+def test_race_on_object_stores(object_lake: Lake) -> None:
+    """S3 on moto, GCS on fake-gcs-server: the same races through each one's
+    conditional write (storage.schemes SC1)."""
+    outcome = _race(object_lake.location, object_lake.storage_options, S3_ROUNDS)
+    _check(object_lake.open(), outcome, S3_ROUNDS, object_lake.backend)
 
 
 # --- stores that misbehave ----------------------------------------------------------

@@ -18,15 +18,8 @@ from trinitylake_dbapi.tree import check_tree
 pytestmark = pytest.mark.slow
 
 
-class FaultyMemoryFileSystem(MemoryFileSystem):
-    """The real memory filesystem, failing at its k-th call once armed.
-
-    ``when="before"``: the call fails and does nothing (a refused request).
-    ``when="after"``: the call takes effect, then fails (a lost reply).
-    ``sticky``: every call from the k-th on fails (the process dies at call k).
-    """
-
-    protocol = ("memory",)
+class _Armed:
+    """The fault plan: fail at the k-th call once armed."""
 
     def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
@@ -38,7 +31,17 @@ class FaultyMemoryFileSystem(MemoryFileSystem):
     def arm(self, fail_at: int | None, when: str = "before", sticky: bool = False) -> None:
         self.calls, self.fail_at, self.when, self.sticky = 0, fail_at, when, sticky
 
-    def _call(self, method, *args, **kwargs):  # type: ignore[no-untyped-def]
+
+class Faults(_Armed):
+    """A real filesystem, failing at its k-th call once armed (mixed in before the
+    filesystem's class: every call a backend makes of it is counted).
+
+    ``when="before"``: the call fails and does nothing (a refused request).
+    ``when="after"``: the call takes effect, then fails (a lost reply).
+    ``sticky``: every call from the k-th on fails (the process dies at call k).
+    """
+
+    def _faulted(self, method, *args, **kwargs):  # type: ignore[no-untyped-def]
         self.calls += 1
         failing = self.fail_at is not None and (
             self.calls == self.fail_at or (self.sticky and self.calls > self.fail_at)
@@ -51,27 +54,80 @@ class FaultyMemoryFileSystem(MemoryFileSystem):
         return result
 
     def cat_file(self, *a, **k):  # type: ignore[no-untyped-def]
-        return self._call(super().cat_file, *a, **k)
+        return self._faulted(super().cat_file, *a, **k)
 
     def pipe_file(self, *a, **k):  # type: ignore[no-untyped-def]
-        return self._call(super().pipe_file, *a, **k)
+        return self._faulted(super().pipe_file, *a, **k)
 
     def info(self, *a, **k):  # type: ignore[no-untyped-def]
-        return self._call(super().info, *a, **k)
+        return self._faulted(super().info, *a, **k)
 
     def exists(self, *a, **k):  # type: ignore[no-untyped-def]
-        return self._call(super().exists, *a, **k)
+        return self._faulted(super().exists, *a, **k)
 
     def find(self, *a, **k):  # type: ignore[no-untyped-def]
-        return self._call(super().find, *a, **k)
+        return self._faulted(super().find, *a, **k)
 
     def rm_file(self, *a, **k):  # type: ignore[no-untyped-def]
-        return self._call(super().rm_file, *a, **k)
+        return self._faulted(super().rm_file, *a, **k)
 
 
-def _setup() -> tuple[str, dict, dict]:
-    location = f"memory://faults-{uuid.uuid4().hex}/lake"
-    catalog = LakehouseCatalog(location, create=True, lakehouse_options={"order": 4, "node_file_max_size_bytes": 40_000, "namespace_name_max_size_bytes": 20, "table_name_max_size_bytes": 20, "file_name_max_size_bytes": 202})
+
+class AsyncFaults(_Armed):
+    """``Faults`` for an async fsspec filesystem whose every HTTP request goes through
+    its ``_call`` (gcsfs): each request is a fault point. (Overriding its sync methods
+    would hide the async ones they are generated from.)"""
+
+    async def _call(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        failing = self.fail_at is not None and (
+            self.calls == self.fail_at or (self.sticky and self.calls > self.fail_at)
+        )
+        if failing and self.when == "before":
+            raise OSError(f"injected fault at request {self.calls}")
+        result = await super()._call(*args, **kwargs)
+        if failing:
+            raise OSError(f"injected fault after request {self.calls}")
+        return result
+
+
+class FaultyMemoryFileSystem(Faults, MemoryFileSystem):
+    """The real memory filesystem, failing at its k-th call once armed."""
+
+    protocol = ("memory",)
+
+
+class _Backend:
+    """Fresh lakehouse locations on one backend and a faulty filesystem for them."""
+
+    def __init__(self, name: str, request: pytest.FixtureRequest) -> None:
+        self.name = name
+        self.options: dict = {}
+        if name == "gs":
+            server = request.getfixturevalue("gcs_server")
+            self.options = dict(server.storage_options)
+            self.prefix = f"gs://{server.create_bucket()}/"
+        else:
+            self.prefix = "memory://"
+
+    def new_location(self) -> str:
+        return f"{self.prefix}faults-{uuid.uuid4().hex}/lake"
+
+    def faulty(self):  # type: ignore[no-untyped-def]
+        if self.name == "gs":
+            from gcsfs.core import GCSFileSystem
+
+            faulty = type("FaultyGCSFileSystem", (AsyncFaults, GCSFileSystem), {})
+            return faulty(skip_instance_cache=True, use_listings_cache=False, **self.options)
+        return FaultyMemoryFileSystem(skip_instance_cache=True)
+
+    def storage(self, location: str) -> Storage:
+        return Storage(location, dict(self.options) or None)
+
+
+def _setup(backend: _Backend) -> tuple[str, dict, dict]:
+    location = backend.new_location()
+    catalog = LakehouseCatalog(location, create=True, storage=backend.storage(location), lakehouse_options={"order": 4, "node_file_max_size_bytes": 40_000, "namespace_name_max_size_bytes": 20, "table_name_max_size_bytes": 20, "file_name_max_size_bytes": 202})
     txn = catalog.begin()
     txn.create_namespace("ns")
     for i in range(40):  # enough for a multi-level tree, so commits flush and split
@@ -90,10 +146,12 @@ def _transaction(catalog: LakehouseCatalog):  # type: ignore[no-untyped-def]
     return txn
 
 
+@pytest.mark.parametrize("backend", ["memory", pytest.param("gs", marks=pytest.mark.gcs)])
 @pytest.mark.parametrize("when, sticky", [("before", False), ("after", False), ("before", True)])
-def test_a_fault_at_every_storage_call_of_a_commit(when: str, sticky: bool) -> None:
-    location, old_state, _ = _setup()
-    reference = LakehouseCatalog(location)
+def test_a_fault_at_every_storage_call_of_a_commit(when: str, sticky: bool, backend: str, request: pytest.FixtureRequest) -> None:
+    store = _Backend(backend, request)
+    location, old_state, _ = _setup(store)
+    reference = LakehouseCatalog(location, storage=store.storage(location))
     old_version = reference.latest_version()
     txn = _transaction(reference)
     expected_new = None
@@ -101,12 +159,12 @@ def test_a_fault_at_every_storage_call_of_a_commit(when: str, sticky: bool) -> N
     outcomes = {"old": 0, "new": 0}
     while True:
         k += 1
-        location, old_state, _ = _setup()
-        faulty = FaultyMemoryFileSystem(skip_instance_cache=True)
+        location, old_state, _ = _setup(store)
+        faulty = store.faulty()
         catalog = LakehouseCatalog(location, storage=Storage(location, filesystem=faulty))
         old_version = catalog.latest_version()
         txn = _transaction(catalog)
-        files_before = set(Storage(location).list(""))
+        files_before = set(store.storage(location).list(""))
         faulty.arm(k, when, sticky)
         try:
             txn.commit()
@@ -116,12 +174,12 @@ def test_a_fault_at_every_storage_call_of_a_commit(when: str, sticky: bool) -> N
             # C5 (issue 15, item 16): a failed commit leaves no file behind, unless its
             # outcome is unknown or every later call fails too (the removal itself).
             if not sticky and not isinstance(error, CommitOutcomeUnknownError):
-                left = set(Storage(location).list("")) - files_before
+                left = set(store.storage(location).list("")) - files_before
                 assert left == set(), (k, error, left)
         calls = faulty.calls
         faulty.arm(None)
 
-        reopened = LakehouseCatalog(location)
+        reopened = LakehouseCatalog(location, storage=store.storage(location))
         latest = reopened.latest_version()
         assert latest in (old_version, old_version + 1), (k, latest)
         # The caller is told the truth: success exactly when the new version is visible.

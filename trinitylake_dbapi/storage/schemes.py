@@ -205,7 +205,7 @@ SCHEMES: tuple[Scheme, ...] = (
     Scheme(
         names=("file", "local"),
         backend="local:LocalBackend",
-        exclusive_create="temp file + fsync, hard link to the name, directory fsync (L3)",
+        exclusive_create="temp file + fsync, hard link to the name, directory fsync (LF3)",
         iceberg_via_pyarrow=True,  # made durable by iceberg.io F1
         register_in_duckdb=False,  # DuckDB reads local files itself
         object_store=False,
@@ -213,11 +213,30 @@ SCHEMES: tuple[Scheme, ...] = (
     Scheme(
         names=("memory",),
         backend="memory:MemoryBackend",
-        exclusive_create="check-then-write under one process-wide lock (M1)",
+        exclusive_create="check-then-write under one process-wide lock (MM1)",
         object_store=False,
         shared=False,
     ),
     _S3,
+    Scheme(
+        names=("gs", "gcs"),
+        backend="gcs:GcsBackend",
+        exclusive_create="upload with ifGenerationMatch=0 (412 when taken), probed once per root (GS1)",
+        filesystem="gcsfs.core:GCSFileSystem",  # GS2: not the registry's gRPC-probing class
+        default_options={"use_listings_cache": False},  # other processes write too
+        extra="gcs",
+        taken_codes=frozenset({"412"}),
+        conflict_codes=frozenset({"409"}),
+        iceberg_properties=(  # PyIceberg's FsspecFileIO names for gcsfs's options
+            ("gcs.service.host", (("endpoint_url",),)),
+            ("gcs.project-id", (("project",),)),
+            ("gcs.oauth2.token", (("token",),)),
+            ("gcs.access", (("access",),)),
+            ("gcs.consistency", (("consistency",),)),
+            ("gcs.requester-pays", (("requester_pays",),)),
+            ("gcs.default-bucket-location", (("default_location",),)),
+        ),
+    ),
 )
 
 #: SC1: a scheme without a row: its fsspec filesystem, used as any object store.
