@@ -394,3 +394,54 @@ def test_the_server_refuses_to_start_without_authentication(tmp_path: Any) -> No
     finally:
         open_server.stop()
     assert open_server.process.returncode == 0
+
+
+def test_concurrent_transactions_and_two_servers_on_one_lakehouse(rest: RestServer) -> None:
+    """Transactions of plain appends to the same two tables, posted at once from 4
+    threads to two server processes on the same lakehouse: every one lands, each as one
+    version holding both of its tables' appends (the lakehouse orders them: a loser is
+    replayed on the latest version, iceberg P4)."""
+    second = start_server(rest.lake, "--token-file", _token_file_of(rest), token=rest.token)
+    try:
+        cat = transaction_catalog(rest)
+        cat.create_namespace("manytx")
+        schema = pa.schema([("writer", pa.int64())])
+        cat.create_table("manytx.a", schema=schema)
+        cat.create_table("manytx.b", schema=schema)
+
+        def transaction(w: int) -> int:
+            server = rest if w % 2 == 0 else second
+            mine = transaction_catalog(server)
+            a, b = mine.load_table("manytx.a"), mine.load_table("manytx.b")
+            mine.collected = []
+            batch = pa.table({"writer": pa.array([w], pa.int64())})
+            a.append(batch)
+            b.append(batch)
+            done = server.request("POST", "/v1/transactions/commit", json={"table-changes": mine.collected})
+            assert done.status_code == 204, done.text
+            return version_of(done)
+
+        with ThreadPoolExecutor(4) as pool:
+            versions = [f.result(timeout=HANG_S) for f in [pool.submit(transaction, w) for w in range(4)]]
+        assert len(set(versions)) == 4  # four versions, one per transaction
+        for table in ("a", "b"):
+            assert sorted(rows(rest, f"SELECT writer FROM manytx.{table}")) == [(w,) for w in range(4)]
+        for w, version in enumerate(versions):  # each version has both appends of its writer
+            with trinitylake_dbapi.connect(rest.lake, version=version) as at:
+                cur = at.cursor()
+                cur.execute(f"SELECT (SELECT count(*) FROM manytx.a WHERE writer = {w}),"
+                            f" (SELECT count(*) FROM manytx.b WHERE writer = {w})")
+                assert cur.fetchall() == [(1, 1)]
+            with trinitylake_dbapi.connect(rest.lake, version=version - 1) as before:
+                cur = before.cursor()
+                cur.execute(f"SELECT (SELECT count(*) FROM manytx.a WHERE writer = {w}),"
+                            f" (SELECT count(*) FROM manytx.b WHERE writer = {w})")
+                assert cur.fetchall() == [(0, 0)]
+    finally:
+        second.stop()
+
+
+def _token_file_of(server: RestServer) -> str:
+    """The token file the module's server was started with (its command line)."""
+    args = server.process.args
+    return str(args[args.index("--token-file") + 1])
