@@ -36,9 +36,12 @@ Rules:
   RS6 With a token file, a request without ``Authorization: Bearer <token>`` of that file
       is 401 (constant-time comparison). Without one the server does not start, unless
       ``--insecure-no-auth`` is given and the host is a loopback address.
-  RS7 Limits: a request body over ``max_body_bytes`` (default 8 MiB) is 413; headers over
-      64 KiB are refused by uvicorn; at most ``max_connections`` connections are served at
-      once (503 beyond), and idle keep-alive connections close after 5 s.
+  RS7 Limits: a request body over ``max_body_bytes`` (default 8 MiB) is 413, counted while
+      it streams in; uvicorn's h11 parser buffers at most 16 KiB of unfinished headers
+      beyond one network read (a 1 MB header: the connection is closed, and uvicorn logs
+      "Invalid HTTP request received", its only answer that is not the error model); at
+      most ``max_connections`` connections are served at once (503 beyond), and idle
+      keep-alive connections close after 5 s.
   RS8 Catalog work runs on worker threads, never on the event loop: a slow client (a
       body trickling in, a slow reader) holds only its own connection. Concurrent
       commits are the lakehouse's to order: each is its own lakehouse transaction and a
@@ -120,7 +123,7 @@ def _uvicorn_config(app: Any, *, max_connections: int, access_log: bool) -> Any:
         access_log=access_log,
         limit_concurrency=max_connections,
         timeout_keep_alive=5,
-        h11_max_incomplete_event_size=64 * 1024,
+        h11_max_incomplete_event_size=16 * 1024,  # headers (+ at most one read of 64 KiB)
         server_header=False,
         lifespan="off",
     )
