@@ -224,6 +224,7 @@ def test_an_older_version_is_read_only(rest: RestServer) -> None:
 
     unknown = rest.request("GET", "/v1/version-999999/namespaces")
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == 404
+    assert VERSION not in unknown.headers  # no such version to name
     bad_prefix = rest.request("GET", "/v1/elsewhere/namespaces")
     assert bad_prefix.status_code == 404 and "version-N" in bad_prefix.json()["error"]["message"]
     bad_warehouse = rest.request("GET", "/v1/config?warehouse=no-such-snapshot")

@@ -24,8 +24,9 @@ Rules:
       an ISO timestamp. Any other prefix is 404.
   RS3 Every answered request's response carries ``TrinityLake-Version``: the lakehouse
       version its catalog work last read or published (a commit: the version it
-      published), else the version it was asked at, else the latest. Only a 401 and a
-      request for an unknown prefix carry none.
+      published), else the version it was asked at, else the latest. Only a 401, a
+      request for an unknown prefix and one at a version that does not exist (or has
+      expired) carry none.
   RS4 ``POST /v1/transactions/commit`` commits all its table changes as ONE lakehouse
       version, or none (every requirement checked against the same version; on a
       conflict, a request of plain appends is replayed on the latest version, iceberg

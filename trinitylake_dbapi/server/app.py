@@ -469,14 +469,19 @@ class CatalogServer:
         head: bool,
     ) -> Response:
         """Run ``work`` (blocking: on a worker thread) and build its response."""
+        if version is not None:
+            try:
+                self.lakehouse.resolve_version(version)
+            except Exception as e:  # noqa: BLE001 - an expired or unknown version: 404, no header (RS3)
+                status, kind, message = error_for(e)
+                content = None if head else error_body(status, kind, message)
+                return Response(content, status_code=status, media_type="application/json" if content else None)
         catalog, scope = self.at(version)
         scope.start_request()
         call = Call(catalog, scope, self, params, query, body, version)
         try:
             if failure is not None:
                 raise failure
-            if version is not None:
-                self.lakehouse.resolve_version(version)  # an expired or unknown version: 404
             status, content = work(call)
         except Exception as e:  # noqa: BLE001 - every error becomes the REST error model (RS5)
             status, kind, message = error_for(e, committing=committing)
