@@ -145,6 +145,7 @@ from ..format.paths import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
 from ..storage.locations import location_within
 from .io import DurableFileIO, file_io_properties, storage_options_from_properties
 from .schema import columns_from_schema
+from .compaction import is_replace, rebased_replace
 from .manifests import manifest_entries, snapshot_manifests
 from .tables import ICEBERG, TableStates, apply_updates, check_commit
 from .writing import LakehouseTable
@@ -709,14 +710,15 @@ class TrinityLakeCatalog(MetastoreCatalog):
         namespace, name = self._names(table.name())
         io = table.io if isinstance(table.io, DurableFileIO) else self._io
         plain_append = _is_plain_append(updates)
-        self._scope.note_commit((namespace, name), plain_append)
+        rebaseable = plain_append or is_replace(updates)  # compaction CP5
+        self._scope.note_commit((namespace, name), rebaseable)
         for attempt in range(MAX_COMMIT_ATTEMPTS):
             try:
                 return self._write(lambda txn: self._commit_once(txn, namespace, name, requirements, updates, io))
             except CommitFailedException as e:
                 if not isinstance(e.__cause__, SerializationError) or not self._scope.commits_each_call():
                     raise  # in a transaction, its conflicts are decided at its end (P4)
-                if not plain_append and self._scope.reruns_statement():
+                if not rebaseable and self._scope.reruns_statement():
                     _discard_uncommitted(updates, io)  # P3: the statement runs again
                     raise e.__cause__ from None
                 time.sleep(min(0.2, 0.002 * 2**attempt) * random.random())
@@ -745,6 +747,11 @@ class TrinityLakeCatalog(MetastoreCatalog):
                 _check_fresh(current, updates)
             except CommitFailedException as e:
                 rebased = _rebased_append(current, requirements, updates, io)
+                if rebased is None:
+                    try:
+                        rebased = rebased_replace(current, requirements, updates, io)  # compaction CP5
+                    except CommitFailedException as conflict:
+                        raise CommitFailedException(f"table {namespace}.{name}: {conflict}") from None
                 if rebased is None:
                     raise CommitFailedException(f"table {namespace}.{name}: {e}") from None
                 updates = rebased
@@ -805,6 +812,18 @@ class TrinityLakeCatalog(MetastoreCatalog):
         files = self._stage_metadata(metadata, location)
         self._create_definition(txn, namespace, name, metadata, location, external=False, files=files)
         return CommitTableResponse(metadata=metadata, metadata_location=location)
+
+    # -- compaction (iceberg.compaction) ---------------------------------------------------------
+
+    def optimize_table(self, identifier: str | Identifier, target_file_size_bytes: int | None = None) -> Any:
+        """Compact a table (SQL's OPTIMIZE): its small data files and their position
+        deletes rewritten into files of its target size (``write.target-file-size-bytes``,
+        or ``target_file_size_bytes``) and its manifests rewritten, as one replace
+        snapshot and one lakehouse version (compaction CP1-CP5). Returns the
+        CompactionResult (all zero when the table was already compact)."""
+        from .compaction import compact
+
+        return compact(self.load_table(identifier), target_size=target_file_size_bytes)
 
     # -- SQL DDL: the Iceberg metadata follows the definition (P7) -------------------------------
 

@@ -198,6 +198,25 @@ class LakehouseTable(Table):
 
     lakehouse_root: str | None = None
 
+    @property
+    def maintenance(self) -> Any:
+        """PyIceberg's maintenance API, with ``compact()`` (the name
+        apache/iceberg-python#3124 proposes) and its alias ``rewrite_data_files()``
+        (Iceberg's Spark procedure): the catalog's ``optimize_table`` (compaction
+        CP1-CP5) on this table, which is then refreshed."""
+        from pyiceberg.table.maintenance import MaintenanceTable
+
+        class _Maintenance(MaintenanceTable):
+            def compact(self, target_file_size_bytes: int | None = None) -> Any:
+                """Compact the table (one replace commit); what it did."""
+                done = self.tbl.catalog.optimize_table(self.tbl.name(), target_file_size_bytes)
+                self.tbl.refresh()
+                return done
+
+            rewrite_data_files = compact
+
+        return _Maintenance(self)
+
     def transaction(self) -> Transaction:
         return _OneCopyTransaction(self)
 

@@ -519,6 +519,14 @@ def _expire_versions(s: st.ExpireVersions, session: Session) -> Result:
     return rows_result((("object", "varchar"), ("name", "varchar")), rows)
 
 
+@_handles(st.OptimizeTable)
+def _optimize(s: st.OptimizeTable, session: Session) -> Result:
+    """OPTIMIZE t: compaction in the statement's transaction (iceberg.compaction)."""
+    from trinitylake_dbapi.sql.query.writes import optimize_table
+
+    return optimize_table(session, s.this)
+
+
 def _select(query: exp.Query, session: Session) -> Result:
     from trinitylake_dbapi.sql import query as data
 

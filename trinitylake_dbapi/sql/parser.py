@@ -53,6 +53,7 @@ from trinitylake_dbapi.sql.statements import (
     DropTable,
     ExpireVersions,
     ExportSnapshot,
+    OptimizeTable,
     RenameColumn,
     RenameTable,
     RollbackToVersion,
@@ -506,6 +507,8 @@ class TrinityLakeParser(TrinityLakeParserPieces, ParserCompat, SparkParser):
             return RenameColumn(this=table, old=old, new=self._tl_name("column"))
         if self._match_text_seq("RENAME", "TO"):
             return RenameTable(this=table, to=self._tl_table())
+        if self._match_text_seq("EXECUTE"):
+            return self._tl_execute_procedure(table)
         if self._match_text_seq("SET", "TBLPROPERTIES"):
             return SetTableProperties(this=table, properties=self._tl_properties())
         if self._match_text_seq("UNSET", "TBLPROPERTIES"):
@@ -530,6 +533,24 @@ class TrinityLakeParser(TrinityLakeParserPieces, ParserCompat, SparkParser):
             "Expected ADD, DROP, RENAME, SET TBLPROPERTIES, UNSET TBLPROPERTIES or ALTER COLUMN"
         )
         raise AssertionError("unreachable")
+
+    def _tl_execute_procedure(self, table: exp.Table) -> exp.Expr:
+        """Trino's ``ALTER TABLE t EXECUTE optimize [()]``: the table procedure OPTIMIZE
+        runs (the table's own target file size applies; Trino's arguments are refused)."""
+        word = self._tl_word()
+        if word != "OPTIMIZE":
+            self._tl_unsupported(0, f"ALTER TABLE ... EXECUTE {word or ''}".strip())
+        self._advance()
+        if self._match(TokenType.L_PAREN):
+            if not self._match(TokenType.R_PAREN):
+                self._tl_unsupported(0, "arguments of ALTER TABLE ... EXECUTE optimize (set the table property "
+                                     "write.target-file-size-bytes instead)")
+        return OptimizeTable(this=table)
+
+    def _tl_optimize(self) -> exp.Expr:
+        """OPTIMIZE [TABLE] t (Delta Lake's and Databricks' spelling)."""
+        self._match(TokenType.TABLE)
+        return OptimizeTable(this=self._tl_table())
 
     def _tl_drop(self) -> exp.Expr:
         if self._match_texts(_NAMESPACE_WORDS):
@@ -695,6 +716,7 @@ class TrinityLakeParser(TrinityLakeParserPieces, ParserCompat, SparkParser):
         (("EXPORT",), _tl_export),
         (("EXPIRE",), _tl_expire),
         (("COMMENT",), _tl_comment_on),
+        (("OPTIMIZE",), _tl_optimize),
     ]
 
 

@@ -44,6 +44,7 @@ __all__ = [
     "RollbackToVersion",
     "ExportSnapshot",
     "ExpireVersions",
+    "OptimizeTable",
     "LAKEHOUSE_STATEMENTS",
     "SUPPORTED",
 ]
@@ -225,6 +226,15 @@ class ExpireVersions(Statement):
     arg_types = {"retain": False, "older_than": False, "dry_run": False}
 
 
+class OptimizeTable(Statement):
+    """OPTIMIZE [TABLE] t (Delta Lake, Databricks) and ALTER TABLE t EXECUTE optimize
+    (Trino): compaction (iceberg.compaction CP1-CP5), one replace commit."""
+
+    title = "OPTIMIZE"
+    writes = True
+    arg_types = {"this": True}
+
+
 #: Statements that act on the lakehouse directly, each its own commit.
 LAKEHOUSE_STATEMENTS = (RollbackToVersion, ExportSnapshot, ExpireVersions)
 
@@ -233,5 +243,5 @@ SUPPORTED = (
     "CREATE/ALTER/DROP NAMESPACE, SHOW NAMESPACES, DESCRIBE NAMESPACE, CREATE/ALTER/DROP "
     "TABLE, SHOW TABLES, DESCRIBE TABLE, SHOW CREATE TABLE, COMMENT ON, USE, BEGIN, COMMIT, "
     "ROLLBACK, ROLLBACK TO VERSION, SHOW VERSIONS, EXPORT SNAPSHOT, EXPIRE VERSIONS, SELECT, "
-    "INSERT, UPDATE, DELETE"
+    "INSERT, UPDATE, DELETE, OPTIMIZE"
 )

@@ -410,3 +410,31 @@ def run_create_as(
         info = session.transaction().describe_table(namespace, name)
         data = checked_values(statement, sql, info.columns, f"{namespace}.{name}")
     return _append(session, namespace, name, data)
+
+
+#: OPTIMIZE's result columns: what the compaction did (iceberg.compaction CompactionResult).
+OPTIMIZE_COLUMNS = (
+    ("rewritten_data_files", "int8"),
+    ("added_data_files", "int8"),
+    ("removed_delete_files", "int8"),
+    ("rewritten_bytes", "int8"),
+    ("added_bytes", "int8"),
+)
+
+
+def optimize_table(session: Session, node: exp.Expr) -> Result:
+    """OPTIMIZE t: the table's small files (and their position deletes) rewritten into
+    files of its target size and its manifests rewritten, as one replace commit in the
+    statement's transaction (iceberg.compaction CP1-CP5); one row saying what changed
+    (all zero when the table was already compact: nothing is committed)."""
+    from trinitylake_dbapi.iceberg.compaction import compact
+    from trinitylake_dbapi.sql.session import rows_result
+
+    refuse_write(session, "OPTIMIZE")
+    target, namespace, name = write_target(session, node, "OPTIMIZE")
+    _describe_target(session, target, namespace, name)
+    table = load_iceberg_table(session, namespace, name)
+    done = compact(table)
+    row = (done.rewritten_data_files, done.added_data_files, done.removed_delete_files,
+           done.rewritten_bytes, done.added_bytes)  # fmt: skip
+    return rows_result(OPTIMIZE_COLUMNS, [row])

@@ -1,0 +1,259 @@
+"""Compaction (issue 34): OPTIMIZE, the catalog API and ``table.maintenance.compact()``
+rewrite small files into target-size files as one replace snapshot (iceberg.compaction
+CP1-CP5): every reader reads the same rows, time travel reads the old files, concurrent
+appends land, expiration reclaims the replaced files, faults leave old or new."""
+
+from __future__ import annotations
+
+import glob
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from pyiceberg.exceptions import CommitFailedException
+
+import trinitylake_dbapi
+from trinitylake_dbapi import maintenance
+from trinitylake_dbapi.catalog import LakehouseCatalog
+from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
+from trinitylake_dbapi.iceberg.compaction import compact
+from trinitylake_dbapi.verify import verify
+from tests.deadlines import HANG_S
+from tests.iceberg.test_faults import FaultyMemory, faulty_memory  # noqa: F401 - a fixture
+
+REPO = Path(__file__).resolve().parents[2]
+OVERLAY = Path(os.environ.get("TL_DUCKDB_ICEBERG", REPO / ".venv-duckdb-iceberg"))
+
+#: DuckDB 1.5.5 with its iceberg extension, offline (NOTES "DuckDB offline"), in a child
+#: process: argv[1] = overlay, argv[2] = metadata location; prints the rows as JSON.
+DUCK = r"""
+import glob, json, os, sys, tempfile
+import duckdb
+overlay, metadata = sys.argv[1:3]
+con = duckdb.connect(config={"autoinstall_known_extensions": "false", "autoload_known_extensions": "false",
+                             "extension_directory": tempfile.mkdtemp()})
+for name in ("avro", "iceberg"):
+    path = glob.glob(os.path.join(overlay, f"duckdb_extension_{name}", "extensions", "*", f"{name}.duckdb_extension"))[0]
+    con.execute(f"INSTALL '{path}'")
+    con.execute(f"LOAD {name}")
+rows = con.execute(f"SELECT id, name FROM iceberg_scan('{metadata}') ORDER BY id").fetchall()
+print(json.dumps([list(r) for r in rows]))
+"""
+
+
+def duckdb_rows(metadata_location: str) -> list[tuple[int, str]]:
+    if not (OVERLAY / "duckdb").is_dir():
+        pytest.skip(f"DuckDB 1.5.5 with the iceberg extension is not installed in {OVERLAY} (scripts/test installs it)")
+    done = subprocess.run(
+        [sys.executable, "-c", DUCK, str(OVERLAY), metadata_location],
+        env=dict(os.environ, PYTHONPATH=str(OVERLAY)), capture_output=True, text=True, timeout=HANG_S,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return [tuple(r) for r in json.loads(done.stdout.strip().splitlines()[-1])]
+
+
+def sql_rows(cur: Any, suffix: str = "") -> list[tuple[int, str]]:
+    cur.execute(f"SELECT id, name FROM t{suffix} ORDER BY id")
+    return [tuple(r) for r in cur.fetchall()]
+
+
+def data_files(table: Any) -> list[Any]:
+    return [task.file for task in table.scan().plan_files()]
+
+
+def small_table(tmp_path: Path, commits: int = 40, properties: str = "") -> tuple[str, Any, Any]:
+    location = str(tmp_path / "lake")
+    con = trinitylake_dbapi.connect(location, create=True, autocommit=True)
+    cur = con.cursor()
+    cur.execute(f"CREATE TABLE t (id BIGINT, name VARCHAR){properties}")
+    for i in range(commits):
+        cur.execute("INSERT INTO t VALUES (?, ?)", (i, f"name {i}"))
+    return location, con, cur
+
+
+def test_optimize_rewrites_small_files_into_one_and_every_reader_agrees(tmp_path: Path) -> None:
+    location, con, cur = small_table(tmp_path)
+    expected = [(i, f"name {i}") for i in range(40)]
+    catalog = TrinityLakeCatalog("c", uri=location)
+    before = catalog.load_table("default.t")
+    assert len(data_files(before)) == 40
+    version_before = con.lakehouse.latest_version() if hasattr(con, "lakehouse") else None
+    cur.execute("OPTIMIZE t")
+    assert [d[0] for d in cur.description][:2] == ["rewritten_data_files", "added_data_files"]
+    assert cur.fetchall()[0][:3] == (40, 1, 0)
+    after = catalog.load_table("default.t")
+    assert len(data_files(after)) == 1
+    assert after.metadata.current_snapshot().summary.operation.value == "replace"
+    assert [s.summary.operation.value for s in after.metadata.snapshots] == ["replace"]  # CP4
+    assert len(after.metadata.current_snapshot().manifests(after.io)) == 1  # manifests rewritten
+    assert sql_rows(cur) == expected
+    assert sorted(zip(*after.scan().to_arrow().to_pydict().values())) == expected
+    assert duckdb_rows(after.metadata_location) == expected
+    # compacting a compact table commits nothing (CP1)
+    latest = LakehouseCatalog(location).latest_version()
+    for statement in ("OPTIMIZE TABLE t", "ALTER TABLE t EXECUTE optimize", "ALTER TABLE t EXECUTE optimize()"):
+        cur.execute(statement)
+        assert cur.fetchall() == [(0, 0, 0, 0, 0)]
+    assert LakehouseCatalog(location).latest_version() == latest
+    del version_before
+
+
+def test_time_travel_to_the_version_before_optimize_reads_the_old_files(tmp_path: Path) -> None:
+    location, con, cur = small_table(tmp_path, commits=12)
+    before = LakehouseCatalog(location).latest_version()
+    old_files = {f.file_path for f in data_files(TrinityLakeCatalog("c", uri=location).load_table("default.t"))}
+    cur.execute("OPTIMIZE t")
+    expected = [(i, f"name {i}") for i in range(12)]
+    assert sql_rows(cur, f" FOR SYSTEM_VERSION AS OF {before}") == expected
+    old = TrinityLakeCatalog("old", uri=location).at_version(before).load_table("default.t")
+    assert {f.file_path for f in data_files(old)} == old_files
+    assert sorted(zip(*old.scan().to_arrow().to_pydict().values())) == expected
+    assert duckdb_rows(old.metadata_location) == expected
+
+
+@pytest.mark.parametrize("target", [6_000, 20_000, 50_000])
+def test_files_come_out_at_the_target_size(tmp_path: Path, target: int) -> None:
+    location = str(tmp_path / "lake")
+    catalog = TrinityLakeCatalog("c", uri=location, create="true")
+    schema = pa.schema([("id", pa.int64()), ("name", pa.large_string())])
+    table = catalog.create_table("default.t", schema, properties={"write.target-file-size-bytes": str(target)})
+    for chunk in range(30):
+        ids = list(range(chunk * 400, (chunk + 1) * 400))
+        table.append(pa.table({"id": ids, "name": [f"row {i} " * 3 for i in ids]}, schema=schema))
+    total_rows = table.scan().to_arrow().num_rows
+    before = len(data_files(table))
+    result = table.maintenance.compact()
+    assert result.rewritten_data_files == before
+    files = data_files(catalog.load_table("default.t"))
+    sizes = [f.file_size_in_bytes for f in files]
+    total = sum(sizes)
+    assert max(sizes) <= target * 1.1, sizes
+    assert len(files) <= math.ceil(total / target) + 1, (sizes, target)
+    assert len(files) < before
+    assert catalog.load_table("default.t").scan().to_arrow().num_rows == total_rows
+    # and again: nothing to do (CP1), whatever the target
+    assert table.maintenance.compact().snapshot_id is None
+
+
+def test_an_append_committed_during_compaction_lands(tmp_path: Path) -> None:
+    location, con, cur = small_table(tmp_path, commits=10)
+    catalog = TrinityLakeCatalog("c", uri=location)
+    stale = catalog.load_table("default.t")  # the compaction plans on this state
+    for i in range(10, 13):
+        cur.execute("INSERT INTO t VALUES (?, ?)", (i, f"name {i}"))
+    result = compact(stale)  # its commit loses to the appends and is rebased (CP5)
+    assert result.rewritten_data_files == 10
+    table = catalog.load_table("default.t")
+    assert len(data_files(table)) == 1 + 3
+    expected = [(i, f"name {i}") for i in range(13)]
+    assert sql_rows(cur) == expected
+    assert duckdb_rows(table.metadata_location) == expected
+    # and the other way: an append on a table object loaded before the compaction
+    appender = catalog.load_table("default.t")
+    cur.execute("OPTIMIZE t")
+    appender.append(pa.table({"id": [99], "name": ["late"]}, schema=appender.schema().as_arrow()))
+    assert sql_rows(cur) == expected + [(99, "late")]
+
+
+def test_a_compaction_racing_a_delete_fails_and_changes_nothing(tmp_path: Path) -> None:
+    location, con, cur = small_table(tmp_path, commits=10)
+    catalog = TrinityLakeCatalog("c", uri=location)
+    stale = catalog.load_table("default.t")
+    cur.execute("DELETE FROM t WHERE id = 3")
+    latest = LakehouseCatalog(location).latest_version()
+    with pytest.raises(CommitFailedException, match="not an append"):
+        compact(stale)
+    assert LakehouseCatalog(location).latest_version() == latest
+    assert sql_rows(cur) == [(i, f"name {i}") for i in range(10) if i != 3]
+    cur.execute("OPTIMIZE t")  # on the latest version it works
+    assert sql_rows(cur) == [(i, f"name {i}") for i in range(10) if i != 3]
+
+
+def test_expiration_reclaims_the_replaced_files(tmp_path: Path) -> None:
+    location, con, cur = small_table(tmp_path, commits=8)
+    catalog = TrinityLakeCatalog("c", uri=location)
+    old = {f.file_path for f in data_files(catalog.load_table("default.t"))}
+    cur.execute("OPTIMIZE t")
+    new = {f.file_path for f in data_files(catalog.load_table("default.t"))}
+    for i in range(3):  # versions after it, so that every version before it can expire
+        cur.execute(f"CREATE TABLE other{i} (x INT)")
+    lakehouse = LakehouseCatalog(location)
+    maintenance.expire_versions(lakehouse, retain_last=1, older_than_millis=2**62, orphan_grace_millis=0)
+    on_disk = set(glob.glob(os.path.join(location, "tables", "**", "*.parquet"), recursive=True))
+    assert {p.removeprefix("file://") for p in new} == on_disk
+    assert not {p.removeprefix("file://") for p in old} & on_disk
+    report = verify(location, data=True)
+    assert report.ok, report.text()
+    assert sql_rows(cur) == [(i, f"name {i}") for i in range(8)]
+
+
+def test_optimize_refuses_a_read_only_connection_and_explains_errors(tmp_path: Path) -> None:
+    location, con, cur = small_table(tmp_path, commits=2)
+    pinned = trinitylake_dbapi.connect(location, version=1).cursor()
+    with pytest.raises(trinitylake_dbapi.ReadOnlyError if hasattr(trinitylake_dbapi, "ReadOnlyError") else trinitylake_dbapi.Error):
+        pinned.execute("OPTIMIZE t")
+    with pytest.raises(trinitylake_dbapi.ProgrammingError, match="no_such|does not exist"):
+        cur.execute("OPTIMIZE no_such")
+    with pytest.raises(trinitylake_dbapi.NotSupportedError, match="EXECUTE"):
+        cur.execute("ALTER TABLE t EXECUTE expire_snapshots")
+    with pytest.raises(trinitylake_dbapi.ProgrammingError, match="read-only"):
+        cur.execute("OPTIMIZE system.versions")
+
+
+def test_the_catalog_api_compacts_one_table(tmp_path: Path) -> None:
+    location, con, cur = small_table(tmp_path, commits=5)
+    result = con.iceberg_catalog().optimize_table("default.t")
+    assert (result.rewritten_data_files, result.added_data_files) == (5, 1)
+    assert TrinityLakeCatalog("c", uri=location).optimize_table("default.t").snapshot_id is None
+    assert sql_rows(cur) == [(i, f"name {i}") for i in range(5)]
+    table = TrinityLakeCatalog("c", uri=location).load_table("default.t")
+    assert table.maintenance.rewrite_data_files().snapshot_id is None
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_fault_at_any_storage_call_of_a_compaction_leaves_old_or_new(faulty_memory: type[FaultyMemory], when: str) -> None:  # noqa: F811
+    import uuid
+
+    schema = pa.schema([("id", pa.int64())])
+
+    def new_lake() -> str:
+        location = f"memory://compaction-faults-{uuid.uuid4().hex}/lake"
+        table = TrinityLakeCatalog("setup", uri=location, create="true").create_table("default.t", schema)
+        for i in range(4):
+            table.append(pa.table({"id": [i]}, schema=schema))
+        return location
+
+    def ids(location: str) -> list[int]:
+        table = TrinityLakeCatalog("check", uri=location).load_table("default.t")
+        return sorted(table.scan().to_arrow()["id"].to_pylist())
+
+    location = new_lake()
+    faulty_memory.arm(None)
+    TrinityLakeCatalog("w", uri=location).optimize_table("default.t")
+    calls = faulty_memory.calls
+    assert calls > 5
+    outcomes = {"old": 0, "new": 0}
+    for k in range(1, calls + 1):
+        location = new_lake()
+        catalog = TrinityLakeCatalog("w", uri=location)
+        faulty_memory.arm(k, when)
+        try:
+            catalog.optimize_table("default.t")
+        except Exception:  # noqa: BLE001 - what counts is what the lakehouse shows
+            pass
+        faulty_memory.arm(None)
+        assert ids(location) == [0, 1, 2, 3], k
+        files = len(data_files(TrinityLakeCatalog("check", uri=location).load_table("default.t")))
+        assert files in (1, 4), (k, files)
+        outcomes["old" if files == 4 else "new"] += 1
+        report = verify(location, data=True)
+        assert report.ok, (k, report.text())
+        TrinityLakeCatalog("again", uri=location).optimize_table("default.t")
+        assert ids(location) == [0, 1, 2, 3]
+    assert outcomes["old"] > 0

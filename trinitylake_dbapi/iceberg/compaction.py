@@ -1,0 +1,426 @@
+"""Compaction: small data files (and the position deletes that apply to them) rewritten
+into files of the table's target size, and the manifests rewritten, as one Iceberg
+``replace`` snapshot (issue 34). SQL's ``OPTIMIZE`` and the catalog APIs call
+:func:`compact`.
+
+Rules:
+
+  CP1 Selection, per partition (spec id and partition value), as Iceberg's
+      ``rewrite_data_files`` decides with its defaults: a data file is a candidate when
+      it is smaller than ``min_file_size`` (75 % of the target,
+      ``write.target-file-size-bytes``) or has position delete files applying to it. A
+      partition's candidates are rewritten when one of them has deletes, or when there
+      are at least two and rewriting them makes fewer files (the ceiling of their
+      total size over the target is smaller than their count). So compacting a
+      compacted table changes nothing (no new snapshot, no new lakehouse version).
+  CP2 Rows are read as every reader reads them (PyIceberg's ArrowScan: the table's
+      current schema, position deletes applied) and written in the order read, cut
+      into files of about the target size on disk: the bytes per row are measured by
+      writing a sample of the rows with the table's Parquet codec, and the rows are
+      split evenly into the fewest files that keep each within the target. Files are
+      written in the table's current partition spec, through the table's FileIO
+      (durable before the commit publishes them: io F1).
+  CP3 A position delete file is removed with the rewrite when every data file it
+      names was rewritten (its rows are then gone from the new files); one that also
+      names a kept file stays, unchanged.
+  CP4 The snapshot (operation ``replace``) lists every live file of its parent in
+      rewritten manifests (at most ``MANIFEST_ENTRIES`` entries each, data and delete
+      manifests apart, per partition spec): kept files as EXISTING entries with their
+      own sequence numbers, rewritten ones as DELETED, new ones as ADDED. Its summary
+      carries Iceberg's counts and totals. Older snapshots are dropped from the new
+      metadata (those no other branch or tag references): the table's history is the
+      lakehouse's versions, and a version from before the compaction still names the
+      metadata file that lists them (time travel reads the old files, unchanged);
+      version expiration reclaims the replaced files once no kept version's metadata
+      reaches them (maintenance E8).
+  CP5 A compaction that loses its commit to other writers of the table is rebased
+      (iceberg.catalog P3) when every snapshot committed since its parent is an append
+      of new data files (operation ``append``, no delete file): the snapshot is built
+      again on the new head, whose appended files stay as they are. Anything else
+      (an overwrite, a delete, another compaction, a rollback) is a conflict:
+      CommitFailedException naming the table, and under SQL the statement runs again
+      on the latest version (connection CN6).
+"""
+
+from __future__ import annotations
+
+import io as _bytes_io
+import math
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.io import FileIO
+from pyiceberg.manifest import (
+    DataFile,
+    DataFileContent,
+    ManifestContent,
+    ManifestEntry,
+    ManifestEntryStatus,
+    ManifestFile,
+    ManifestWriterV2,
+    write_manifest,
+    write_manifest_list,
+)
+from pyiceberg.table import TableProperties
+from pyiceberg.table.locations import load_location_provider
+from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRefType
+from pyiceberg.table.snapshots import Operation, Snapshot, SnapshotSummaryCollector, Summary, update_snapshot_summaries
+from pyiceberg.table.update import (
+    AddSnapshotUpdate,
+    AssertRefSnapshotId,
+    AssertTableUUID,
+    RemoveSnapshotsUpdate,
+    SetSnapshotRefUpdate,
+    TableRequirement,
+    TableUpdate,
+)
+
+from .manifests import manifest_entries, snapshot_manifests
+
+__all__ = ["CompactionResult", "MANIFEST_ENTRIES", "MIN_FILE_SIZE_RATIO", "compact", "is_replace", "rebased_replace"]
+
+#: CP1: a data file smaller than this share of the target size is a candidate.
+MIN_FILE_SIZE_RATIO = 0.75
+#: CP4: entries per rewritten manifest, at most (about 8 MiB of Avro with statistics).
+MANIFEST_ENTRIES = 10_000
+#: CP2: rows written to measure the bytes per row.
+SAMPLE_ROWS = 20_000
+
+
+@dataclass
+class CompactionResult:
+    """What one compaction did (all zero and ``snapshot_id`` None: nothing to do)."""
+
+    rewritten_data_files: int = 0
+    added_data_files: int = 0
+    removed_delete_files: int = 0
+    rewritten_bytes: int = 0
+    added_bytes: int = 0
+    rewritten_manifests: int = 0
+    snapshot_id: int | None = None
+    metadata_location: str | None = None
+    added: list[str] = field(default_factory=list)
+
+
+def target_file_size(properties: dict[str, str], override: int | None = None) -> int:
+    """The table's ``write.target-file-size-bytes`` (or ``override``), in bytes."""
+    value = override if override is not None else int(properties.get(
+        TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT
+    ))  # fmt: skip
+    if value <= 0:
+        raise ValueError(f"the target file size must be positive, not {value}")
+    return value
+
+
+def compact(table: Any, *, target_size: int | None = None) -> CompactionResult:
+    """Compact ``table`` (a PyIceberg Table of this package's catalog, or any catalog
+    that commits Iceberg updates) as CP1-CP4 say, and commit the replace snapshot
+    through its catalog (rebased there when appends came first: CP5). The table object
+    is refreshed with the committed metadata."""
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.io.pyarrow import ArrowScan
+
+    metadata: TableMetadata = table.metadata
+    snapshot = metadata.current_snapshot()
+    if snapshot is None:
+        return CompactionResult()
+    target = target_file_size(metadata.properties, target_size)
+    io: FileIO = table.io
+    tasks = list(table.scan().plan_files())  # tables M6: a managed table's files are checked
+    chosen = _choose(tasks, target)
+    manifests = snapshot_manifests(io, snapshot)
+    live_entries = sum(m.added_files_count + m.existing_files_count for m in manifests)
+    if not chosen and len(manifests) <= max(1, math.ceil(live_entries / MANIFEST_ENTRIES)) + (
+        1 if any(m.content == ManifestContent.DELETES for m in manifests) else 0
+    ):
+        return CompactionResult()
+    added: list[DataFile] = []
+    removed_data = {t.file.file_path: t.file for t in chosen}
+    write_uuid = uuid.uuid4()
+    if chosen:
+        scan = ArrowScan(metadata, io, metadata.schema(), AlwaysTrue())
+        groups: dict[tuple, list[Any]] = {}
+        for task in chosen:
+            groups.setdefault((task.file.spec_id, _partition_key(task.file.partition)), []).append(task)
+        for group in groups.values():
+            rows = scan.to_table(group)
+            added += _write(table, metadata, rows, target, write_uuid, len(added))
+    removed_deletes = _removable_deletes(io, chosen, set(removed_data), tasks)
+    snapshot_id = metadata.new_snapshot_id()
+    updates = replace_updates(
+        metadata, io, snapshot, snapshot_id, added, set(removed_data) | set(removed_deletes)
+    )
+    requirements: tuple[TableRequirement, ...] = (
+        AssertTableUUID(uuid=metadata.table_uuid),
+        AssertRefSnapshotId(ref=MAIN_BRANCH, snapshot_id=snapshot.snapshot_id),
+    )
+    response = table.catalog.commit_table(table, requirements, updates)
+    table.metadata = response.metadata
+    table.metadata_location = response.metadata_location
+    return CompactionResult(
+        rewritten_data_files=len(removed_data),
+        added_data_files=len(added),
+        removed_delete_files=len(removed_deletes),
+        rewritten_bytes=sum(f.file_size_in_bytes for f in removed_data.values()),
+        added_bytes=sum(f.file_size_in_bytes for f in added),
+        rewritten_manifests=len(manifests),
+        snapshot_id=snapshot_id,
+        metadata_location=response.metadata_location,
+        added=[f.file_path for f in added],
+    )
+
+
+def _partition_key(partition: Any) -> tuple:
+    """A hashable form of a partition record."""
+    return tuple(partition) if partition is not None else ()
+
+
+def _choose(tasks: list[Any], target: int) -> list[Any]:
+    """CP1: the scan tasks whose data files are to be rewritten."""
+    min_size = int(target * MIN_FILE_SIZE_RATIO)
+    groups: dict[tuple, list[Any]] = {}
+    for task in tasks:
+        if task.file.file_size_in_bytes < min_size or task.delete_files:
+            groups.setdefault((task.file.spec_id, _partition_key(task.file.partition)), []).append(task)
+    chosen: list[Any] = []
+    for candidates in groups.values():
+        size = sum(t.file.file_size_in_bytes for t in candidates)
+        if any(t.delete_files for t in candidates) or (
+            len(candidates) >= 2 and math.ceil(size / target) < len(candidates)
+        ):
+            chosen += candidates
+    return chosen
+
+
+def _write(table: Any, metadata: TableMetadata, rows: Any, target: int, write_uuid: uuid.UUID, first: int) -> list[DataFile]:
+    """CP2: ``rows`` (one partition's) as data files of about ``target`` bytes each."""
+    from pyiceberg.io.pyarrow import _determine_partitions, write_file
+    from pyiceberg.table import WriteTask
+
+    from .writing import for_writing
+
+    if not rows.num_rows:
+        return []
+    spec = metadata.spec()
+    schema = metadata.schema()
+    parts = (
+        [(None, rows)] if spec.is_unpartitioned()
+        else [(p.partition_key, p.arrow_table_partition) for p in _determine_partitions(spec, schema, rows)]
+    )  # fmt: skip
+    tasks = []
+    task_id = first
+    for key, part in parts:
+        files = max(1, math.ceil(part.num_rows * _bytes_per_row(part, metadata.properties) / target))
+        per = math.ceil(part.num_rows / files)
+        for start in range(0, part.num_rows, per):
+            tasks.append(WriteTask(
+                write_uuid=write_uuid, task_id=task_id, schema=schema,
+                record_batches=part.slice(start, per).to_batches(), partition_key=key,
+            ))  # fmt: skip
+            task_id += 1
+    return list(write_file(table.io, for_writing(metadata), iter(tasks)))
+
+
+def _bytes_per_row(rows: Any, properties: dict[str, str]) -> float:
+    """CP2: the Parquet bytes per row of a sample of ``rows``, with the table's codec."""
+    import pyarrow.parquet as pq
+
+    sample = rows.slice(0, min(rows.num_rows, SAMPLE_ROWS))
+    codec = properties.get(TableProperties.PARQUET_COMPRESSION, TableProperties.PARQUET_COMPRESSION_DEFAULT)
+    sink = _bytes_io.BytesIO()
+    pq.write_table(sample, sink, compression=None if codec == "uncompressed" else codec)
+    return sink.tell() / max(1, sample.num_rows)
+
+
+def _referenced(io: FileIO, delete_file: DataFile) -> set[str] | None:
+    """The data files a position delete file names (None: unknown, keep the file)."""
+    referenced = getattr(delete_file, "referenced_data_file", None)
+    if referenced:
+        return {referenced}
+    if delete_file.content != DataFileContent.POSITION_DELETES or not delete_file.file_path.endswith(".parquet"):
+        return None
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    with io.new_input(delete_file.file_path).open() as stream:
+        column = pq.read_table(stream, columns=["file_path"]).column("file_path")
+    return {str(v) for v in pc.unique(column).to_pylist()}
+
+
+def _removable_deletes(io: FileIO, chosen: list[Any], rewritten: set[str], tasks: list[Any]) -> dict[str, DataFile]:
+    """CP3: the delete files of rewritten data files that name no kept data file."""
+    candidates = {d.file_path: d for t in chosen for d in t.delete_files}
+    kept_uses = {d.file_path for t in tasks if t.file.file_path not in rewritten for d in t.delete_files}
+    removable = {}
+    for path, delete_file in candidates.items():
+        if path in kept_uses:
+            continue
+        named = _referenced(io, delete_file)
+        if named is not None and named <= rewritten:
+            removable[path] = delete_file
+    return removable
+
+
+class _DeleteManifestWriter(ManifestWriterV2):
+    """PyIceberg 0.12's v2 manifest writer for delete files (content ``deletes``)."""
+
+    def content(self) -> ManifestContent:
+        return ManifestContent.DELETES
+
+    @property
+    def _meta(self) -> dict[str, str]:
+        return {**super()._meta, "content": "deletes"}
+
+
+def replace_updates(
+    metadata: TableMetadata,
+    io: FileIO,
+    parent: Snapshot,
+    snapshot_id: int,
+    added: list[DataFile],
+    removed: set[str],
+) -> tuple[TableUpdate, ...]:
+    """CP4: the updates of a replace snapshot on ``parent`` (the head of main in
+    ``metadata``) that adds ``added`` and removes the live files at ``removed``;
+    CommitFailedException when one of ``removed`` is not live in ``parent``."""
+    provider = load_location_provider(metadata.location, metadata.properties)
+    commit_uuid = uuid.uuid4()
+    schema = metadata.schema()
+    specs = metadata.specs()
+    collector = SnapshotSummaryCollector()
+    by_group: dict[tuple[ManifestContent, int], list[tuple[str, ManifestEntry]]] = {}
+    found: set[str] = set()
+    for manifest in snapshot_manifests(io, parent):
+        for entry in manifest_entries(io, manifest, discard_deleted=True):
+            path = entry.data_file.file_path
+            if path in removed:
+                found.add(path)
+                status = "delete"
+                collector.remove_file(entry.data_file, schema, specs[manifest.partition_spec_id])
+            else:
+                status = "existing"
+            by_group.setdefault((manifest.content, manifest.partition_spec_id), []).append((status, entry))
+    if found != removed:
+        missing = sorted(removed - found)
+        raise CommitFailedException(
+            f"the compaction's files are no longer live in snapshot {parent.snapshot_id}: {missing[:3]}"
+        )
+    for data_file in added:  # CP2: written in the current spec
+        spec_id = metadata.default_spec_id
+        entry = ManifestEntry.from_args(
+            status=ManifestEntryStatus.ADDED, snapshot_id=snapshot_id, sequence_number=None,
+            file_sequence_number=None, data_file=data_file,
+        )  # fmt: skip
+        collector.add_file(data_file, schema, specs[spec_id])
+        by_group.setdefault((ManifestContent.DATA, spec_id), []).append(("add", entry))
+    written: list[ManifestFile] = []
+    count = 0
+    for (content, spec_id), entries in by_group.items():
+        for start in range(0, len(entries), MANIFEST_ENTRIES):
+            location = provider.new_metadata_location(f"{commit_uuid}-m{count}.avro")
+            count += 1
+            output = io.new_output(location)
+            if content == ManifestContent.DELETES:
+                writer: Any = _DeleteManifestWriter(specs[spec_id], schema, output, snapshot_id, "deflate")
+            else:
+                writer = write_manifest(metadata.format_version, specs[spec_id], schema, output, snapshot_id, "deflate")
+            with writer:
+                for status, entry in entries[start:start + MANIFEST_ENTRIES]:
+                    getattr(writer, status)(entry)
+            written.append(writer.to_manifest_file())
+    sequence_number = metadata.next_sequence_number()
+    manifest_list = provider.new_metadata_location(f"snap-{snapshot_id}-0-{commit_uuid}.avro")
+    with write_manifest_list(
+        format_version=metadata.format_version,
+        output_file=io.new_output(manifest_list),
+        snapshot_id=snapshot_id,
+        parent_snapshot_id=parent.snapshot_id,
+        sequence_number=sequence_number,
+        avro_compression="deflate",
+    ) as list_writer:
+        list_writer.add_manifests(written)
+    totals = update_snapshot_summaries(
+        Summary(Operation.OVERWRITE, **collector.build()),
+        previous_summary=parent.summary.additional_properties if parent.summary else None,
+    )
+    summary = Summary(Operation.REPLACE, **totals.additional_properties)
+    snapshot = Snapshot(
+        snapshot_id=snapshot_id,
+        parent_snapshot_id=parent.snapshot_id,
+        sequence_number=sequence_number,
+        timestamp_ms=max(int(time.time() * 1000), metadata.last_updated_ms + 1),
+        manifest_list=manifest_list,
+        summary=summary,
+        schema_id=metadata.current_schema_id,
+    )
+    referenced = {ref.snapshot_id for name, ref in metadata.refs.items() if name != MAIN_BRANCH}
+    dropped = [s.snapshot_id for s in metadata.snapshots if s.snapshot_id not in referenced]
+    updates: list[TableUpdate] = [
+        AddSnapshotUpdate(snapshot=snapshot),
+        SetSnapshotRefUpdate(ref_name=MAIN_BRANCH, type=SnapshotRefType.BRANCH, snapshot_id=snapshot_id),
+    ]
+    if dropped:
+        updates.append(RemoveSnapshotsUpdate(snapshot_ids=dropped))
+    return tuple(updates)
+
+
+def is_replace(updates: tuple[TableUpdate, ...]) -> bool:
+    """True for the updates :func:`replace_updates` makes (a compaction's commit)."""
+    if len(updates) not in (2, 3) or not isinstance(updates[0], AddSnapshotUpdate):
+        return False
+    summary = updates[0].snapshot.summary
+    return (
+        isinstance(updates[1], SetSnapshotRefUpdate)
+        and updates[1].snapshot_id == updates[0].snapshot.snapshot_id
+        and summary is not None
+        and summary.operation == Operation.REPLACE
+        and all(isinstance(u, RemoveSnapshotsUpdate) for u in updates[2:])
+    )
+
+
+def rebased_replace(
+    current: TableMetadata, requirements: Iterable[TableRequirement], updates: tuple[TableUpdate, ...], io: FileIO
+) -> tuple[TableUpdate, ...] | None:
+    """CP5: a compaction's updates built again on the head of ``current``, or None when
+    they are not a compaction's; CommitFailedException when something other than
+    appends of data files was committed since its parent."""
+    if not is_replace(updates):
+        return None
+    for requirement in requirements:
+        if not isinstance(requirement, AssertRefSnapshotId):
+            requirement.validate(current)
+    snapshot = updates[0].snapshot  # type: ignore[attr-defined]
+    base = snapshot.parent_snapshot_id
+    head = current.current_snapshot()
+    if head is None or current.snapshot_by_id(snapshot.snapshot_id) is not None:
+        raise CommitFailedException("the table changed under the compaction (its head is gone or already replaced)")
+    at = head
+    while at.snapshot_id != base:
+        summary = at.summary
+        if (
+            summary is None or summary.operation != Operation.APPEND
+            or int(summary.additional_properties.get("added-delete-files", "0") or 0)
+        ):
+            raise CommitFailedException(
+                f"snapshot {at.snapshot_id} ({summary.operation.value if summary else 'unknown'}) was committed "
+                "since the compaction began and is not an append of new data files"
+            )
+        parent = current.snapshot_by_id(at.parent_snapshot_id) if at.parent_snapshot_id is not None else None
+        if parent is None:
+            raise CommitFailedException("the compaction's parent snapshot is not an ancestor of the table's head")
+        at = parent
+    added: list[DataFile] = []
+    removed: set[str] = set()
+    for manifest in snapshot_manifests(io, snapshot):
+        for entry in manifest_entries(io, manifest, discard_deleted=False):
+            if entry.snapshot_id != snapshot.snapshot_id:
+                continue
+            if entry.status == ManifestEntryStatus.ADDED:
+                added.append(entry.data_file)
+            elif entry.status == ManifestEntryStatus.DELETED:
+                removed.add(entry.data_file.file_path)
+    return replace_updates(current, io, head, snapshot.snapshot_id, added, removed)
