@@ -106,24 +106,44 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def auto_markers(item: pytest.Item) -> set[str]:
     """The markers a test gets from where it is and what it uses, so that no test has to
     be listed anywhere: ``spark`` (under tests/spark/, or the ``spark`` session fixture),
-    ``s3`` (the moto server, through any fixture that needs ``s3_server``), ``docs``
+    ``s3`` (the moto server, through any fixture that needs ``s3_server``), ``gcs``
+    (fake-gcs-server, through ``gcs_server``), ``docs``
     (under tests/docs/: the site build and the pages' code blocks), ``slow`` for
     SQLAlchemy's compliance suite (tests/sqlalchemy/suite/: about a thousand tests). Any
     other ``slow`` is written on the test itself (``@pytest.mark.slow``)."""
-    nodeid = item.nodeid
     fixtures = set(getattr(item, "fixturenames", ()))
-    found = set()
-    if nodeid.startswith("tests/spark/") or "spark" in fixtures:
+    found = {marker for prefix, marker in PATH_MARKERS.items() if item.nodeid.startswith(prefix)}
+    if "spark" in fixtures:
         found.add("spark")
     if "s3_server" in fixtures:
         found.add("s3")
     if "gcs_server" in fixtures:
         found.add("gcs")
-    if nodeid.startswith("tests/docs/"):
-        found.add("docs")
-    if nodeid.startswith("tests/sqlalchemy/suite/"):
-        found.add("slow")  # SQLAlchemy's compliance suite: a thousand tests on one engine
     return found
+
+
+#: Folders whose every test gets a marker (see :func:`auto_markers`).
+PATH_MARKERS = {
+    "tests/spark/": "spark",
+    "tests/docs/": "docs",
+    "tests/sqlalchemy/suite/": "slow",  # SQLAlchemy's compliance suite: a thousand tests
+}
+
+
+def pytest_ignore_collect(collection_path: Any, config: pytest.Config) -> bool | None:
+    """Under ``--quick``, a folder of PATH_MARKERS whose marker the lane leaves out is not
+    even collected: its tests would all be deselected, and importing them (PySpark,
+    SQLAlchemy's plugin) costs every worker seconds."""
+    if not config.getoption("quick"):
+        return None
+    try:
+        relative = collection_path.relative_to(config.rootpath).as_posix() + "/"
+    except ValueError:
+        return None
+    for prefix, marker in PATH_MARKERS.items():
+        if marker in QUICK_EXCLUDES and relative.startswith(prefix):
+            return True
+    return None
 
 
 def add_auto_markers(item: pytest.Item) -> None:
