@@ -31,6 +31,9 @@ import pytest
 
 from deadlines import HANG_S
 
+# Slow: PyIceberg's catalog suite, run in a process (scripts/test --quick leaves it out).
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 OVERRIDE = Path(__file__).with_name("pyiceberg_behaviors_conftest.py")
 SUITE_FILES = ("tests/conftest.py", "tests/catalog/test_catalog_behaviors.py", "pyproject.toml")

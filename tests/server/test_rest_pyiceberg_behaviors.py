@@ -17,6 +17,10 @@ import pytest
 
 from tests.iceberg.test_pyiceberg_behaviors import EXCEPTED, check_level, run_suite
 
+# Slow: PyIceberg's catalog suite, run in a process through the server (scripts/test
+# --quick leaves it out).
+pytestmark = pytest.mark.slow
+
 OVERRIDE = Path(__file__).with_name("pyiceberg_rest_behaviors_conftest.py")
 
 #: Tests whose expectation PyIceberg's RestCatalog cannot meet against any server.
