@@ -327,7 +327,8 @@ def commits(c: dict) -> str:
     labels = [("count(*), sum(), first statement of a process", "count_new_process_ms"),
               ("count(*), sum(), new connection", "count_new_connection_ms"),
               ("point lookup WHERE id = ?, a new value each time", "point_lookup_ms")]
-    header = ["operation", *(f"{int(n):,} commits" for n in c["points"])]
+    header = ["operation", *(f"{int(n):,} commits" if n.isdigit() else f"{int(c['counts'][-1]):,} commits, OPTIMIZE"
+                             for n in c["points"])]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, key in labels:
         lines.append("| " + " | ".join([label, *(f"{p[key]:.1f} ms" for p in c["points"].values())]) + " |")
@@ -335,6 +336,8 @@ def commits(c: dict) -> str:
                                     *(f"{p['cache_entries']:,}, {p['cache_mb']:.1f}" for p in c["points"].values())])
                  + " |")  # fmt: skip
     lines += ["", f"Medians of {c['reps']} new connections, {c['lookups']} lookups each."]
+    if "optimized" in c["points"]:
+        lines[-1] += f" OPTIMIZE of the last table took {c['points']['optimized']['optimize_s']:.1f} s."
     return "\n".join(lines)
 
 

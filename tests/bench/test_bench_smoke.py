@@ -130,7 +130,7 @@ def test_quick_run_ends_with_every_measured_target(quick_run) -> None:  # type: 
     suite_names = [t["name"] for t in results["suite"]["targets"]]
     assert len(suite_names) == 4 and all(n.endswith("SQL vs PyIceberg SqlCatalog") for n in suite_names)
     assert len(results["concurrency"]["targets"]) == 1 and len(results["history"]["targets"]) == 3
-    assert len(results["commits"]["targets"]) == 3  # lookup and count after 5 commits vs 1, cache size
+    assert len(results["commits"]["targets"]) == 5  # lookup and count after 5 commits vs 1 (and after OPTIMIZE), cache size
     assert len(results["appends"]["targets"]) == 2  # one-row appends vs SqlCatalog: catalog API, SQL
     assert len(results["cold_start"]["targets"]) == 2
     if "skipped" not in results["s3"]:

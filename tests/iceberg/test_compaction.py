@@ -257,3 +257,41 @@ def test_a_fault_at_any_storage_call_of_a_compaction_leaves_old_or_new(faulty_me
         TrinityLakeCatalog("again", uri=location).optimize_table("default.t")
         assert ids(location) == [0, 1, 2, 3]
     assert outcomes["old"] > 0
+
+
+@pytest.mark.parametrize("autocommit", [True, False])
+def test_the_automatic_policy_compacts_after_n_small_files(tmp_path: Path, autocommit: bool) -> None:
+    location = str(tmp_path / "lake")
+    con = trinitylake_dbapi.connect(location, create=True, autocommit=True)
+    cur = con.cursor()
+    cur.execute("CREATE TABLE t (id BIGINT, name VARCHAR) "
+                "TBLPROPERTIES ('compaction.auto.min-small-files' = '5')")
+    cur.execute("CREATE TABLE plain (id BIGINT, name VARCHAR)")
+    con.autocommit = autocommit
+    catalog = TrinityLakeCatalog("c", uri=location)
+    counts = []
+    for i in range(12):
+        cur.execute("INSERT INTO t VALUES (?, ?)", (i, f"name {i}"))
+        cur.execute("INSERT INTO plain VALUES (?, ?)", (i, f"name {i}"))
+        if not autocommit:
+            con.commit()
+        counts.append(len(data_files(catalog.load_table("default.t"))))
+    assert max(counts) < 5 and counts[-1] < 5, counts  # compacted whenever it reached 5
+    assert len(data_files(catalog.load_table("default.plain"))) == 12  # no property: never
+    expected = [(i, f"name {i}") for i in range(12)]
+    assert sql_rows(cur) == expected
+    ops = {s.summary.operation.value for s in catalog.load_table("default.t").metadata.snapshots}
+    assert "replace" in ops or len(data_files(catalog.load_table("default.t"))) < 5
+
+
+def test_the_automatic_policy_is_off_for_large_files(tmp_path: Path) -> None:
+    from trinitylake_dbapi.iceberg.compaction import auto_compaction_due
+
+    location, con, cur = small_table(
+        tmp_path, commits=6, properties=" TBLPROPERTIES ('compaction.auto.min-small-files' = '5', "
+        "'write.target-file-size-bytes' = '100')",
+    )  # fmt: skip
+    # every file is larger than 75 % of a 100-byte target: none is small
+    table = TrinityLakeCatalog("c", uri=location).load_table("default.t")
+    assert len(data_files(table)) == 6
+    assert not auto_compaction_due(table.metadata)

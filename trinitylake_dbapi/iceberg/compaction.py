@@ -40,6 +40,14 @@ Rules:
       (an overwrite, a delete, another compaction, a rollback) is a conflict:
       CommitFailedException naming the table, and under SQL the statement runs again
       on the latest version (connection CN6).
+  CP6 Automatic compaction, by table property (off unless set): after SQL commits to a
+      table (INSERT; :func:`auto_compact` for any writer), the table is compacted when
+      its snapshot's summary counts at least ``AUTO_MIN_SMALL_FILES`` data files whose
+      average size is under CP1's threshold, or at least ``AUTO_MIN_DELETE_FILES``
+      delete files. The check reads only the summary (no manifest); the compaction is
+      its own replace commit after the write, in the same transaction (published with
+      it under autocommit as the next version). A compaction that loses to another
+      writer is skipped (the next commit checks again): it never fails the write.
 """
 
 from __future__ import annotations
@@ -81,12 +89,15 @@ from pyiceberg.table.update import (
 
 from .manifests import manifest_entries, snapshot_manifests
 
-__all__ = ["CompactionResult", "MANIFEST_ENTRIES", "MIN_FILE_SIZE_RATIO", "compact", "is_replace", "rebased_replace"]
+__all__ = ["AUTO_MIN_DELETE_FILES", "AUTO_MIN_SMALL_FILES", "CompactionResult", "auto_compact", "auto_compaction_due", "MANIFEST_ENTRIES", "MIN_FILE_SIZE_RATIO", "compact", "is_replace", "rebased_replace"]
 
 #: CP1: a data file smaller than this share of the target size is a candidate.
 MIN_FILE_SIZE_RATIO = 0.75
 #: CP4: entries per rewritten manifest, at most (about 8 MiB of Avro with statistics).
 MANIFEST_ENTRIES = 10_000
+#: CP6: table properties of the automatic policy (unset: off).
+AUTO_MIN_SMALL_FILES = "compaction.auto.min-small-files"
+AUTO_MIN_DELETE_FILES = "compaction.auto.min-delete-files"
 #: CP2: rows written to measure the bytes per row.
 SAMPLE_ROWS = 20_000
 
@@ -172,6 +183,43 @@ def compact(table: Any, *, target_size: int | None = None) -> CompactionResult:
         metadata_location=response.metadata_location,
         added=[f.file_path for f in added],
     )
+
+
+def auto_compaction_due(metadata: TableMetadata) -> bool:
+    """CP6: whether the table's properties ask for a compaction of its current snapshot
+    (read from its summary alone)."""
+    properties = metadata.properties
+    min_small = properties.get(AUTO_MIN_SMALL_FILES)
+    min_deletes = properties.get(AUTO_MIN_DELETE_FILES)
+    if min_small is None and min_deletes is None:
+        return False
+    snapshot = metadata.current_snapshot()
+    if snapshot is None or snapshot.summary is None:
+        return False
+    summary = snapshot.summary.additional_properties
+
+    def count(key: str) -> int:
+        try:
+            return int(summary.get(key, "0"))
+        except ValueError:
+            return 0
+
+    files = count("total-data-files")
+    if min_small is not None and files >= max(2, int(min_small)):
+        if count("total-files-size") / files < target_file_size(properties) * MIN_FILE_SIZE_RATIO:
+            return True
+    return min_deletes is not None and count("total-delete-files") >= max(1, int(min_deletes))
+
+
+def auto_compact(table: Any) -> CompactionResult | None:
+    """CP6: compact ``table`` (refreshed after a commit) if its properties ask for it;
+    None when they do not, or when the compaction lost to another writer."""
+    if not auto_compaction_due(table.metadata):
+        return None
+    try:
+        return compact(table)
+    except CommitFailedException:
+        return None  # CP6: another writer came first; the next commit checks again
 
 
 def _partition_key(partition: Any) -> tuple:

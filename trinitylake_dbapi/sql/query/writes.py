@@ -377,6 +377,7 @@ def _append(session: Session, namespace: str, name: str, data: Any) -> Result:
         rows = as_iceberg(data, table)
         if not table.spec().is_unpartitioned():
             table.append(rows)  # PyIceberg splits the rows by partition
+            _auto_compact(table)
             return Result(None, [], data.num_rows)
         try:
             with table.transaction() as transaction:
@@ -389,7 +390,22 @@ def _append(session: Session, namespace: str, name: str, data: Any) -> Result:
             if table.metadata.current_snapshot() is not None:
                 raise_undecodable(table.io, table.metadata.current_snapshot())
             raise
+        _auto_compact(table)
     return Result(None, [], data.num_rows)
+
+
+def _auto_compact(table: Any) -> None:
+    """iceberg.compaction CP6: after an append, compact the table if its properties ask
+    (a SerializationError of the compaction's own commit is CP6's skip too)."""
+    from trinitylake_dbapi.errors import SerializationError
+    from trinitylake_dbapi.iceberg.compaction import auto_compact, auto_compaction_due
+
+    if not auto_compaction_due(table.metadata):
+        return
+    try:
+        auto_compact(table)
+    except SerializationError:
+        pass
 
 
 def run_create_as(
