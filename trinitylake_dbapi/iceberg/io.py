@@ -33,6 +33,13 @@ Rules:
      IF2): a damaged or truncated manifest list or manifest is a CorruptFileError
      naming it, never a shorter list of files. What F3 remembers was written here and
      is not checked again.
+  F6 Every file is opened, created and deleted at the canonical form of its location
+     (storage.locations U1-U2: ``.``, ``//`` and ``..`` resolved lexically, as Hadoop's
+     ``Path`` and Java's ``URI.normalize`` resolve them for the files Spark writes),
+     so ``<table>/data/sub/../f`` is the file ``<table>/data/f`` even when ``sub`` does
+     not exist: the file reachability, verify and the SQL reader (which is given the
+     canonical form) see. The input and output files keep the location as given
+     (what PyIceberg records in metadata and F3/F4 remember).
 """
 
 from __future__ import annotations
@@ -51,7 +58,9 @@ from pyiceberg.typedef import EMPTY_DICT, Properties
 
 from ..storage.schemes import GENERIC, STORAGE_SCHEME_PROPERTY, Scheme, scheme_of
 from .files import check_avro
-from .locations import DURABLE_FILE_IO, file_io_properties, local_path, storage_options_from_properties
+from .locations import (
+    DURABLE_FILE_IO, canonical_location, file_io_properties, local_path, storage_options_from_properties,
+)
 
 __all__ = [
     "DURABLE_FILE_IO",
@@ -218,6 +227,14 @@ class _RememberedInput(InputFile):
         return io.BytesIO(self._data)
 
 
+def _as_given(plain: PyArrowFile, location: str) -> PyArrowFile:
+    """``plain`` (a file opened at the canonical form of ``location``, F6) under the
+    location as given."""
+    if plain.location == location:
+        return plain
+    return PyArrowFile(**{**_same_file(plain), "location": location})
+
+
 def _same_file(plain: PyArrowFile) -> dict[str, Any]:
     """The arguments that make another PyArrowFile of the same file as ``plain``."""
     return dict(
@@ -267,8 +284,8 @@ class DurableFileIO(PyArrowFileIO):
 
     def new_input(self, location: str) -> Any:
         """PyArrow's input file (checked when it is Avro: F5), or the bytes of a file
-        written here (F3)."""
-        plain = super().new_input(location)
+        written here (F3), of the file at the canonical location (F6)."""
+        plain = _as_given(super().new_input(canonical_location(location)), location)
         with self._lock:
             data = self._remembered.get(location)
             if data is not None:
@@ -284,7 +301,7 @@ class DurableFileIO(PyArrowFileIO):
         name = location.location if isinstance(location, (InputFile, OutputFile)) else location
         with self._lock:
             self._remembered.pop(name, None)
-        super().delete(location)
+        super().delete(canonical_location(name))  # F6
 
     def _remember(self, location: str, data: bytes | None) -> None:
         if data is None:
@@ -307,14 +324,14 @@ class DurableFileIO(PyArrowFileIO):
             self._created.move_to_end(location)
             while len(self._created) > REMEMBERED_CREATIONS:
                 self._created.popitem(last=False)
-        plain = super().new_output(location)
+        plain = _as_given(super().new_output(canonical_location(location)), location)  # F6
         same_file = _same_file(plain)
         if local_path(location) is None:
             return _ObjectStoreFile(**same_file, on_written=self._remember)
         return _RecordedFile(**same_file, on_create=self._record)
 
     def _record(self, location: str) -> None:
-        path = local_path(location)
+        path = local_path(canonical_location(location))  # F6: the file written
         if path is not None:
             with self._lock:
                 self._unsynced.add(path)
