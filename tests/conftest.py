@@ -74,6 +74,11 @@ WHOLE_MODULES = (
     "tests/reliability/test_sql_fuzz.py",
     "tests/reliability/test_verify_lakehouse.py",
     "tests/sql/test_bounds.py",
+    # One `trinitylake serve` per module (tests/server/conftest.py), and one child pytest
+    # for PyIceberg's suite through REST.
+    "tests/server/test_rest.py",
+    "tests/server/test_rest_duckdb.py",
+    "tests/server/test_rest_pyiceberg_behaviors.py",
 )
 
 

@@ -24,6 +24,9 @@ import trinitylake_dbapi
 from tests.deadlines import HANG_S
 from tests.server.conftest import REPO, RestServer
 
+#: A DuckDB client process per test: left to the full run (scripts/test --quick leaves it out).
+pytestmark = pytest.mark.slow
+
 OVERLAY = Path(os.environ.get("TL_DUCKDB_ICEBERG", REPO / ".venv-duckdb-iceberg"))
 
 #: The client: argv[1] = URL, argv[2] = token, argv[3] = JSON list of statements; prints
