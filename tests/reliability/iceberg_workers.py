@@ -45,3 +45,21 @@ def read_ids(path: str) -> list[int]:
                 except ValueError:
                     continue
     return out
+
+
+def compactor(location: str, table: str, log_path: str, deadline: float) -> None:
+    """Compact ``table`` again and again until ``deadline`` (iceberg.compaction); after
+    each compaction that committed, log one JSON line (fsynced)."""
+    catalog = TrinityLakeCatalog("crash", uri=location)
+    with open(log_path, "a", encoding="utf-8") as log:
+        while time.time() < deadline:
+            try:
+                done = catalog.optimize_table(table)
+            except Exception as e:  # noqa: BLE001 - a lost race with an appender (CP5) is fine
+                if "CommitFailed" not in type(e).__name__ and "Serialization" not in type(e).__name__:
+                    raise
+                continue
+            if done.snapshot_id is not None:
+                log.write(json.dumps([done.rewritten_data_files, done.added_data_files]) + "\n")
+                log.flush()
+                os.fsync(log.fileno())
