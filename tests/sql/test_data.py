@@ -599,3 +599,38 @@ def test_one_row_inserts_merge_manifests_and_every_version_reads_its_rows(memory
         assert q(pinned.cursor(), "SELECT name FROM default.t WHERE id = ?", (key,)) == [(f"n{key}",)]
         pinned.close()
     conn.close()
+
+
+def test_an_update_after_many_commits_reads_only_the_manifests_of_its_files(memory_lake: Lake, monkeypatch: Any) -> None:
+    """iceberg.writing W7, planning PC6: an UPDATE or DELETE of one row in a table of 20
+    one-row commits (one manifest each) reads the manifests holding the file it replaces,
+    not all 20 (PyIceberg's overwrite read every manifest twice, and the rewrite planned
+    the whole snapshot again); every row stays, by our SELECT and PyIceberg's scan."""
+    from trinitylake_dbapi.iceberg.io import DurableFileIO
+
+    conn = memory_lake.connect(autocommit=True)
+    cur = conn.cursor()
+    q(cur, "CREATE TABLE default.t (id BIGINT, v BIGINT) TBLPROPERTIES ('commit.manifest-merge.enabled' = 'false')")
+    for i in range(20):
+        q(cur, "INSERT INTO default.t VALUES (?, ?)", (i, i))
+    read: list[str] = []
+    new_input = DurableFileIO.new_input
+
+    def spy(self: Any, location: str) -> Any:
+        if location.endswith(".avro") and "/snap-" not in location:
+            read.append(location)
+        return new_input(self, location)
+
+    monkeypatch.setattr(DurableFileIO, "new_input", spy)
+    for statement, key in (("UPDATE default.t SET v = v + 100 WHERE id = ?", 7), ("DELETE FROM default.t WHERE id = ?", 3)):
+        table = conn.iceberg_catalog().load_table("default.t")
+        old = {m.manifest_path for m in table.current_snapshot().manifests(table.io)}
+        read.clear()
+        q(cur, statement, (key,))
+        assert len(old) >= 19 and len(old & set(read)) == 1, read  # the manifest listing the file of `key`
+        assert len(read) <= 8, read  # that one (3 times), the new manifests checked at commit
+    expected = [(i, i + 100 if i == 7 else i) for i in range(20) if i != 3]
+    assert sorted(q(cur, "SELECT id, v FROM default.t")) == expected
+    scanned = conn.iceberg_catalog().load_table("default.t").scan().to_arrow()
+    assert sorted(zip(scanned["id"].to_pylist(), scanned["v"].to_pylist())) == expected
+    conn.close()

@@ -20,6 +20,10 @@ Rules:
       invalidated (planning PC2).
   MF3 What is returned is shared: callers never mutate a ManifestFile or ManifestEntry
       they got from here (copy it first, as a rebased append does).
+  MF5 A manifest's set of live data file paths (:func:`live_data_paths`, cached as in
+      MF2 under the manifest's canonical location, length, sequence number and adding
+      snapshot) tells a writer which manifests hold the files it replaces: an overwrite
+      or rewrite decodes only those (writing W7).
   MF4 Entries read with :func:`manifest_entries` inherit snapshot id, sequence numbers
       and partition spec from the manifest list entry exactly as PyIceberg's
       ``fetch_manifest_entry`` makes them inherit.
@@ -51,7 +55,10 @@ from pyiceberg.manifest import (
 
 from ..storage.locations import canonical_location
 
-__all__ = ["CACHE", "Cache", "ManifestAvroFile", "inherit", "list_size", "manifest_entries", "snapshot_manifests"]
+__all__ = [
+    "CACHE", "Cache", "ManifestAvroFile", "inherit", "list_size", "live_data_paths", "manifest_entries",
+    "note_live_data_paths", "snapshot_manifests",
+]
 
 _DEFAULT_LIMIT = 64 * 1024 * 1024
 
@@ -213,3 +220,34 @@ def manifest_entries(io: FileIO, manifest: ManifestFile, discard_deleted: bool =
             for entry in reader
             if not discard_deleted or entry.status != ManifestEntryStatus.DELETED
         ]
+
+
+class _Paths:
+    __slots__ = ("paths", "size")
+
+    def __init__(self, paths: frozenset[str]) -> None:
+        self.paths = paths
+        self.size = 300 + sum(100 + len(p) for p in paths)
+
+
+def _paths_key(manifest: ManifestFile) -> tuple:
+    return ("paths", canonical_location(manifest.manifest_path), manifest.manifest_length,
+            manifest.sequence_number, manifest.added_snapshot_id)  # fmt: skip
+
+
+def note_live_data_paths(manifest: ManifestFile, paths: frozenset[str]) -> None:
+    """MF5: remember what a reader that decoded ``manifest`` found (planning does, so a
+    rewrite after a read decodes no manifest to find its files)."""
+    CACHE.put(_paths_key(manifest), _Paths(paths))
+
+
+def live_data_paths(io: FileIO, manifest: ManifestFile) -> frozenset[str]:
+    """MF5: the paths of the live data files ``manifest`` lists (none for a delete
+    manifest), decoded once per process."""
+    key = _paths_key(manifest)
+    found = CACHE.get(key)
+    if found is None:
+        entries = manifest_entries(io, manifest) if manifest.content == ManifestContent.DATA else []
+        found = _Paths(frozenset(e.data_file.file_path for e in entries if e.data_file.content == DataFileContent.DATA))
+        CACHE.put(key, found)
+    return found.paths

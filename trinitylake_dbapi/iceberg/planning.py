@@ -40,6 +40,9 @@ Rules:
       code point order); a file without bounds for the column is kept. ``<>`` never
       prunes. Bound parameters arrive as values like literals (sql.binding), so a
       point lookup with ``?`` prunes as one with a literal.
+  PC6 A writer that replaces data files it read (SQL's UPDATE and DELETE) looks their
+      DataFile objects up through the same cached files (:func:`snapshot_data_files`),
+      decoding whole only the manifests that list one of them.
   PC5 Position delete files are matched to data files by PyIceberg's DeleteFileIndex
       (sequence numbers, partition, referenced file), as its scans do. A snapshot with
       live equality delete files is NotSupportedError naming one.
@@ -49,18 +52,18 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from pyiceberg.io import FileIO
-from pyiceberg.manifest import INITIAL_SEQUENCE_NUMBER, DataFileContent, ManifestFile
+from pyiceberg.manifest import INITIAL_SEQUENCE_NUMBER, DataFile, DataFileContent, ManifestContent, ManifestFile
 from pyiceberg.table.delete_file_index import DeleteFileIndex
 
 from ..errors import NotSupportedError
 from ..storage.locations import canonical_location
-from .manifests import CACHE, ManifestList, list_key, manifest_entries, read_list
+from .manifests import CACHE, ManifestList, list_key, manifest_entries, note_live_data_paths, read_list
 from .tables import Confinement, refuse_links
 
-__all__ = ["Condition", "cache_info", "clear_cache", "plan_snapshot", "set_cache_limit"]
+__all__ = ["Condition", "cache_info", "clear_cache", "plan_snapshot", "set_cache_limit", "snapshot_data_files"]
 
 #: (field id, operator, value): operator one of = <> > >= < <= in (value: a tuple for in).
 Condition = tuple[int, str, Any]
@@ -158,6 +161,7 @@ def _manifest(io: FileIO, manifest: ManifestFile, confinement: Confinement | Non
                 deletes.append(entry)
         found = _Manifest(files, deletes, _estimate(files, deletes))
         _CACHE.put(key, found)
+        note_live_data_paths(manifest, frozenset(f.file_path for f in files))  # manifests MF5
     return found
 
 
@@ -358,3 +362,23 @@ def plan_snapshot(
             refuse_links(confinement.table, path, confinement.root_uri, "data file" if path not in deletes
                          else "delete file", checked)  # fmt: skip
     return [f.file_path for f in selected], sorted(deletes)
+
+
+def snapshot_data_files(
+    snapshot: Any, io: FileIO, confinement: Confinement | None, select: Callable[[str], bool]
+) -> list[DataFile]:
+    """PC6: PyIceberg's DataFile objects of the live data files of ``snapshot`` whose
+    paths ``select`` accepts, for a writer that replaces them (SQL's UPDATE and DELETE):
+    found through the cached manifest list and manifests (PC1, confinement as PC3), and
+    only the manifests that list one of them are decoded whole."""
+    found: list[DataFile] = []
+    for m in _manifest_list(io, snapshot, confinement).manifests:
+        if m.content != ManifestContent.DATA:
+            continue
+        if not any(select(f.file_path) for f in _manifest(io, m, confinement).files):
+            continue
+        found += [
+            e.data_file for e in manifest_entries(io, m)
+            if e.data_file.content == DataFileContent.DATA and select(e.data_file.file_path)
+        ]  # fmt: skip
+    return found

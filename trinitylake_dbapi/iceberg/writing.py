@@ -37,24 +37,31 @@ Rules:
   W6 Snapshot producers of these transactions read the parent's manifest list and the
      manifests they merge through :mod:`.manifests` (decoded once per process, MF1,
      MF2) instead of PyIceberg's readers, which resolve each file's Avro schema again.
+  W7 An overwrite that names the data files it deletes (``delete_data_file``: SQL's
+     UPDATE and DELETE) reads only the manifests that list one of them (manifests MF5):
+     every other manifest is carried over as it is, as PyIceberg carries over a
+     manifest that holds none of them. PyIceberg's own overwrite decoded every manifest
+     of the snapshot twice (once for what it keeps, once for what it deletes). An
+     overwrite by filter (PyIceberg's ``overwrite(df, filter)``, ``delete``) is
+     PyIceberg's own.
 """
 
 from __future__ import annotations
 
 import uuid
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from pyiceberg.expressions import AlwaysTrue, BooleanExpression
-from pyiceberg.manifest import ManifestEntry, ManifestFile
+from pyiceberg.manifest import DataFileContent, ManifestEntry, ManifestEntryStatus, ManifestFile
 from pyiceberg.table import DataScan, Table, TableProperties, Transaction
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.refs import MAIN_BRANCH
 from pyiceberg.table.snapshots import Operation
-from pyiceberg.table.update.snapshot import UpdateSnapshot, _FastAppendFiles, _MergeAppendFiles
+from pyiceberg.table.update.snapshot import UpdateSnapshot, _FastAppendFiles, _MergeAppendFiles, _OverwriteFiles
 from pyiceberg.typedef import EMPTY_DICT, Properties
 from pyiceberg.utils.properties import property_as_bool
 
-from .manifests import manifest_entries, snapshot_manifests
+from .manifests import live_data_paths, manifest_entries, snapshot_manifests
 from .tables import Confinement, ConfinedScan, apply_updates
 
 __all__ = ["MANIFEST_MERGE_DEFAULT", "ROW_GROUP_ROWS", "LakehouseTable", "for_writing", "merges_manifests",
@@ -140,6 +147,69 @@ class _MergeAppend(_CachedReads, _MergeAppendFiles):
         self._merge_enabled = merges_manifests(self._transaction.table_metadata.properties)
 
 
+class _Overwrite(_CachedReads, _OverwriteFiles):
+    """PyIceberg's overwrite with W6's reads, reading only the manifests that hold a
+    file it deletes (W7)."""
+
+    def _touches(self, manifest: ManifestFile, evaluators: dict[int, Any], deleted: set[str]) -> bool:
+        """Whether ``manifest`` may list a file this overwrite deletes (PyIceberg's
+        partition evaluator first, then MF5's paths)."""
+        if not evaluators.setdefault(manifest.partition_spec_id, self._build_manifest_evaluator(
+                manifest.partition_spec_id))(manifest):  # fmt: skip
+            return False
+        return bool(deleted) and not deleted.isdisjoint(live_data_paths(self._io, manifest))
+
+    def _existing_manifests(self) -> list[ManifestFile]:
+        existing: list[ManifestFile] = []
+        snapshot = self._transaction.table_metadata.snapshot_by_name(name=self._target_branch)
+        if snapshot is None:
+            return existing
+        evaluators: dict[int, Any] = {}
+        deleted = {f.file_path for f in self._deleted_data_files}
+        for manifest in snapshot_manifests(self._io, snapshot):
+            if not self._touches(manifest, evaluators, deleted):
+                existing.append(manifest)
+                continue
+            entries = manifest_entries(self._io, manifest, discard_deleted=True)
+            kept = [e for e in entries if e.data_file.file_path not in deleted]
+            if len(kept) == len(entries):
+                existing.append(manifest)
+            elif kept:  # rewrite the manifest without the deleted files
+                with self.new_manifest_writer(self.spec(manifest.partition_spec_id)) as writer:
+                    for entry in kept:
+                        writer.add_entry(ManifestEntry.from_args(
+                            status=ManifestEntryStatus.EXISTING, snapshot_id=entry.snapshot_id,
+                            sequence_number=entry.sequence_number, file_sequence_number=entry.file_sequence_number,
+                            data_file=entry.data_file,
+                        ))  # fmt: skip
+                existing.append(writer.to_manifest_file())
+        return existing
+
+    def _deleted_entries(self) -> list[ManifestEntry]:
+        found: list[ManifestEntry] = []
+        parent = self._parent_snapshot_id
+        if parent is not None:
+            previous = self._transaction.table_metadata.snapshot_by_id(parent)
+            if previous is None:
+                raise ValueError(f"Could not find the previous snapshot: {parent}")
+            evaluators: dict[int, Any] = {}
+            deleted = {f.file_path for f in self._deleted_data_files}
+            for manifest in snapshot_manifests(self._io, previous):
+                if not self._touches(manifest, evaluators, deleted):
+                    continue
+                found += [
+                    ManifestEntry.from_args(
+                        status=ManifestEntryStatus.DELETED, snapshot_id=self.snapshot_id,
+                        sequence_number=entry.sequence_number, file_sequence_number=entry.file_sequence_number,
+                        data_file=entry.data_file,
+                    )
+                    for entry in manifest_entries(self._io, manifest, discard_deleted=True)
+                    if entry.data_file.content == DataFileContent.DATA and entry.data_file.file_path in deleted
+                ]  # fmt: skip
+        self._validate_required_deletes(found)
+        return found
+
+
 class _UpdateSnapshot(UpdateSnapshot):
     """PyIceberg's UpdateSnapshot whose appends are W5's and W6's."""
 
@@ -150,6 +220,12 @@ class _UpdateSnapshot(UpdateSnapshot):
     def merge_append(self) -> _MergeAppendFiles:
         return _MergeAppend(operation=Operation.APPEND, transaction=self._transaction, io=self._io,
                             branch=self._branch, snapshot_properties=self._snapshot_properties)  # fmt: skip
+
+    def overwrite(self, commit_uuid: Any = None) -> _OverwriteFiles:
+        has_head = self._transaction.table_metadata.snapshot_by_name(name=self._branch) is not None
+        return _Overwrite(commit_uuid=commit_uuid, operation=Operation.OVERWRITE if has_head else Operation.APPEND,
+                          transaction=self._transaction, io=self._io, branch=self._branch,
+                          snapshot_properties=self._snapshot_properties)  # fmt: skip
 
 
 class _OneCopyTransaction(Transaction):
@@ -216,6 +292,19 @@ class LakehouseTable(Table):
             rewrite_data_files = compact
 
         return _Maintenance(self)
+
+    def data_files(self, select: Callable[[str], bool]) -> list[Any]:
+        """The DataFile objects of the current snapshot's live data files whose paths
+        ``select`` accepts (planning PC6: from the process's cache of decoded manifests,
+        with the confinement checks of the table's scans)."""
+        from .planning import snapshot_data_files
+
+        snapshot = self.current_snapshot()
+        if snapshot is None:
+            return []
+        root = self.lakehouse_root
+        confinement = None if root is None else Confinement(".".join(self.name()), self.metadata.location, root)
+        return snapshot_data_files(snapshot, self.io, confinement, select)
 
     def transaction(self) -> Transaction:
         return _OneCopyTransaction(self)

@@ -273,7 +273,7 @@ def _replace_files(table: Any, replaced: set[str], rows: Any) -> None:
     from trinitylake_dbapi.iceberg.writing import write_unpartitioned
 
     keys = {data_file_key(f) for f in replaced}
-    old = [t.file for t in table.scan().plan_files() if data_file_key(t.file.file_path) in keys]
+    old = table.data_files(lambda path: data_file_key(path) in keys)  # iceberg.planning PC6
     if len(old) != len(keys):
         raise OperationalError(f"table {table.name()}: the files to rewrite are not all in its snapshot")
     with table.transaction() as transaction:
