@@ -120,3 +120,21 @@ def test_columns_survive_the_round_trip_through_an_iceberg_schema(spec: list) ->
     assert back == stored  # S1 and S2: ids, names, nullability, comments and SPEC types
     plain = columns_from_schema(schema)
     assert [c.id for c in plain] == [c.id for c in stored]
+
+
+def test_equal_column_lists_share_one_schema() -> None:
+    """S4: a schema built again from equal columns is the same object, equal to one
+    built afresh; other columns or another schema id give another schema."""
+    from trinitylake_dbapi.format.types import ColumnSpec, TypeSpec
+    from trinitylake_dbapi.iceberg.schema import schema_from_columns
+
+    def columns() -> list[ColumnSpec]:
+        return [ColumnSpec("id", TypeSpec("int8"), nullable=False), ColumnSpec("name", TypeSpec("varchar"))]
+
+    first = schema_from_columns(columns())
+    assert schema_from_columns(columns()) is first
+    assert [f.name for f in first.fields] == ["id", "name"] and first.fields[0].required
+    assert schema_from_columns(columns(), schema_id=1) is not first
+    assert schema_from_columns(columns(), schema_id=1).schema_id == 1
+    other = schema_from_columns([*columns(), ColumnSpec("x", TypeSpec("float8"))])
+    assert other is not first and len(other.fields) == 3
