@@ -519,7 +519,7 @@ def _expire_versions(s: st.ExpireVersions, session: Session) -> Result:
     return rows_result((("object", "varchar"), ("name", "varchar")), rows)
 
 
-@_handles(st.OptimizeTable)
+@_handles(st.OptimizeTable, DATA)
 def _optimize(s: st.OptimizeTable, session: Session) -> Result:
     """OPTIMIZE t: compaction in the statement's transaction (iceberg.compaction)."""
     from trinitylake_dbapi.sql.query.writes import optimize_table
