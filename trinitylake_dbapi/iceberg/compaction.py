@@ -89,7 +89,8 @@ from pyiceberg.table.update import (
 
 from .manifests import manifest_entries, snapshot_manifests
 
-__all__ = ["AUTO_MIN_DELETE_FILES", "AUTO_MIN_SMALL_FILES", "CompactionResult", "auto_compact", "auto_compaction_due", "MANIFEST_ENTRIES", "MIN_FILE_SIZE_RATIO", "compact", "is_replace", "rebased_replace"]
+__all__ = ["AUTO_MIN_DELETE_FILES", "AUTO_MIN_SMALL_FILES", "CompactionPlan", "CompactionResult", "auto_compact",
+           "auto_compaction_due", "commit_compaction", "plan_compaction", "rewrite_group", "MANIFEST_ENTRIES", "MIN_FILE_SIZE_RATIO", "compact", "is_replace", "rebased_replace"]
 
 #: CP1: a data file smaller than this share of the target size is a candidate.
 MIN_FILE_SIZE_RATIO = 0.75
@@ -127,44 +128,70 @@ def target_file_size(properties: dict[str, str], override: int | None = None) ->
     return value
 
 
-def compact(table: Any, *, target_size: int | None = None) -> CompactionResult:
-    """Compact ``table`` (a PyIceberg Table of this package's catalog, or any catalog
-    that commits Iceberg updates) as CP1-CP4 say, and commit the replace snapshot
-    through its catalog (rebased there when appends came first: CP5). The table object
-    is refreshed with the committed metadata."""
-    from pyiceberg.expressions import AlwaysTrue
-    from pyiceberg.io.pyarrow import ArrowScan
+@dataclass
+class CompactionPlan:
+    """CP1's choice on one snapshot: the groups of scan tasks to rewrite (one partition
+    each; FileScanTasks pickle, so groups can go to other processes), and what the
+    commit needs."""
 
+    metadata: TableMetadata
+    snapshot: Snapshot
+    target: int
+    tasks: list[Any]
+    groups: list[list[Any]]
+    manifests: int
+    write_uuid: uuid.UUID = field(default_factory=uuid.uuid4)
+
+    @property
+    def chosen(self) -> list[Any]:
+        return [task for group in self.groups for task in group]
+
+
+def plan_compaction(table: Any, target_size: int | None = None) -> CompactionPlan | None:
+    """CP1 on ``table``'s current snapshot: the plan, or None when there is nothing to do
+    (no data file to rewrite, manifests already as few as CP4 writes)."""
     metadata: TableMetadata = table.metadata
     snapshot = metadata.current_snapshot()
     if snapshot is None:
-        return CompactionResult()
+        return None
     target = target_file_size(metadata.properties, target_size)
-    io: FileIO = table.io
     tasks = list(table.scan().plan_files())  # tables M6: a managed table's files are checked
     chosen = _choose(tasks, target)
-    manifests = snapshot_manifests(io, snapshot)
-    live_entries = sum(m.added_files_count + m.existing_files_count for m in manifests)
-    if not chosen and len(manifests) <= max(1, math.ceil(live_entries / MANIFEST_ENTRIES)) + (
-        1 if any(m.content == ManifestContent.DELETES for m in manifests) else 0
-    ):
-        return CompactionResult()
-    added: list[DataFile] = []
+    manifests = snapshot_manifests(table.io, snapshot)
+    live_entries = sum((m.added_files_count or 0) + (m.existing_files_count or 0) for m in manifests)
+    needed = max(1, math.ceil(live_entries / MANIFEST_ENTRIES))
+    needed += 1 if any(m.content == ManifestContent.DELETES for m in manifests) else 0
+    if not chosen and len(manifests) <= needed:
+        return None
+    groups: dict[tuple, list[Any]] = {}
+    for task in chosen:
+        groups.setdefault((task.file.spec_id, _partition_key(task.file.partition)), []).append(task)
+    return CompactionPlan(metadata, snapshot, target, tasks, list(groups.values()), len(manifests))
+
+
+def rewrite_group(io: FileIO, plan: CompactionPlan, index: int) -> list[DataFile]:
+    """CP2: the rows of ``plan``'s group ``index`` (deletes applied) written as data
+    files of the target size through ``io``; file names are unique per group. The
+    caller makes them durable (io F1) before they are committed."""
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.io.pyarrow import ArrowScan
+
+    metadata = plan.metadata
+    rows = ArrowScan(metadata, io, metadata.schema(), AlwaysTrue()).to_table(plan.groups[index])
+    return _write(io, metadata, rows, plan.target, plan.write_uuid, index * 100_000)
+
+
+def commit_compaction(table: Any, plan: CompactionPlan, added: list[DataFile]) -> CompactionResult:
+    """CP3-CP5: the replace snapshot of ``plan`` adding ``added``, committed through the
+    table's catalog (rebased there when appends came first); the table object is
+    refreshed with the committed metadata."""
+    io: FileIO = table.io
+    metadata, snapshot = plan.metadata, plan.snapshot
+    chosen = plan.chosen
     removed_data = {t.file.file_path: t.file for t in chosen}
-    write_uuid = uuid.uuid4()
-    if chosen:
-        scan = ArrowScan(metadata, io, metadata.schema(), AlwaysTrue())
-        groups: dict[tuple, list[Any]] = {}
-        for task in chosen:
-            groups.setdefault((task.file.spec_id, _partition_key(task.file.partition)), []).append(task)
-        for group in groups.values():
-            rows = scan.to_table(group)
-            added += _write(table, metadata, rows, target, write_uuid, len(added))
-    removed_deletes = _removable_deletes(io, chosen, set(removed_data), tasks)
+    removed_deletes = _removable_deletes(io, chosen, set(removed_data), plan.tasks)
     snapshot_id = metadata.new_snapshot_id()
-    updates = replace_updates(
-        metadata, io, snapshot, snapshot_id, added, set(removed_data) | set(removed_deletes)
-    )
+    updates = replace_updates(metadata, io, snapshot, snapshot_id, added, set(removed_data) | set(removed_deletes))
     requirements: tuple[TableRequirement, ...] = (
         AssertTableUUID(uuid=metadata.table_uuid),
         AssertRefSnapshotId(ref=MAIN_BRANCH, snapshot_id=snapshot.snapshot_id),
@@ -178,11 +205,25 @@ def compact(table: Any, *, target_size: int | None = None) -> CompactionResult:
         removed_delete_files=len(removed_deletes),
         rewritten_bytes=sum(f.file_size_in_bytes for f in removed_data.values()),
         added_bytes=sum(f.file_size_in_bytes for f in added),
-        rewritten_manifests=len(manifests),
+        rewritten_manifests=plan.manifests,
         snapshot_id=snapshot_id,
         metadata_location=response.metadata_location,
         added=[f.file_path for f in added],
     )
+
+
+def compact(table: Any, *, target_size: int | None = None) -> CompactionResult:
+    """Compact ``table`` (a PyIceberg Table of this package's catalog, or any catalog
+    that commits Iceberg updates) as CP1-CP4 say, in this process, and commit the
+    replace snapshot through its catalog (CP5). Spark runs the same three steps with
+    the groups rewritten on its executors (spark.compaction)."""
+    plan = plan_compaction(table, target_size)
+    if plan is None:
+        return CompactionResult()
+    added: list[DataFile] = []
+    for index in range(len(plan.groups)):
+        added += rewrite_group(table.io, plan, index)
+    return commit_compaction(table, plan, added)
 
 
 def auto_compaction_due(metadata: TableMetadata) -> bool:
@@ -244,7 +285,7 @@ def _choose(tasks: list[Any], target: int) -> list[Any]:
     return chosen
 
 
-def _write(table: Any, metadata: TableMetadata, rows: Any, target: int, write_uuid: uuid.UUID, first: int) -> list[DataFile]:
+def _write(io: FileIO, metadata: TableMetadata, rows: Any, target: int, write_uuid: uuid.UUID, first: int) -> list[DataFile]:
     """CP2: ``rows`` (one partition's) as data files of about ``target`` bytes each."""
     from pyiceberg.io.pyarrow import _determine_partitions, write_file
     from pyiceberg.table import WriteTask
@@ -270,7 +311,7 @@ def _write(table: Any, metadata: TableMetadata, rows: Any, target: int, write_uu
                 record_batches=part.slice(start, per).to_batches(), partition_key=key,
             ))  # fmt: skip
             task_id += 1
-    return list(write_file(table.io, for_writing(metadata), iter(tasks)))
+    return list(write_file(io, for_writing(metadata), iter(tasks)))
 
 
 def _bytes_per_row(rows: Any, properties: dict[str, str]) -> float:

@@ -10,7 +10,8 @@ Needs the ``spark`` extra (``pip install 'trinitylake-dbapi[spark]'``).
   (:mod:`.tabledata`).
 * :func:`transaction`: several table writes and DDL as one lakehouse version.
 * :func:`expire_versions`, :func:`export_snapshot`, :func:`verify`: maintenance that
-  runs on the executors, see :mod:`.maintenance`.
+  runs on the executors, see :mod:`.maintenance`; :func:`optimize_table`: compaction
+  with the files rewritten on the executors, see :mod:`.compaction`.
 """
 
 import importlib
@@ -26,6 +27,7 @@ _LAZY = {
     "SparkExpireResult": ".maintenance",
     "SparkExportResult": ".maintenance",
     "expire_versions": ".maintenance",
+    "optimize_table": ".compaction",
     "export_snapshot": ".maintenance",
     "from_spark_field": ".schema",
     "from_spark_schema": ".schema",
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
         to_spark_schema,
         to_spark_type,
     )
+    from .compaction import optimize_table
     from .tabledata import SparkTransaction, transaction
     from .verification import SparkVerifyReport, verify
 
@@ -69,6 +72,7 @@ __all__ = [
     "expire_versions",
     "export_snapshot",
     "verify",
+    "optimize_table",
     "SparkExpireResult",
     "SparkExportResult",
     "SparkVerifyReport",
