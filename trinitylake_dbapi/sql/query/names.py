@@ -14,6 +14,13 @@ Rules:
       that show the engine (``ENGINE_FUNCTIONS``: settings, environment, the running
       query's text) are refused wherever they appear, and CTE names starting with
       ``__tl_`` (the views of sql.query.views) are reserved.
+  Q11. A query over system tables alone means what it would mean joined with a data
+      table (issue 33 item 1): the catalog's own executor (sql.system_tables) answers
+      it only when it is built of what that executor runs exactly as DuckDB does, rows
+      and result types (``EXECUTOR_RUNS``); any other node (a function it lacks or
+      types otherwise, such as length() or nullif(), FILTER, windows, date and time,
+      decimals) sends it to DuckDB, where the system tables are Arrow views of the
+      same version (tests/sql/test_system_meaning.py compares the two).
 """
 
 from __future__ import annotations
@@ -71,6 +78,21 @@ def table_function_name(node: exp.Table) -> str | None:
 
 #: What the catalog's own executor (sql.system_tables) cannot run.
 _EXECUTOR_CANNOT = (exp.Window, exp.Rollup, exp.Cube, exp.GroupingSets)
+
+#: Q11: the nodes the catalog's own executor runs exactly as DuckDB does (values and
+#: result types); a query holding any other runs in DuckDB. (What catalog clients send:
+#: SQLAlchemy's reflection, the system tables' fast path, plain filters and listings.)
+EXECUTOR_RUNS = frozenset({
+    exp.Select, exp.From, exp.Join, exp.Where, exp.Group, exp.Having, exp.Order, exp.Ordered,
+    exp.Limit, exp.Offset, exp.Distinct, exp.Union, exp.Intersect, exp.Except, exp.With,
+    exp.CTE, exp.Subquery, exp.Table, exp.TableAlias, exp.Identifier, exp.Column, exp.Star,
+    exp.Alias, exp.Literal, exp.Null, exp.Boolean, exp.Paren, exp.Tuple, exp.Version,
+    exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Is, exp.In, exp.Between,
+    exp.Like, exp.ILike, exp.And, exp.Or, exp.Not, exp.Neg, exp.Add, exp.Sub, exp.Mul,
+    exp.Div, exp.Mod, exp.DPipe, exp.Count, exp.Min, exp.Max, exp.Sum, exp.Avg, exp.Case,
+    exp.If, exp.Coalesce, exp.Upper, exp.Lower, exp.Substring, exp.Trim, exp.Abs,
+    exp.Round, exp.Cast, exp.DataType, exp.Concat, exp.Left, exp.Right,
+})  # fmt: skip
 
 #: Date and time functions (and intervals): DuckDB runs every query that uses one, so
 #: that ``now()``, ``date_trunc``, ``extract``, ``strftime``, ... mean the same with or
@@ -142,6 +164,8 @@ def reads_table_data(query: exp.Expr, shape: QueryShape | None = None) -> bool:
     DuckDB (Q2); otherwise that executor answers it. ``shape``: the query's, when the
     caller has it already."""
     shape = shape if shape is not None else QueryShape.of(query)
+    if not shape.types <= EXECUTOR_RUNS:
+        return True  # Q11: what the executor would answer otherwise than DuckDB
     # Functions sqlglot does not model (exp.Anonymous: now(), strftime(), ...) are
     # DuckDB's, whose meaning the executor's few same-named ones do not share.
     if shape.has(*_EXECUTOR_CANNOT, *_TEMPORAL, exp.Anonymous):
