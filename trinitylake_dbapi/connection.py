@@ -283,7 +283,7 @@ class Connection:
             return
         from pyiceberg.exceptions import CommitFailedException
 
-        from trinitylake_dbapi.iceberg.catalog import commit_replaying
+        from trinitylake_dbapi.iceberg.scope import commit_replaying
 
         replayable = (
             replay.appends_only and replay.changes == txn.changes and txn.isolation is Isolation.SNAPSHOT

@@ -97,10 +97,8 @@ import contextlib
 import copy
 import random
 from concurrent.futures import wait
-import threading
 import time
-import uuid
-from typing import Any, Callable, Iterator, Protocol, TypeVar
+from typing import Any, Callable, TypeVar
 
 from pyiceberg.catalog import MetastoreCatalog, PropertiesUpdateSummary
 from pyiceberg.exceptions import (
@@ -121,8 +119,6 @@ from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER, SortOrder
 from pyiceberg.table.update import (
     AddSnapshotUpdate,
-    AssertRefSnapshotId,
-    SetSnapshotRefUpdate,
     TableRequirement,
     TableUpdate,
     update_table_metadata,
@@ -143,6 +139,8 @@ from ..errors import (
 from ..format import paths
 from ..format.paths import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
 from ..storage.locations import location_within
+from .rebase import is_plain_append, own_file, rebased_append
+from .scope import MAX_COMMIT_ATTEMPTS, CatalogScope, OwnScope
 from .io import DurableFileIO, file_io_properties, storage_options_from_properties
 from .schema import columns_from_schema
 from .compaction import is_replace, rebased_replace
@@ -157,137 +155,7 @@ __all__ = [
     "PREVIOUS_METADATA_LOCATION",
 ]
 
-#: Commits of one table tried before giving up under constant contention (P3).
-MAX_COMMIT_ATTEMPTS = 32
 _T = TypeVar("_T")
-
-
-class CatalogScope(Protocol):
-    """Where the Iceberg catalog's reads and writes go (P3, P4): what a DB-API
-    connection offers to bind a catalog to its transaction."""
-
-    def run(self, work: Callable[[CatalogTransaction], _T], *, writes: bool) -> _T:
-        """Run ``work`` on the current catalog transaction; with ``writes``, publish it
-        when the scope commits each statement on its own (autocommit)."""
-
-    def commits_each_call(self) -> bool:
-        """True when each ``run`` is its own lakehouse transaction (so a commit that
-        lost a race can be tried again: P3)."""
-
-    def reruns_statement(self) -> bool:
-        """True when a lost race is better answered by running the whole calling SQL
-        statement again than by retrying the commit (P3): SerializationError is raised."""
-
-    def note_commit(self, table: tuple[str, str], plain_append: bool) -> None:
-        """Record a table commit about to be staged, for the replay rule of P4."""
-
-
-class _OwnScope:
-    """The catalog's own lakehouse transactions: one per call (P3), or the open block
-    of this thread (P4), at the latest version or at a pinned one (P5)."""
-
-    def __init__(self, lakehouse: LakehouseCatalog, version: int | None) -> None:
-        self.lakehouse = lakehouse
-        self.version = version
-        self._local = threading.local()
-
-    @property
-    def open_block(self) -> CatalogTransaction | None:
-        return getattr(self._local, "txn", None)
-
-    def commits_each_call(self) -> bool:
-        return self.open_block is None
-
-    def reruns_statement(self) -> bool:
-        return False
-
-    def run(self, work: Callable[[CatalogTransaction], _T], *, writes: bool) -> _T:
-        txn = self.open_block
-        if txn is not None:
-            if writes:
-                self._local.writes.append(work)
-            return work(txn)
-        txn = self.lakehouse.begin(version=self.version)
-        try:
-            result = work(txn)
-        except BaseException:
-            txn.rollback()
-            raise
-        if writes:
-            txn.commit()
-        else:
-            txn.rollback()
-        return result
-
-    @contextlib.contextmanager
-    def block(self) -> Iterator[None]:
-        """P4: the block's writes are one lakehouse transaction. When another writer
-        commits to one of its tables first, the block's writes are run again, in order,
-        on the latest version (each checks its requirements again, appends are rebased:
-        P3), up to MAX_COMMIT_ATTEMPTS times; a write that no longer holds fails the
-        whole block with CommitFailedException and nothing is published."""
-        if self.open_block is not None:
-            raise ValueError("a lakehouse transaction is already open in this thread")
-        txn = self.lakehouse.begin(version=self.version)
-        self._local.txn, self._local.writes, self._local.commits = txn, [], []
-        try:
-            yield
-        except BaseException:
-            txn.rollback()
-            raise
-        else:
-            self._commit_block(txn, list(self._local.writes))
-        finally:
-            self._local.txn, self._local.writes, self._local.commits = None, [], []
-
-    def note_commit(self, table: tuple[str, str], plain_append: bool) -> None:
-        """Record a table commit of the open block, for the replay rule of P4."""
-        if self.open_block is not None:
-            self._local.commits.append((table, plain_append))
-
-    def _replayable(self) -> bool:
-        """Only blocks whose table commits are plain appends are run again."""
-        return all(plain for _, plain in self._local.commits)
-
-    def _commit_block(
-        self, txn: CatalogTransaction, writes: list[Callable[[CatalogTransaction], Any]]
-    ) -> None:
-        try:
-            commit_replaying(
-                txn, lambda: self.lakehouse.begin(version=self.version), writes, self._replayable()
-            )
-        except SerializationError as e:
-            raise CommitFailedException(f"the lakehouse transaction was not committed: {e}") from e
-
-
-def commit_replaying(
-    txn: CatalogTransaction,
-    begin: Callable[[], CatalogTransaction],
-    writes: list[Callable[[CatalogTransaction], Any]],
-    replayable: bool,
-) -> int:
-    """Commit ``txn``; when it loses to a conflicting version and ``replayable`` (every
-    write of ``txn`` came from ``writes``, each a plain append, P4), run ``writes`` again,
-    in order, on a transaction from ``begin`` (at the latest version) and commit that,
-    up to MAX_COMMIT_ATTEMPTS times with jittered backoff. Returns the version committed.
-    Raises SerializationError (PEP 249, naming the table and the version) when ``txn`` is
-    not replayable or after the last attempt; what a write raises when it no longer
-    holds (CommitFailedException naming the table) arrives as it is."""
-    for attempt in range(MAX_COMMIT_ATTEMPTS):
-        try:
-            return txn.commit()
-        except SerializationError:
-            if not replayable or not writes or attempt == MAX_COMMIT_ATTEMPTS - 1:
-                raise
-        time.sleep(min(0.2, 0.002 * 2**attempt) * random.random())
-        txn = begin()
-        try:
-            for work in writes:
-                work(txn)
-        except BaseException:
-            txn.rollback()
-            raise
-    raise AssertionError("unreachable")  # pragma: no cover - the last attempt raised
 
 
 def _namespace_name(namespace: str | Identifier, *, creating: bool = False) -> str:
@@ -353,7 +221,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
         self.lakehouse = lakehouse
         version = properties.get("version")
         pinned = None if version is None else _resolve_version(lakehouse, version)
-        self._own = _OwnScope(lakehouse, pinned)
+        self._own = OwnScope(lakehouse, pinned)
         self._scope: CatalogScope = scope if scope is not None else self._own
         self.read_only = pinned is not None or bound_read_only
         io_properties = {**file_io_properties(lakehouse.storage_options, lakehouse.storage.root_uri), **self.properties}
@@ -709,7 +577,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
     ) -> CommitTableResponse:
         namespace, name = self._names(table.name())
         io = table.io if isinstance(table.io, DurableFileIO) else self._io
-        plain_append = _is_plain_append(updates)
+        plain_append = is_plain_append(updates)
         rebaseable = plain_append or is_replace(updates)  # compaction CP5
         self._scope.note_commit((namespace, name), rebaseable)
         for attempt in range(MAX_COMMIT_ATTEMPTS):
@@ -746,7 +614,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
                     requirement.validate(current)
                 _check_fresh(current, updates)
             except CommitFailedException as e:
-                rebased = _rebased_append(current, requirements, updates, io)
+                rebased = rebased_append(current, requirements, updates, io)
                 if rebased is None:
                     try:
                         rebased = rebased_replace(current, requirements, updates, io)  # compaction CP5
@@ -903,20 +771,6 @@ def _check_fresh(current: TableMetadata, updates: tuple[TableUpdate, ...]) -> No
                 )
 
 
-@contextlib.contextmanager
-def _own_file(location: str, owner: str) -> Iterator[None]:
-    """Reading a file this commit wrote earlier: when it is gone, MissingFileError naming
-    it (P9: version expiration reclaimed it before the commit), never a raw OSError."""
-    try:
-        yield
-    except FileNotFoundError:
-        raise MissingFileError(location, (
-            f"{owner} names this file, written before the commit, and it no longer exists: "
-            "version expiration (with an orphan grace period shorter than the transaction) "
-            "deleted it; nothing was committed: retry the transaction"
-        )) from None
-
-
 def _added_files(updates: tuple[TableUpdate, ...], io: FileIO, owner: str = "the commit") -> list[str]:
     """The locations the new snapshots of ``updates`` add: each one's manifest list, the
     manifests it wrote, and the data and delete files those add (MissingFileError when
@@ -928,12 +782,12 @@ def _added_files(updates: tuple[TableUpdate, ...], io: FileIO, owner: str = "the
         if not isinstance(update, AddSnapshotUpdate):
             continue
         snapshot = update.snapshot
-        with _own_file(snapshot.manifest_list, owner):
+        with own_file(snapshot.manifest_list, owner):
             manifests = snapshot_manifests(io, snapshot)  # manifests MF2: check_commit read it
         for manifest in manifests:
             if manifest.added_snapshot_id != snapshot.snapshot_id:
                 continue
-            with _own_file(manifest.manifest_path, owner):
+            with own_file(manifest.manifest_path, owner):
                 entries = manifest_entries(io, manifest, discard_deleted=False)
             for entry in entries:
                 if entry.status == ManifestEntryStatus.ADDED:
@@ -955,112 +809,3 @@ def _discard_uncommitted(updates: tuple[TableUpdate, ...], io: FileIO) -> None:
             io.delete(location)
         except Exception:  # noqa: BLE001 - as above
             pass
-
-
-def _is_plain_append(updates: tuple[TableUpdate, ...]) -> bool:
-    """True for the updates of a fast append: one new snapshot (operation append) made
-    the head of its branch."""
-    if len(updates) != 2 or not isinstance(updates[0], AddSnapshotUpdate):
-        return False
-    add, ref = updates
-    summary = add.snapshot.summary
-    return (
-        isinstance(ref, SetSnapshotRefUpdate)
-        and ref.snapshot_id == add.snapshot.snapshot_id
-        and summary is not None
-        and summary.operation.value == "append"
-    )
-
-
-def _added_only(current: TableMetadata, snapshot: Any, manifest: Any, io: FileIO) -> Any:
-    """A new manifest holding only the entries ``snapshot`` ADDED in its (merged)
-    ``manifest``, for a rebase (P3)."""
-    from pyiceberg.manifest import ManifestEntryStatus, write_manifest
-
-    location = manifest.manifest_path.replace(".avro", f"-rebased-{uuid.uuid4().hex[:8]}.avro")
-    with _own_file(manifest.manifest_path, "the append being rebased"):
-        entries = manifest_entries(io, manifest, discard_deleted=True)
-    with write_manifest(
-        format_version=current.format_version,
-        spec=current.specs()[manifest.partition_spec_id],
-        schema=current.schema(),
-        output_file=io.new_output(location),
-        snapshot_id=snapshot.snapshot_id,
-        avro_compression="deflate",
-    ) as writer:
-        for entry in entries:
-            if entry.status == ManifestEntryStatus.ADDED and entry.snapshot_id == snapshot.snapshot_id:
-                entry.sequence_number = None  # inherited from the rebased list (a fresh entry, MF4)
-                writer.add(entry)
-    return writer.to_manifest_file()
-
-
-def _rebased_append(
-    current: TableMetadata,
-    requirements: tuple[TableRequirement, ...],
-    updates: tuple[TableUpdate, ...],
-    io: FileIO,
-) -> tuple[TableUpdate, ...] | None:
-    """P3: the updates of an append re-applied on ``current``, or None if the commit is
-    not a plain append whose only failed requirement is the head of its branch."""
-    from pyiceberg.manifest import UNASSIGNED_SEQ, write_manifest_list
-    from pyiceberg.table.snapshots import Operation, Snapshot, Summary, update_snapshot_summaries
-
-    if not _is_plain_append(updates):
-        return None
-    add, ref = updates
-    snapshot = add.snapshot
-    assert isinstance(ref, SetSnapshotRefUpdate) and snapshot.summary is not None
-    for requirement in requirements:
-        if isinstance(requirement, AssertRefSnapshotId) and requirement.ref == ref.ref_name:
-            continue
-        try:
-            requirement.validate(current)
-        except CommitFailedException:
-            return None
-    head_ref = current.refs.get(ref.ref_name)
-    head = current.snapshot_by_id(head_ref.snapshot_id) if head_ref is not None else None
-    if current.snapshot_by_id(snapshot.snapshot_id) is not None:
-        return None  # already committed (e.g. by an earlier attempt): nothing to rebase
-    added = []
-    with _own_file(snapshot.manifest_list, "the append being rebased"):
-        own_manifests = snapshot_manifests(io, snapshot)
-    for manifest in own_manifests:
-        if manifest.added_snapshot_id == snapshot.snapshot_id:
-            if manifest.existing_files_count or manifest.deleted_files_count:
-                # writing W5: a merged manifest also lists the old head's files, which the
-                # new head lists itself: keep only what this append added
-                manifest = _added_only(current, snapshot, manifest, io)
-            manifest = copy.copy(manifest)  # manifests MF3: the decoded one is shared
-            manifest.sequence_number = UNASSIGNED_SEQ
-            manifest.min_sequence_number = UNASSIGNED_SEQ
-            added.append(manifest)
-    existing = snapshot_manifests(io, head) if head is not None else []
-    sequence_number = current.next_sequence_number()
-    manifest_list = snapshot.manifest_list.replace(".avro", f"-rebased-{uuid.uuid4().hex[:8]}.avro")
-    with write_manifest_list(
-        format_version=current.format_version,
-        output_file=io.new_output(manifest_list),
-        snapshot_id=snapshot.snapshot_id,
-        parent_snapshot_id=head.snapshot_id if head is not None else None,
-        sequence_number=sequence_number,
-        avro_compression="deflate",
-    ) as writer:
-        writer.add_manifests(added + list(existing))
-    own = {k: v for k, v in snapshot.summary.additional_properties.items() if not k.startswith("total-")}
-    summary = update_snapshot_summaries(
-        Summary(Operation.APPEND, **own), previous_summary=head.summary.additional_properties if head and head.summary else None
-    )
-    rebased = Snapshot(
-        snapshot_id=snapshot.snapshot_id,
-        parent_snapshot_id=head.snapshot_id if head is not None else None,
-        sequence_number=sequence_number,
-        timestamp_ms=max(int(time.time() * 1000), current.last_updated_ms),
-        manifest_list=manifest_list,
-        summary=summary,
-        schema_id=snapshot.schema_id,
-    )
-    return (
-        AddSnapshotUpdate(snapshot=rebased),
-        SetSnapshotRefUpdate(ref_name=ref.ref_name, type=ref.type, snapshot_id=snapshot.snapshot_id),
-    )

@@ -17,7 +17,7 @@ from pyiceberg.exceptions import CommitFailedException
 
 from ..catalog import CatalogTransaction, LakehouseCatalog
 from ..errors import SerializationError
-from ..iceberg.catalog import commit_replaying
+from ..iceberg.scope import commit_replaying
 
 __all__ = ["RequestScope"]
 
