@@ -295,3 +295,80 @@ def test_the_automatic_policy_is_off_for_large_files(tmp_path: Path) -> None:
     table = TrinityLakeCatalog("c", uri=location).load_table("default.t")
     assert len(data_files(table)) == 6
     assert not auto_compaction_due(table.metadata)
+
+
+def _add_position_deletes(catalog: Any, identifier: str, data_path: str, positions: list[int]) -> None:
+    """Commit a position delete file (written here as Iceberg's spec says: file_path and
+    pos with their reserved field ids) deleting ``positions`` of ``data_path``: what a
+    merge-on-read DELETE commits."""
+    import uuid as _uuid
+
+    import pyarrow.parquet as pq
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat, ManifestEntry, ManifestEntryStatus, write_manifest_list
+    from pyiceberg.table.refs import SnapshotRefType
+    from pyiceberg.table.snapshots import Operation, Snapshot, Summary
+    from pyiceberg.table.update import AddSnapshotUpdate, AssertRefSnapshotId, SetSnapshotRefUpdate
+    from pyiceberg.typedef import Record
+
+    from trinitylake_dbapi.iceberg.compaction import _DeleteManifestWriter
+    from trinitylake_dbapi.iceberg.manifests import snapshot_manifests
+
+    table = catalog.load_table(identifier)
+    metadata, io = table.metadata, table.io
+    head = metadata.current_snapshot()
+    schema = pa.schema([
+        pa.field("file_path", pa.string(), nullable=False, metadata={b"PARQUET:field_id": b"2147483546"}),
+        pa.field("pos", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": b"2147483545"}),
+    ])  # fmt: skip
+    location = f"{metadata.location}/data/deletes-{_uuid.uuid4().hex}.parquet"
+    with io.new_output(location).create() as out:
+        pq.write_table(pa.table({"file_path": [data_path] * len(positions), "pos": positions}, schema=schema), out)
+    delete_file = DataFile.from_args(
+        content=DataFileContent.POSITION_DELETES, file_path=location, file_format=FileFormat.PARQUET,
+        partition=Record(), record_count=len(positions), file_size_in_bytes=len(io.new_input(location)),
+    )  # fmt: skip
+    snapshot_id = metadata.new_snapshot_id()
+    manifest_path = f"{metadata.location}/metadata/{_uuid.uuid4()}-m0.avro"
+    writer = _DeleteManifestWriter(metadata.spec(), metadata.schema(), io.new_output(manifest_path), snapshot_id, "deflate")
+    with writer:
+        writer.add(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=snapshot_id, data_file=delete_file))
+    manifest_list = f"{metadata.location}/metadata/snap-{snapshot_id}-0-{_uuid.uuid4()}.avro"
+    sequence_number = metadata.next_sequence_number()
+    with write_manifest_list(format_version=2, output_file=io.new_output(manifest_list), snapshot_id=snapshot_id,
+                             parent_snapshot_id=head.snapshot_id, sequence_number=sequence_number,
+                             avro_compression="deflate") as list_writer:  # fmt: skip
+        list_writer.add_manifests([writer.to_manifest_file(), *snapshot_manifests(io, head)])
+    snapshot = Snapshot(
+        snapshot_id=snapshot_id, parent_snapshot_id=head.snapshot_id, sequence_number=sequence_number,
+        timestamp_ms=metadata.last_updated_ms + 1, manifest_list=manifest_list,
+        summary=Summary(Operation.DELETE, **{"added-delete-files": "1", "added-position-deletes": str(len(positions))}),
+        schema_id=metadata.current_schema_id,
+    )  # fmt: skip
+    catalog.commit_table(table, (AssertRefSnapshotId(ref="main", snapshot_id=head.snapshot_id),), (
+        AddSnapshotUpdate(snapshot=snapshot),
+        SetSnapshotRefUpdate(ref_name="main", type=SnapshotRefType.BRANCH, snapshot_id=snapshot_id),
+    ))  # fmt: skip
+
+
+def test_position_deletes_are_applied_and_their_file_removed(tmp_path: Path) -> None:
+    location = str(tmp_path / "lake")
+    catalog = TrinityLakeCatalog("c", uri=location, create="true")
+    schema = pa.schema([("id", pa.int64()), ("name", pa.large_string())])
+    table = catalog.create_table("default.t", schema)
+    for chunk in range(3):
+        ids = [chunk * 3 + k for k in range(3)]
+        table.append(pa.table({"id": ids, "name": [f"name {i}" for i in ids]}, schema=schema))
+    first = next(iter(catalog.load_table("default.t").scan().plan_files())).file.file_path  # any data file
+    _add_position_deletes(catalog, "default.t", first, [1])
+    with_deletes = sorted(zip(*catalog.load_table("default.t").scan().to_arrow().to_pydict().values()))
+    assert len(with_deletes) == 8
+    cur = trinitylake_dbapi.connect(location, autocommit=True).cursor()
+    assert sql_rows(cur) == with_deletes
+    cur.execute("OPTIMIZE t")
+    assert cur.fetchall()[0][:3] == (3, 1, 1)  # three data files, one new, the delete file gone
+    after = catalog.load_table("default.t")
+    assert all(not t.delete_files for t in after.scan().plan_files())
+    assert sorted(zip(*after.scan().to_arrow().to_pydict().values())) == with_deletes
+    assert sql_rows(cur) == with_deletes
+    assert duckdb_rows(after.metadata_location) == with_deletes
+    assert verify(location, data=True).ok
