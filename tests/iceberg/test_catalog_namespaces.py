@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 import sqlalchemy as sa
 from hypothesis import given, settings, strategies as st
+from deadlines import HANG_S
 from pyiceberg.exceptions import (
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
@@ -239,7 +240,7 @@ def test_the_losers_of_concurrent_creates_see_already_exists(tmp_path: Path, wha
     outcomes: list[str] = []
 
     def create(catalog: TrinityLakeCatalog) -> None:
-        barrier.wait(timeout=600)
+        barrier.wait(timeout=HANG_S)
         try:
             if what == "table":
                 catalog.create_table("ns.t", ROWS.schema)
@@ -255,7 +256,7 @@ def test_the_losers_of_concurrent_creates_see_already_exists(tmp_path: Path, wha
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout=600)
+        t.join(timeout=HANG_S)
     assert sorted(outcomes) == ["created"] + ["exists"] * (len(catalogs) - 1), outcomes
 
 
