@@ -153,19 +153,23 @@ class ExpirationPlan:
         lakehouse.write_hint(max(self.latest, lakehouse.latest_version()))
 
     def _not_reached_since_planned(self, lakehouse: Lakehouse, files: list[str]) -> list[str]:
-        """E9: ``files`` without the Iceberg files that versions committed after the plan
-        reach; without any Iceberg file if versions keep coming."""
-        seen = self.latest
-        for _ in range(E9_ROUNDS):
-            latest = lakehouse.find_latest(at_least=seen)  # fresh: probes past ``seen``
-            if latest is None or latest <= seen:
-                return files
-            reached = iceberg_files_reached(lakehouse, range(seen + 1, latest + 1), self.storage_options)
-            if reached is None:
-                break
-            files = [f for f in files if f not in reached]
-            seen = latest
-        return [f for f in files if is_expirable_file(f)]
+        return not_reached_since(lakehouse, files, self.latest, self.storage_options)
+
+
+def not_reached_since(lakehouse: Lakehouse, files: list[str], seen: int, storage_options: dict | None) -> list[str]:
+    """E9: ``files`` without the Iceberg files that versions committed after version
+    ``seen`` (the plan's latest) reach; without any Iceberg file if versions keep
+    coming. Local and Spark expiration both look again through this."""
+    for _ in range(E9_ROUNDS):
+        latest = lakehouse.find_latest(at_least=seen)  # fresh: probes past ``seen``
+        if latest is None or latest <= seen:
+            return files
+        reached = iceberg_files_reached(lakehouse, range(seen + 1, latest + 1), storage_options)
+        if reached is None:
+            break
+        files = [f for f in files if f not in reached]
+        seen = latest
+    return [f for f in files if is_expirable_file(f)]
 
 
 def reachable_files(lakehouse: Lakehouse, versions: Iterable[int], seen: set[str] | None = None) -> set[str]:

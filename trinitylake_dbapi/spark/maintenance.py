@@ -26,6 +26,13 @@ of file paths ever has to fit in the driver:
   local checkpoint, so nothing is listed or read twice. Whether an executor met an
   unreadable file is counted in an accumulator, so a walk with no error runs no job
   to look for error rows.
+* Expiration takes part in the commit-expiration handshake as the local one does
+  (``maintenance`` E9/E10, ``reclaim`` G3/G4): after the roots, the driver collects the
+  doomed Iceberg files (only those: the marker names them), creates its marker, reads
+  the commits' intents and spares what they name, looks at the versions committed
+  since the plan (E9), drops the spared files from the doomed frame, and only then do
+  executors delete (no Iceberg file once half the marker's lease has passed, by
+  ``time.time()`` on the executors); the marker is removed after the deletions.
 * Executors copy and delete files. Expired roots are deleted first, oldest first, by
   the driver (E5: a crash part-way leaves a shorter history, never a kept version with
   a missing file), then executors delete the rest.
@@ -71,6 +78,7 @@ from ..format.nodefile import NodeFile, decode_node_file
 from ..storage import Storage
 from ..storage.locations import location_within
 from ..lakehouse import Lakehouse, now_millis
+from ..reclaim import LEASE_S, Expiring
 from . import _runtime as rt
 
 __all__ = [
@@ -307,10 +315,27 @@ def _list_owned(location: rt.Location, owned: local.TableLocations) -> Callable[
     return run
 
 
-def _delete_files(location: rt.Location) -> Callable[[Iterable[Any]], None]:
+def _is_iceberg_row(row: Any) -> bool:
+    """True for a doomed row naming an Iceberg file (not one of the format's: E8, E10)."""
+    return not local.is_expirable_file(row[0])
+
+
+def _path_of(row: Any) -> str:
+    return row[0]
+
+
+def _delete_files(location: rt.Location, deadline: float | None = None) -> Callable[[Iterable[Any]], None]:
+    """Delete the doomed rows' files (expired roots excepted: the driver deleted them).
+    Past ``deadline`` (``time.time()``; reclaim G4, half the marker's lease) no Iceberg
+    file is deleted: the rest waits for the next run."""
+
     def run(rows: Iterable[Any]) -> None:
         store = rt.storage(location)
-        todo = (row[0] for row in rows if not (row[1] and paths.parse_root_node_path(row[0]) is not None))
+        todo = (
+            row[0] for row in rows
+            if not (row[1] and paths.parse_root_node_path(row[0]) is not None)
+            and (deadline is None or time.time() < deadline or local.is_expirable_file(row[0]))
+        )
         list(rt.thread_map(store.delete_many, rt.chunks(todo, _DELETE_BATCH), threads=4))
 
     return run
@@ -582,8 +607,26 @@ def expire_versions(
                 local.wait_before_deleting_roots(listed_at)  # E7
             for chunk in rt.chunks(expired, _DELETE_BATCH):
                 storage.delete_many([paths.root_node_path(v) for v in chunk])  # E5
-            progress_.step(f"deleting {count - len(expired)} unreachable file(s)")
-            doomed.rdd.foreachPartition(_delete_files(loc))
+            iceberg = doomed.rdd.filter(_is_iceberg_row).map(_path_of).collect()
+            expiring = Expiring.begin(storage, iceberg) if iceberg else None  # E10: before any look
+            try:
+                if expiring is not None:
+                    spared = expiring.spared()  # reclaim G3: intents read after the marker
+                    allowed = [f for f in iceberg if spared is not None and f not in spared]
+                    allowed = local.not_reached_since(lakehouse, allowed, latest.version, storage_options)  # E9
+                    keep = set(iceberg) - set(allowed)
+                    if keep:
+                        spare = job.frame(spark.sparkContext.parallelize([(f,) for f in sorted(keep)], 1), _PATH)
+                        doomed = doomed.join(F.broadcast(spare), "path", "left_anti").localCheckpoint(eager=True)
+                        count = doomed.count()
+                    deadline = time.time() + max(0.0, LEASE_S / 2 - (time.monotonic() - expiring.began))
+                else:
+                    deadline = None
+                progress_.step(f"deleting {count - len(expired)} unreachable file(s)")
+                doomed.rdd.foreachPartition(_delete_files(loc, deadline))
+            finally:
+                if expiring is not None:
+                    expiring.end()  # reclaim G3: after the deletions
             lakehouse.write_hint(max(latest.version, lakehouse.latest_version()))
     return SparkExpireResult(
         versions=expired,
