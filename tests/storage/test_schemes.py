@@ -99,3 +99,21 @@ def test_properties_named_the_pyiceberg_way_become_options() -> None:
     properties = {"uri": "s3://b/lake", "s3.endpoint": "http://h:1", "s3.access-key-id": "k"}
     assert storage_options_from_properties(properties) == {"client_kwargs": {"endpoint_url": "http://h:1"}, "key": "k"}
     assert storage_options_from_properties({"uri": "/tmp/lake", "s3.endpoint": "x"}) == {}
+
+
+def test_duckdb_spells_the_files_with_the_roots_own_scheme() -> None:
+    """DuckDB names the files a registered filesystem lists with its first protocol;
+    a root named by another one (adlfs: ``abfs`` first, a root ``az://``) gets a copy of
+    the filesystem object with the root's scheme first (the same store and caches), or
+    its files would be read under a name outside the root."""
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    class TwoNames(MemoryFileSystem):
+        protocol = ("tlfirst", "tlsecond")
+
+    fs = TwoNames(skip_instance_cache=True)
+    second = Storage("tlsecond://b/lake", filesystem=fs)
+    spelled = second.duckdb_filesystem
+    assert spelled.protocol == ("tlsecond", "tlfirst") and type(spelled) is TwoNames
+    assert spelled.store is fs.store and fs.protocol == ("tlfirst", "tlsecond")
+    assert Storage("tlfirst://b/lake", filesystem=fs).duckdb_filesystem is fs

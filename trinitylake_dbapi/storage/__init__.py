@@ -185,8 +185,22 @@ class Storage:
     @property
     def duckdb_filesystem(self) -> fsspec.AbstractFileSystem | None:
         """The filesystem DuckDB reads the tables' data through (registered in it), as
-        the scheme's row says (SC1); None where DuckDB reads the files itself."""
-        return self.fs if self.scheme.register_in_duckdb else None
+        the scheme's row says (SC1); None where DuckDB reads the files itself.
+
+        DuckDB spells the files a registered filesystem lists with the first of its
+        protocols (adlfs: ``abfs``), so a root named by another of them (``az://``)
+        would have its files read under a name outside the root (and outside the
+        engine's allowed directories): DuckDB gets a copy of the filesystem object
+        whose protocols start with the root's own scheme (same client, same caches)."""
+        if not self.scheme.register_in_duckdb or self.fs is None:
+            return None
+        protocols = self.fs.protocol if isinstance(self.fs.protocol, tuple) else (self.fs.protocol,)
+        if protocols[0] == self.protocol or self.protocol not in protocols:
+            return self.fs
+        spelled = object.__new__(type(self.fs))
+        spelled.__dict__.update(self.fs.__dict__)
+        spelled.protocol = (self.protocol, *(p for p in protocols if p != self.protocol))
+        return spelled
 
     def __repr__(self) -> str:
         return f"Storage({self.root_uri!r})"
