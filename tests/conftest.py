@@ -97,7 +97,7 @@ def xdist_scope(nodeid: str) -> str:
 
 #: What ``--quick`` (``scripts/test --quick``) leaves out: the markers of tests that need a
 #: JVM, a storage server, the documentation build, or minutes of their own.
-QUICK_EXCLUDES = ("spark", "s3", "gcs", "docs", "slow")
+QUICK_EXCLUDES = ("spark", "s3", "gcs", "azure", "docs", "slow")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -124,6 +124,8 @@ def auto_markers(item: pytest.Item) -> set[str]:
         found.add("s3")
     if "gcs_server" in fixtures:
         found.add("gcs")
+    if "azurite_server" in fixtures:
+        found.add("azure")
     return found
 
 

@@ -2,8 +2,9 @@
 
 ``lake`` is parametrised over ``local`` (a tmp_path directory), ``memory`` (a unique
 memory:// root), ``s3`` (a fresh bucket on the moto server; marked ``s3``, so
-``-m "not s3"`` skips it without starting moto) and ``gs`` (a fresh bucket on
-fake-gcs-server, tests/gcs_server.py; marked ``gcs``); ``@local_and_memory`` keeps a test to
+``-m "not s3"`` skips it without starting moto), ``gs`` (a fresh bucket on
+fake-gcs-server, tests/gcs_server.py; marked ``gcs``) and ``az`` (a fresh container on
+Azurite, tests/azurite_server.py; marked ``azure``); ``@local_and_memory`` keeps a test to
 the first two. It gives a :class:`Lake` with nothing there yet: its ``location`` and
 ``storage_options``, ``open(**kwargs)`` for a new ``Storage`` on it (two of them act as
 two "connections"), ``connect(**kwargs)`` for a DB-API connection (creating the
@@ -35,6 +36,7 @@ BACKENDS = [
     "memory",
     pytest.param("s3", marks=pytest.mark.s3),
     pytest.param("gs", marks=pytest.mark.gcs),
+    pytest.param("az", marks=pytest.mark.azure),
 ]
 #: The object stores among them, each on its emulator (for tests of one of them at a time).
 OBJECT_STORES = [p for p in BACKENDS if not isinstance(p, str)]
@@ -84,6 +86,9 @@ def new_lake(backend: str, request: pytest.FixtureRequest, tmp_path: Any) -> Ite
     elif backend == "gs":
         gcs = request.getfixturevalue("gcs_server")
         yield Lake("gs", f"gs://{gcs.create_bucket()}/lake", dict(gcs.storage_options))
+    elif backend == "az":
+        azurite = request.getfixturevalue("azurite_server")
+        yield Lake("az", f"az://{azurite.create_container()}/lake", dict(azurite.storage_options))
     else:
         raise ValueError(f"no such backend {backend!r}")
 
@@ -104,9 +109,19 @@ def lake(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Lake]:
     yield from new_lake(request.param, request, tmp_path)
 
 
+@pytest.fixture(scope="session")
+def azurite_server() -> Iterator[Any]:
+    """Azurite's blob service on 127.0.0.1 for the session (tests/azurite_server.py);
+    fails, never skips, when it cannot be installed or started."""
+    from azurite_server import running_azurite
+
+    with running_azurite() as server:
+        yield server
+
+
 @pytest.fixture(params=OBJECT_STORES)
 def object_lake(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Lake]:
-    """A location on each object store (S3, GCS), with nothing there yet: for the tests
+    """A location on each object store (S3, GCS, Azure), with nothing there yet: for the tests
     of what only a store other processes share can show (races between processes)."""
     yield from new_lake(request.param, request, tmp_path)
 

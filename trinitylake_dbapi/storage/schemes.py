@@ -237,6 +237,26 @@ SCHEMES: tuple[Scheme, ...] = (
             ("gcs.default-bucket-location", (("default_location",),)),
         ),
     ),
+    Scheme(
+        names=("az", "abfs", "abfss"),
+        backend="azure:AzureBackend",
+        exclusive_create="upload with If-None-Match: * (409 BlobAlreadyExists when taken), probed once per root (AZ1)",
+        filesystem="adlfs:AzureBlobFileSystem",
+        default_options={"use_listings_cache": False},  # other processes write too
+        extra="azure",
+        taken_codes=frozenset({"BlobAlreadyExists", "ConditionNotMet", "412"}),
+        iceberg_properties=(  # PyIceberg's names for adlfs's options
+            ("adls.connection-string", (("connection_string",),)),
+            ("adls.account-name", (("account_name",),)),
+            ("adls.account-key", (("account_key",),)),
+            ("adls.sas-token", (("sas_token",),)),
+            ("adls.tenant-id", (("tenant_id",),)),
+            ("adls.client-id", (("client_id",),)),
+            ("adls.client-secret", (("client_secret",),)),
+            ("adls.account-host", (("account_host",),)),
+            ("adls.anon", (("anon",),)),
+        ),
+    ),
 )
 
 #: SC1: a scheme without a row: its fsspec filesystem, used as any object store.
