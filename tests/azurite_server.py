@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from deadlines import HANG_S
+
 #: The Azurite release the tests run (scripts/test installs the same).
 AZURITE_VERSION = "3.35.0"
 #: Where it is installed: the project's git-ignored .azurite/ directory.
@@ -41,7 +43,7 @@ INSTALL_DIR = Path(__file__).resolve().parent.parent / ".azurite"
 ACCOUNT_NAME = "devstoreaccount1"
 ACCOUNT_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 #: Seconds to wait for an install or a start; only catches one that hangs.
-_TIMEOUT_S = 600.0
+_TIMEOUT_S = HANG_S  # deadlines DL2: at nice 19 a start can take minutes
 
 
 @dataclass
@@ -110,7 +112,7 @@ def running_azurite() -> Iterator[AzuriteServer]:
         deadline = time.monotonic() + _TIMEOUT_S
         while True:
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=5).close()
+                socket.create_connection(("127.0.0.1", port), timeout=5).close()  # one probe, retried until the start deadline: not a deadline
                 break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
@@ -121,7 +123,7 @@ def running_azurite() -> Iterator[AzuriteServer]:
     finally:
         process.terminate()
         try:
-            process.wait(timeout=30)
+            process.wait(timeout=30)  # then killed: not a deadline
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()

@@ -30,8 +30,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from deadlines import HANG_S
+
 #: Seconds to wait for the server to answer; only catches a server that never starts.
-_START_TIMEOUT_S = 60.0
+_START_TIMEOUT_S = HANG_S  # deadlines DL2: at nice 19 a start can take minutes
 
 
 @dataclass
@@ -82,7 +84,7 @@ def running_gcs_server() -> Iterator[GcsServer]:
         deadline = time.monotonic() + _START_TIMEOUT_S
         while True:
             try:
-                urllib.request.urlopen(url + "/storage/v1/b", timeout=5).close()
+                urllib.request.urlopen(url + "/storage/v1/b", timeout=5).close()  # one probe, retried until the start deadline: not a deadline
                 break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
@@ -92,7 +94,7 @@ def running_gcs_server() -> Iterator[GcsServer]:
     finally:
         process.terminate()
         try:
-            process.wait(timeout=30)
+            process.wait(timeout=30)  # then killed: not a deadline
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
