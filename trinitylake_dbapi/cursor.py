@@ -26,45 +26,18 @@ way (as pandas' ``to_sql(method="multi")`` sends its chunks).
 from __future__ import annotations
 
 import functools
-import threading
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 from trinitylake_dbapi import errors
 from trinitylake_dbapi.translation import raise_translated, translate_errors
+from trinitylake_dbapi.driver_session import DriverSession
 from trinitylake_dbapi.sql.plain import recognise
 from trinitylake_dbapi.sql.session import Result
 
-if TYPE_CHECKING:  # a cursor holds its connection; the connection module imports this one
+if TYPE_CHECKING:  # sqlglot is imported by the parser, not by the plain statements (sql.plain)
     from sqlglot import exp
 
-    from trinitylake_dbapi.connection import Connection
-
 __all__ = ["Cursor"]
-
-
-# Parsed statements (and whether they may hold parameter markers), by text, least
-# recently used first. They are shared, so nothing may mutate them: binding works on a
-# copy, and a statement without markers runs as it is.
-_PARSED: dict[str, tuple[exp.Expr, bool]] = {}
-_PARSED_MAX = 512
-# Texts parsed once and not kept. A statement is cached the second time its text is
-# seen: a syntax tree is a few hundred objects with reference cycles, and keeping the
-# tree of every one-off statement (each CREATE TABLE of a script) makes the garbage
-# collector walk them again and again, which costs more than parsing (measured: +150 us
-# per CREATE TABLE of 10 columns). Strings are not tracked by the collector.
-_SEEN: dict[str, None] = {}
-_SEEN_MAX = 4096
-# Cursors of several threads share both caches.
-_CACHE_LOCK = threading.Lock()
-
-
-def parse_marked(sql: str) -> tuple[exp.Expr, bool]:
-    """:func:`trinitylake_dbapi.sql.dialect.parse_marked`, imported when first needed:
-    the parser and the binder import sqlglot, which a process that runs only plain
-    statements (sql.plain) never does."""
-    from trinitylake_dbapi.sql.dialect import parse_marked as parse
-
-    return parse(sql)
 
 
 def _without_parameters(parameters: Any) -> bool:
@@ -72,31 +45,13 @@ def _without_parameters(parameters: Any) -> bool:
     return parameters is None or (hasattr(parameters, "__len__") and len(parameters) == 0)
 
 
-def _parse(sql: str) -> tuple[exp.Expr, bool]:
-    with _CACHE_LOCK:
-        parsed = _PARSED.pop(sql, None)
-    cached = parsed is not None
-    if not cached:
-        parsed = parse_marked(sql)  # outside the lock: threads parse in parallel
-    with _CACHE_LOCK:
-        if not cached and sql not in _SEEN:
-            if len(_SEEN) >= _SEEN_MAX:
-                _SEEN.clear()
-            _SEEN[sql] = None
-            return parsed
-        if len(_PARSED) >= _PARSED_MAX:
-            _PARSED.pop(next(iter(_PARSED)), None)
-        _PARSED[sql] = parsed  # (again) the most recently used
-    return parsed
-
-
-def _parse_checked(operation: Any) -> tuple[exp.Expr, bool]:
+def _parse_checked(session: DriverSession, operation: Any) -> tuple[exp.Expr, bool]:
     if not isinstance(operation, str):
         raise errors.ProgrammingError(
             f"the operation must be an SQL string, not {type(operation).__name__}"
         )
     try:
-        return _parse(operation)
+        return session.parse(operation)
     except errors.SQLSyntaxError:
         # Written for a driver of another paramstyle (``%s``, ``%(name)s``)? Say so.
         from trinitylake_dbapi.sql.binding import foreign_marker
@@ -115,8 +70,10 @@ class Cursor:
     #: Rows fetched by fetchmany() without a size.
     arraysize: int = 1
 
-    def __init__(self, connection: Connection) -> None:
-        self._connection: Connection | None = connection
+    def __init__(self, connection: Any, session: DriverSession) -> None:
+        #: The connection that made this cursor (held, never called: it runs on ``session``).
+        self._connection: Any = connection
+        self._session = session
         self._closed = False
         self._result: Result | None = None
         self._position = 0
@@ -127,7 +84,7 @@ class Cursor:
     # -- attributes -------------------------------------------------------------------------
 
     @property
-    def connection(self) -> Connection:
+    def connection(self) -> Any:
         """The connection that made this cursor (PEP 249 optional extension)."""
         self._check_open()
         assert self._connection is not None
@@ -157,7 +114,7 @@ class Cursor:
         if isinstance(operation, str) and _without_parameters(parameters):
             plain = recognise(operation)
             if plain is not None:
-                self._set(self._connection.run_statement(plain))
+                self._set(self._session.run_statement(plain))
                 return self
         if (
             isinstance(parameters, Sequence)
@@ -168,7 +125,7 @@ class Cursor:
             and self._run_multi_row(operation, parameters)
         ):
             return self
-        statement, markers = _parse_checked(operation)
+        statement, markers = _parse_checked(self._session, operation)
         if markers and isinstance(parameters, Sequence) and not isinstance(parameters, (str, bytes)):
             from trinitylake_dbapi.sql.query import multi_row_template  # the data path: not for DDL
 
@@ -176,14 +133,14 @@ class Cursor:
             if multi is not None and len(parameters) == multi[1] * len(statement.expression.expressions):
                 template, width = multi
                 rows = [parameters[i : i + width] for i in range(0, len(parameters), width)]
-                self._set(self._connection.run_statement(template, rows))
+                self._set(self._session.run_statement(template, rows))
                 return self
         if markers or parameters is not None:
             from trinitylake_dbapi.sql.binding import bind
 
             with translate_errors():
                 statement = bind(statement, parameters, markers=markers)
-        self._set(self._connection.run_statement(statement))
+        self._set(self._session.run_statement(statement))
         return self
 
     def _run_multi_row(self, operation: str, parameters: Sequence[Any]) -> bool:
@@ -199,7 +156,7 @@ class Cursor:
         if len(parameters) != width * count:
             return False
         try:
-            statement, _ = _parse(one_row)
+            statement, _ = self._session.parse(one_row)
         except Exception:  # noqa: BLE001 - the whole text is parsed again, and its error raised
             return False
         holes = bulk_insert_template(statement)
@@ -207,7 +164,7 @@ class Cursor:
             return False
         rows = [parameters[i : i + width] for i in range(0, len(parameters), width)]
         assert self._connection is not None
-        self._set(self._connection.run_statement(statement, rows))
+        self._set(self._session.run_statement(statement, rows))
         return True
 
     def executemany(
@@ -219,20 +176,20 @@ class Cursor:
         (?, ...)`` runs as one INSERT of every parameter set (one append)."""
         self._check_open()
         self._reset()
-        statement, markers = _parse_checked(operation)
+        statement, markers = _parse_checked(self._session, operation)
         assert self._connection is not None
         from trinitylake_dbapi.sql.binding import bind
         from trinitylake_dbapi.sql.query import bulk_insert_template  # the data path: not for DDL
 
         if markers and bulk_insert_template(statement) is not None:
             rows = list(seq_of_parameters)
-            self.rowcount = self._connection.run_statement(statement, rows).rowcount if rows else 0
+            self.rowcount = self._session.run_statement(statement, rows).rowcount if rows else 0
             return self
         total = 0
         for parameters in seq_of_parameters:
             with translate_errors():
                 bound = bind(statement, parameters, markers=markers)
-            result = self._connection.run_statement(bound)
+            result = self._session.run_statement(bound)
             if result.columns is not None and result.stream is not None:
                 result.stream.close()  # a query's rows are not fetched: release them
             count = result.rowcount if result.columns is None else -1
@@ -320,7 +277,7 @@ class Cursor:
     def _check_open(self) -> None:
         if self._closed:
             raise errors.InterfaceError("the cursor is closed")
-        if self._connection is None or self._connection.closed:
+        if self._session.closed:
             raise errors.InterfaceError("the connection is closed")
 
     def _reset(self) -> None:

@@ -165,26 +165,26 @@ def test_parsed_statements_are_shared_but_never_changed(filled: Any) -> None:
 def test_a_statement_is_kept_parsed_from_its_second_run(
     filled: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trinitylake_dbapi import cursor as cursor_module
+    from trinitylake_dbapi import driver_session as session_module
 
     parsed: list[str] = []
-    real = cursor_module.parse_marked
+    real = session_module.parse_marked
 
     def counting(sql: str) -> Any:
         parsed.append(sql)
         return real(sql)
 
-    monkeypatch.setattr(cursor_module, "parse_marked", counting)
-    monkeypatch.setattr(cursor_module, "_PARSED", {})
-    monkeypatch.setattr(cursor_module, "_SEEN", {})
+    monkeypatch.setattr(session_module, "parse_marked", counting)
+    monkeypatch.setattr(session_module, "_PARSED", {})
+    monkeypatch.setattr(session_module, "_SEEN", {})
     for _ in range(4):
         assert filled.execute("SHOW NAMESPACES LIKE ?", ["a"]).fetchall() == [("a",)]
     assert parsed == ["SHOW NAMESPACES LIKE ?"] * 2  # once, then kept
     for n in ["x1", "x2", "x3"]:  # one-off statements are parsed and not kept
         filled.execute(f"CREATE NAMESPACE {n}")
-    assert len(cursor_module._PARSED) == 1
+    assert len(session_module._PARSED) == 1
     with pytest.raises(errors.SQLSyntaxError):
         filled.execute("SHOW TABLES IN")
     with pytest.raises(errors.SQLSyntaxError):
         filled.execute("SHOW TABLES IN")
-    assert len(cursor_module._PARSED) == 1
+    assert len(session_module._PARSED) == 1

@@ -235,7 +235,7 @@ def test_the_current_time_functions(dates: Any) -> None:
     "/* VALUES (?, ?, ?) */ INSERT INTO ns.m (a, b, c) VALUES {rows}",
 ])  # fmt: skip
 def test_multi_row_values_insert_the_same_rows_as_executemany(memory_lake: Lake, template: str) -> None:
-    from trinitylake_dbapi import cursor as cursor_module
+    from trinitylake_dbapi import driver_session as session_module
 
     conn = memory_lake.connect(autocommit=True)
     cur = conn.cursor()
@@ -250,7 +250,7 @@ def test_multi_row_values_insert_the_same_rows_as_executemany(memory_lake: Lake,
     cur.execute(sql, [v for r in rows_in for v in r])
     assert cur.rowcount == len(rows)
     if "--" not in template:  # (a trailing comment hides the rows: then it is parsed whole)
-        assert sql not in cursor_module._SEEN and sql not in cursor_module._PARSED  # never parsed whole
+        assert sql not in session_module._SEEN and sql not in session_module._PARSED  # never parsed whole
     cur.executemany("INSERT INTO ns.m VALUES (?, ?, ?)", [(-a, b, c) for a, b, c in rows])
     cur.execute("SELECT a, b, c FROM ns.m WHERE a > 0 ORDER BY a")
     assert cur.fetchall() == rows

@@ -167,7 +167,7 @@ def test_both_paths_give_the_same_rows_and_errors(memory_lake: Any, use: str | N
                 conn.cursor().execute(f"USE {use}")
             statement = recognise(sql) if fast else parse_marked(sql)[0]
             assert statement is not None, sql
-            outcomes.append(_outcome(lambda: conn.run_statement(statement)))
+            outcomes.append(_outcome(lambda: conn.session.run_statement(statement)))
             conn.close()
         assert outcomes[0] == outcomes[1], sql
 
@@ -177,7 +177,7 @@ def test_a_read_only_connection_refuses_a_plain_drop_as_the_parser_does(memory_l
     conn = memory_lake.connect(version=1)
     for statement in (recognise("DROP TABLE sales.orders"), parse_marked("DROP TABLE sales.orders")[0]):
         with pytest.raises(ReadOnlyError, match="DROP TABLE refused"):
-            conn.run_statement(statement)
+            conn.session.run_statement(statement)
     conn.close()
 
 

@@ -144,8 +144,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Forb
 
 def unlocked(conn: tl.Connection) -> tl.Connection:
     """``conn`` with its data engine built unlocked (QX2 off), to test QX1 alone."""
-    assert conn._engine is None  # noqa: SLF001 - the test's own switch, before any data statement
-    conn._engine = Engine(filesystem=None, locked=False)  # noqa: SLF001
+    assert conn.session._engine is None  # noqa: SLF001 - the test's own switch, before any data statement
+    conn.session._engine = Engine(filesystem=None, locked=False)  # noqa: SLF001
     return conn
 
 
@@ -541,7 +541,7 @@ def test_s3_the_corpus_is_refused(s3_world: tuple[str, dict[str, Any], str], sha
     sql = SHAPES[shape].format(F=name)
     with tl.connect(root, autocommit=True, storage_options=dict(options)) as conn:
         if layers == "scope_only":
-            conn._engine = Engine(filesystem=s3_filesystem(options), locked=False)  # noqa: SLF001
+            conn.session._engine = Engine(filesystem=s3_filesystem(options), locked=False)  # noqa: SLF001
         error = attempt(conn.cursor(), sql)
         check_refused(error, sql)
         cur = conn.cursor()

@@ -17,6 +17,7 @@ One module per part, each stating the rules it keeps:
   definitions        the cache of definition files (K7)
   transactions       CatalogTransaction (K1-K5, K8)
   lakehouse_catalog  LakehouseCatalog (K6)
+  session_scope      SessionScope: a DB-API session's transaction and its rules (SS1-SS3)
 """
 
 from __future__ import annotations

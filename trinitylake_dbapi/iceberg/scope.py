@@ -28,8 +28,9 @@ _T = TypeVar("_T")
 
 
 class CatalogScope(Protocol):
-    """Where the Iceberg catalog's reads and writes go (P3, P4): what a DB-API
-    connection offers to bind a catalog to its transaction."""
+    """Where the Iceberg catalog's reads and writes go (P3, P4): a DB-API session's
+    transaction (catalog.session_scope), or the server's requests. The catalog calls
+    only this object, which sits at its layer or below, never a connection above it."""
 
     def run(self, work: Callable[[CatalogTransaction], _T], *, writes: bool) -> _T:
         """Run ``work`` on the current catalog transaction; with ``writes``, publish it

@@ -1,7 +1,8 @@
 """What a statement needs from its connection, and how it reads.
 
 :class:`Session` is the connection's side of a statement (its transaction, its
-lakehouse, its current namespace, its Iceberg catalog and data engine); :class:`Result`
+lakehouse, its current namespace, its Iceberg catalog and data engine), which the
+driver's session (trinitylake_dbapi.driver_session) provides; :class:`Result`
 is what a statement gives back. Catalog statements (:mod:`.execute`) and data statements
 (:mod:`.query`) share the helpers here: how a table name resolves, how a time travel
 clause becomes a read-only catalog at a version, how a timestamp becomes milliseconds.
