@@ -8,8 +8,11 @@ Rules, each checked on every module of ``trinitylake_dbapi`` and ``trinitylake_s
   A2. No layer skips the public surface of the one below where ARCHITECTURE.md says so:
       ``sql`` never touches the tree, storage or the version machinery; ``spark`` never
       touches the tree; the dialect and the shell use the driver's public package only.
-  A3. The import graph has no cycle (imports under ``if TYPE_CHECKING:`` are for type
-      checkers only and do not count).
+  A3. The import graph has no cycle, imports under ``if TYPE_CHECKING:`` included (issue
+      33 acceptance 1): a type a module only annotates with, from a module that imports
+      it, is a cycle a reader and a type checker still follow; a Protocol of what the
+      module uses breaks it. (For A1 and A2 such imports are for type checkers only and
+      do not count.)
   A4. No module uses another module's underscore names: neither ``from m import _x`` nor
       ``obj._x`` where ``_x`` is defined in another of our modules and not in this one
       (``self._x`` and ``cls._x`` are the object's own, inherited ones included).
@@ -86,18 +89,24 @@ def modules(packages: dict[str, Path]) -> dict[str, tuple[Path, ast.Module]]:
     return found
 
 
-def imports(name: str, path: Path, tree: ast.Module, known: set[str]) -> set[tuple[str, str]]:
-    """(imported module, imported name or '') for every import of ours in one module."""
+def is_type_checking(test: ast.expr) -> bool:
+    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``, the test of a typing-only block."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports(name: str, path: str | Path, tree: ast.Module, known: set[str]) -> set[tuple[str, str, bool]]:
+    """(imported module, imported name or '', whether only under ``if TYPE_CHECKING:``)
+    for every import of ours in one module."""
     out = set()
-    own_package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    own_package = name if Path(path).name == "__init__.py" else name.rpartition(".")[0]
     typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
-                   and isinstance(block.test, ast.Name) and block.test.id == "TYPE_CHECKING"
-                   for n in ast.walk(block)}  # fmt: skip
+                   and is_type_checking(block.test) for n in ast.walk(block)}  # fmt: skip
     for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue
+        typing = id(node) in typing_only
         if isinstance(node, ast.Import):
-            out.update((alias.name, "") for alias in node.names if alias.name in known)
+            out.update((alias.name, "", typing) for alias in node.names if alias.name in known)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = own_package.split(".")
@@ -108,10 +117,13 @@ def imports(name: str, path: Path, tree: ast.Module, known: set[str]) -> set[tup
             for alias in node.names:
                 submodule = f"{source}.{alias.name}"
                 if submodule in known:
-                    out.add((submodule, ""))
+                    out.add((submodule, "", typing))
                 elif source in known:
-                    out.add((source, alias.name))
-    return {(module, item) for module, item in out if module != name}
+                    out.add((source, alias.name, typing))
+    # An import made at run time as well as under TYPE_CHECKING counts as a run-time one.
+    run_time = {(module, item) for module, item, typing in out if not typing}
+    return {(module, item, typing) for module, item, typing in out
+            if module != name and not (typing and (module, item) in run_time)}  # fmt: skip
 
 
 def layer(name: str) -> int:
@@ -144,8 +156,10 @@ def violations(packages: dict[str, Path] = PACKAGES) -> set[str]:
     defined = {name: private_names_defined(tree) for name, (_, tree) in mods.items()}
     for name, (path, tree) in mods.items():
         edges = imports(name, path, tree, known)
-        graph[name] = {target for target, _ in edges}
-        for target, item in edges:
+        graph[name] = {target for target, _, _ in edges}  # A3: typing-only imports too
+        for target, item, typing_only in edges:
+            if typing_only:
+                continue  # for type checkers only: A1, A2, A4 do not count it
             if layer(target) > layer(name):
                 found.add(f"A1 {name} -> {target}")
             for importer, forbidden in SKIPS_FORBIDDEN:
@@ -200,6 +214,9 @@ def test_the_checker_finds_each_kind_of_violation(tmp_path: Path) -> None:
         "cursor.py": "class Cursor:\n    def go(self):\n        from .connection import Connection\n",
         # for type checkers only: not a dependency (no A1 storage -> catalog below)
         "storage.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .catalog import Catalog\n",
+        # ... but a cycle all the same (A3, issue 33): reclaim annotates with lakehouse's type
+        "lakehouse.py": "from . import reclaim\nclass Lakehouse: ...\n",
+        "reclaim.py": "import typing\nif typing.TYPE_CHECKING:\n    from .lakehouse import Lakehouse\n",
         "sql/__init__.py": "",
         "sql/execute.py": "from trinitylake_dbapi.transaction import _write_hint\n",
     }
@@ -210,6 +227,7 @@ def test_the_checker_finds_each_kind_of_violation(tmp_path: Path) -> None:
         "A1 trinitylake_dbapi.tree -> trinitylake_dbapi.catalog",
         "A2 trinitylake_dbapi.sql.execute -> trinitylake_dbapi.transaction",
         "A3 trinitylake_dbapi.connection <-> trinitylake_dbapi.cursor",
+        "A3 trinitylake_dbapi.lakehouse <-> trinitylake_dbapi.reclaim",
         "A4 trinitylake_dbapi.maintenance uses _write_hint",
         "A4 trinitylake_dbapi.sql.execute uses _write_hint",
     }

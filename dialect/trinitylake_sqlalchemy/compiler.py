@@ -25,7 +25,7 @@ Settings
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import exc, types as sqltypes
 from sqlalchemy.engine import default
@@ -36,8 +36,8 @@ from trinitylake_dbapi import KEYWORDS
 
 from .compat import SQLALCHEMY_2, type_compiler
 
-if TYPE_CHECKING:  # the compilers visit the dialect's types by name: no import needed
-    from .types import FIXED, MAP, STRUCT, StructField
+# The compilers visit the dialect's types (.types: FIXED, MAP, STRUCT) by name and read
+# their attributes: no import needed, and none is made (.types imports this module).
 
 #: Words written quoted when used as names: SQL's reserved words (SQLAlchemy's list) and
 #: the words that cannot stand plain as a name in TrinityLake SQL, which the driver says
@@ -160,7 +160,7 @@ class TrinityLakeTypeCompiler(compiler.GenericTypeCompiler):
         # SQL's BINARY(n) is fixed length, which is SPEC 5 fixed(n).
         return f"FIXED({type_.length})" if type_.length else "BINARY"
 
-    def visit_FIXED(self, type_: FIXED, **kw: Any) -> str:
+    def visit_FIXED(self, type_: Any, **kw: Any) -> str:
         return f"FIXED({type_.length})"
 
     # -- nested ------------------------------------------------------------------
@@ -171,13 +171,13 @@ class TrinityLakeTypeCompiler(compiler.GenericTypeCompiler):
             inner = f"ARRAY<{inner}>"
         return inner
 
-    def visit_MAP(self, type_: MAP, **kw: Any) -> str:
+    def visit_MAP(self, type_: Any, **kw: Any) -> str:
         value = self.process(type_.value_type, **kw)
         if not type_.value_nullable:
             value += " NOT NULL"
         return f"MAP<{self.process(type_.key_type, **kw)}, {value}>"
 
-    def _field(self, field: StructField, **kw: Any) -> str:
+    def _field(self, field: Any, **kw: Any) -> str:
         text = f"{self.dialect.identifier_preparer.quote(field.name)}: "
         text += self.process(field.type, **kw)
         if not field.nullable:
@@ -186,7 +186,7 @@ class TrinityLakeTypeCompiler(compiler.GenericTypeCompiler):
             text += " COMMENT " + string_literal(field.comment)
         return text
 
-    def visit_STRUCT(self, type_: STRUCT, **kw: Any) -> str:
+    def visit_STRUCT(self, type_: Any, **kw: Any) -> str:
         return "STRUCT<" + ", ".join(self._field(f, **kw) for f in type_.fields) + ">"
 
     # -- what the format cannot store: refused, naming the column -------------------------

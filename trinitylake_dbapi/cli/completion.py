@@ -14,16 +14,13 @@ CMP2. Names are read through the connection's catalog API at one version (the la
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable
 
 import trinitylake_dbapi
 from trinitylake_dbapi import errors, system_tables
 from trinitylake_dbapi.catalog import CatalogTransaction
 from trinitylake_dbapi.cli.dotcommands import META_BY_NAME, meta_line
 from trinitylake_dbapi.cli.output import FORMATTERS
-
-if TYPE_CHECKING:
-    from trinitylake_dbapi.cli.shell import Shell
 
 __all__ = ["KEYWORDS", "COMPLETER_DELIMS", "Completions", "Completer"]
 
@@ -161,10 +158,11 @@ class Completer:
     their arguments, else :meth:`Completions.candidates`. Never raises (readline would
     swallow it anyway): a lakehouse that cannot be read completes nothing."""
 
-    def __init__(self, shell: "Shell", readline: Any) -> None:
-        self.shell = shell
+    def __init__(self, conn: trinitylake_dbapi.Connection, pending: Callable[[], str], readline: Any) -> None:
+        #: The text of the statement being typed before this line (the shell's).
+        self.pending = pending
         self.readline = readline
-        self.completions = Completions(shell.conn)
+        self.completions = Completions(conn)
         self._matches: list[str] = []
 
     def __call__(self, text: str, state: int) -> str | None:
@@ -190,7 +188,7 @@ class Completer:
             if name not in (".tables", ".schema"):
                 return []
         self.completions.refresh()
-        return self.completions.candidates(text, self.shell.pending + "\n" + line)
+        return self.completions.candidates(text, self.pending() + "\n" + line)
 
     def close(self) -> None:
         try:

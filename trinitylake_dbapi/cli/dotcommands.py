@@ -16,16 +16,36 @@ DOT3. A command writes its result (``.tables``, ``.schema``) where a statement's
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Any, Callable, Protocol, TextIO
 
 import trinitylake_dbapi
 from trinitylake_dbapi import errors
-from trinitylake_dbapi.cli.output import FORMATTERS
+from trinitylake_dbapi.cli.output import FORMATTERS, Formatter
 
-if TYPE_CHECKING:
-    from trinitylake_dbapi.cli.shell import Shell
+__all__ = ["MetaCommand", "META_COMMANDS", "META_BY_NAME", "HELP", "meta_line", "ShellState"]
 
-__all__ = ["MetaCommand", "META_COMMANDS", "META_BY_NAME", "HELP", "meta_line"]
+
+class ShellState(Protocol):
+    """What the shell commands use of the shell (cli.shell's Shell is one): its cursor,
+    its settings and where its output goes. A protocol, so this module needs nothing of
+    the shell module, which imports it."""
+
+    cur: Any
+    out: TextIO
+    mode: str
+    headers: bool
+    timer: bool
+
+    @property
+    def formatter(self) -> Formatter: ...
+
+    def show(self, text: str) -> None: ...
+
+    def send_output_to(self, path: str | None) -> None: ...
+
+    def send_next_output_to(self, path: str) -> None: ...
+
+    def matching_tables(self, pattern: str | None) -> list[tuple[str, str]]: ...
 
 
 @dataclass(frozen=True)
@@ -35,7 +55,7 @@ class MetaCommand:
     names: tuple[str, ...]
     usage: str
     summary: str
-    run: Callable[["Shell", list[str]], bool]  # False: quit the shell
+    run: Callable[[ShellState, list[str]], bool]  # False: quit the shell
     #: It prints a result (DOT3): a pending ``.once`` is used, and ends, with it.
     prints_result: bool = False
 
@@ -46,16 +66,16 @@ def _on_off(name: str, args: list[str]) -> bool:
     return args[0].lower() == "on"
 
 
-def _meta_help(shell: "Shell", args: list[str]) -> bool:
+def _meta_help(shell: ShellState, args: list[str]) -> bool:
     print(HELP, file=shell.out)
     return True
 
 
-def _meta_quit(shell: "Shell", args: list[str]) -> bool:
+def _meta_quit(shell: ShellState, args: list[str]) -> bool:
     return False
 
 
-def _meta_tables(shell: "Shell", args: list[str]) -> bool:
+def _meta_tables(shell: ShellState, args: list[str]) -> bool:
     if len(args) > 1:
         raise errors.ProgrammingError(".tables takes one pattern at most")
     names = shell.matching_tables(args[0] if args else None)
@@ -63,7 +83,7 @@ def _meta_tables(shell: "Shell", args: list[str]) -> bool:
     return True
 
 
-def _meta_schema(shell: "Shell", args: list[str]) -> bool:
+def _meta_schema(shell: ShellState, args: list[str]) -> bool:
     if len(args) > 1:
         raise errors.ProgrammingError(".schema takes one table or pattern at most")
     names = shell.matching_tables(args[0] if args else None)
@@ -79,7 +99,7 @@ def _meta_schema(shell: "Shell", args: list[str]) -> bool:
     return True
 
 
-def _meta_mode(shell: "Shell", args: list[str]) -> bool:
+def _meta_mode(shell: ShellState, args: list[str]) -> bool:
     if not args:
         print(f"current output mode: {shell.mode}", file=shell.out)
         return True
@@ -91,7 +111,7 @@ def _meta_mode(shell: "Shell", args: list[str]) -> bool:
     return True
 
 
-def _toggle(shell: "Shell", setting: str, verb: str, args: list[str]) -> bool:
+def _toggle(shell: ShellState, setting: str, verb: str, args: list[str]) -> bool:
     """``.headers`` / ``.timer``: without an argument, say whether the setting is on
     ("headers are on"); with ``on`` or ``off``, set it."""
     if not args:
@@ -101,7 +121,7 @@ def _toggle(shell: "Shell", setting: str, verb: str, args: list[str]) -> bool:
     return True
 
 
-def _meta_headers(shell: "Shell", args: list[str]) -> bool:
+def _meta_headers(shell: ShellState, args: list[str]) -> bool:
     return _toggle(shell, "headers", "are", args)
 
 
@@ -111,17 +131,17 @@ def _one_file(name: str, args: list[str]) -> str:
     return args[0]
 
 
-def _meta_output(shell: "Shell", args: list[str]) -> bool:
+def _meta_output(shell: ShellState, args: list[str]) -> bool:
     shell.send_output_to(_one_file(".output", args) if args else None)
     return True
 
 
-def _meta_once(shell: "Shell", args: list[str]) -> bool:
+def _meta_once(shell: ShellState, args: list[str]) -> bool:
     shell.send_next_output_to(_one_file(".once", args))
     return True
 
 
-def _meta_timer(shell: "Shell", args: list[str]) -> bool:
+def _meta_timer(shell: ShellState, args: list[str]) -> bool:
     return _toggle(shell, "timer", "is", args)
 
 

@@ -247,7 +247,7 @@ class Shell:
         history = History.open()
         completer = None
         if history.readline is not None:
-            completer = Completer(self, history.readline)
+            completer = Completer(self.conn, lambda: self.pending, history.readline)
             history.readline.set_completer(completer)
             history.readline.set_completer_delims(COMPLETER_DELIMS)
             history.readline.parse_and_bind("tab: complete")

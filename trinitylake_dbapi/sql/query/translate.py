@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import Any, Iterator, Protocol, Sequence
 
 from sqlglot import exp
 
@@ -32,9 +32,26 @@ from trinitylake_dbapi.errors import (
     QueryCanceledError,
 )
 
-if TYPE_CHECKING:
-    from trinitylake_dbapi.sql.query.engine import Engine
-    from trinitylake_dbapi.sql.query.views import DataStatement
+
+
+class Engine(Protocol):
+    """What translation asks of the engine (sql.query.engine's Engine is one; a protocol,
+    as the engine module imports this one)."""
+
+    @property
+    def errors(self) -> Any:
+        """DuckDB's exception classes."""
+
+    def file_problem(self, path: str, *, whole: bool) -> str | None:
+        """What is wrong with the data file ``path``, if anything."""
+
+
+class DataStatement(Protocol):
+    """What translation asks of a running data statement (sql.query.views' DataStatement
+    is one): its engine and the data files it reads."""
+
+    engine: Engine
+    files: list[str]
 
 
 _QUOTED = re.compile(r'"([^"]+)"')
