@@ -16,6 +16,7 @@ Rules:
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Iterator, Mapping
 
 from trinitylake_dbapi.catalog.definitions import DefinitionCache
@@ -110,6 +111,24 @@ class LakehouseCatalog:
         if isinstance(spec, str):
             return self.lakehouse.snapshot_named(spec).version
         raise ProgrammingError(f"version {spec!r} is not a version number or snapshot name")
+
+    def resolve_version_text(self, spec: str) -> int:
+        """A version given as text, as users write it in a property or a URL: a version
+        number, an exported snapshot's name, or an ISO-8601 timestamp (the latest version
+        at that moment; UTC when it names no zone). Raises ObjectNotFoundError naming an
+        unknown version or snapshot."""
+        text = str(spec).strip()
+        if text.isdigit():
+            return self.resolve_version(int(text))
+        if text in self.snapshots():
+            return self.resolve_version(text)
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            return self.resolve_version(text)  # raises naming the unknown snapshot
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        return self.version_at(int(moment.timestamp() * 1000))
 
     def has_version(self, version: int) -> bool:
         """Whether ``version`` can be read: it was committed and has not expired."""

@@ -220,7 +220,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
             )
         self.lakehouse = lakehouse
         version = properties.get("version")
-        pinned = None if version is None else _resolve_version(lakehouse, version)
+        pinned = None if version is None else lakehouse.resolve_version_text(version)  # P5
         self._own = OwnScope(lakehouse, pinned)
         self._scope: CatalogScope = scope if scope is not None else self._own
         self.read_only = pinned is not None or bound_read_only
@@ -732,24 +732,6 @@ def _unclaimed(txn: CatalogTransaction, name: str) -> bool:
     """P10: the namespace has no property, no comment and no table."""
     info = txn.describe_namespace(name)
     return not info.properties and info.comment is None and not txn.list_tables(name)
-
-
-def _resolve_version(lakehouse: LakehouseCatalog, spec: str) -> int:
-    """P5: a version number, an exported snapshot's name, or an ISO-8601 timestamp."""
-    text = str(spec).strip()
-    if text.isdigit():
-        return lakehouse.resolve_version(int(text))
-    if text in lakehouse.snapshots():
-        return lakehouse.resolve_version(text)
-    from datetime import datetime, timezone
-
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return lakehouse.resolve_version(text)  # raises naming the unknown snapshot
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return lakehouse.version_at(int(moment.timestamp() * 1000))
 
 
 def _check_fresh(current: TableMetadata, updates: tuple[TableUpdate, ...]) -> None:

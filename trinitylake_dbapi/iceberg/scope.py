@@ -52,7 +52,7 @@ class OwnScope:
     """The catalog's own lakehouse transactions: one per call (P3), or the open block
     of this thread (P4), at the latest version or at a pinned one (P5)."""
 
-    def __init__(self, lakehouse: LakehouseCatalog, version: int | None) -> None:
+    def __init__(self, lakehouse: LakehouseCatalog, version: int | None = None) -> None:
         self.lakehouse = lakehouse
         self.version = version
         self._local = threading.local()
@@ -80,10 +80,16 @@ class OwnScope:
             txn.rollback()
             raise
         if writes:
-            txn.commit()
+            self.saw_version(txn.commit())
         else:
+            self.saw_version(txn.version)
             txn.rollback()
         return result
+
+    def saw_version(self, version: int) -> None:
+        """Called with the version each call read or published (a block's: when it
+        commits). Nothing here; a scope that reports versions (the REST server's
+        response header) records it."""
 
     @contextlib.contextmanager
     def block(self) -> Iterator[None]:
@@ -119,9 +125,9 @@ class OwnScope:
         self, txn: CatalogTransaction, writes: list[Callable[[CatalogTransaction], Any]]
     ) -> None:
         try:
-            commit_replaying(
+            self.saw_version(commit_replaying(
                 txn, lambda: self.lakehouse.begin(version=self.version), writes, self._replayable()
-            )
+            ))
         except SerializationError as e:
             raise CommitFailedException(f"the lakehouse transaction was not committed: {e}") from e
 

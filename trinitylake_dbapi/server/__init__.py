@@ -62,7 +62,7 @@ import threading
 from typing import Any, Mapping, TextIO
 
 from ..catalog import LakehouseCatalog
-from .app import DEFAULT_MAX_BODY_BYTES, ENDPOINTS, VERSION_HEADER, CatalogServer, create_app, resolve_version
+from .app import DEFAULT_MAX_BODY_BYTES, ENDPOINTS, VERSION_HEADER, CatalogServer, create_app
 from .auth import MIN_TOKEN_LENGTH, TokenFileError, Tokens, load_tokens
 
 __all__ = [
@@ -79,7 +79,6 @@ __all__ = [
     "create_app",
     "is_loopback",
     "load_tokens",
-    "resolve_version",
     "serve",
 ]
 

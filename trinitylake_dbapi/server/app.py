@@ -13,7 +13,6 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable, Mapping
 
 from pyiceberg.catalog.rest import CreateTableRequest, RegisterTableRequest, TableResponse
@@ -44,7 +43,6 @@ __all__ = [
     "VERSION_HEADER",
     "CatalogServer",
     "create_app",
-    "resolve_version",
 ]
 
 #: The response header naming the lakehouse version a response reflects (RS3).
@@ -84,24 +82,6 @@ ENDPOINTS = [
 ]
 
 _NO_VIEWS = "a TrinityLake lakehouse has no views"
-
-
-def resolve_version(lakehouse: LakehouseCatalog, spec: str) -> int:
-    """A version number, an exported snapshot's name, or an ISO-8601 timestamp (the
-    latest version at that moment), as the catalog's ``version`` property reads it
-    (iceberg P5). Raises ObjectNotFoundError / ProgrammingError naming ``spec``."""
-    text = spec.strip()
-    if text.isdigit():
-        return lakehouse.resolve_version(int(text))
-    if text in lakehouse.snapshots():
-        return lakehouse.resolve_version(text)
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return lakehouse.resolve_version(text)  # raises naming the unknown snapshot
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return lakehouse.version_at(int(moment.timestamp() * 1000))
 
 
 class _CommitTarget:
@@ -192,7 +172,7 @@ def get_config(call: Call) -> tuple[int, bytes | None]:
     overrides: dict[str, str] = {}
     if warehouse and warehouse != "latest" and warehouse.rstrip("/") != call.server.location.rstrip("/"):
         try:
-            version = resolve_version(call.server.lakehouse, warehouse)
+            version = call.server.lakehouse.resolve_version_text(warehouse)
         except Exception as e:  # noqa: BLE001 - reported as the client's mistake below
             raise RequestError(
                 400,
