@@ -8,7 +8,8 @@ Modes:
             table data through Spark (1,000,000 rows; only with pyspark), requests per
             commit on moto S3 (the "s3" section; needs moto and s3fs), reads after 1,000
             one-row commits vs after 1 (the "commits" section, issue 34), 1,000 one-row appends
-            vs SqlCatalog's (the "appends" section).
+            vs SqlCatalog's (the "appends" section), load_table and a one-row append
+            through the Iceberg REST server vs in process (the "rest" section, issue 35).
   --full    also "create table, last 1,000 of 20,000", the 100,000 / 1,000,000 scale points,
             and reads after 10,000 one-row commits.
 
@@ -63,6 +64,7 @@ MODES = {
         "history": {"versions": 300, "trials": 5},
         "commits": {"counts": [1, 5], "reps": 1, "lookups": 3},
         "appends": {"commits": 10, "chunks": 2},
+        "rest": {"reps": 2},
         "spark": {"rows": 2_000, "reps": 1},
         "s3": {"ops": 1, "warmup": 1},
         "parsing": {"iterations": 2, "data_rows": 1_000, "reps": 2, "cold_reps": 1},
@@ -83,6 +85,7 @@ MODES = {
         "history": {"versions": 50_000, "trials": 25},
         "commits": {"counts": [1, 1_000], "reps": 5, "lookups": 20},
         "appends": {"commits": 1_000, "chunks": 10},
+        "rest": {"reps": 30},
         "spark": {"rows": 1_000_000, "reps": 5},
         "s3": {"ops": 20, "warmup": 5},
         "parsing": {"iterations": 20, "data_rows": 10_000, "reps": 15, "cold_reps": 9},
@@ -103,6 +106,7 @@ MODES = {
         "history": {"versions": 50_000, "trials": 51},
         "commits": {"counts": [1, 10_000], "reps": 5, "lookups": 20},
         "appends": {"commits": 1_000, "chunks": 10},
+        "rest": {"reps": 30},
         "spark": {"rows": 1_000_000, "reps": 9},
         "s3": {"ops": 20, "warmup": 5},
         "parsing": {"iterations": 20, "data_rows": 10_000, "reps": 31, "cold_reps": 9},
@@ -110,7 +114,7 @@ MODES = {
 }
 
 SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "commits", "appends",
-            "ducklake",
+            "rest", "ducklake",
             "spark", "s3", "parsing", "scale")
 
 
@@ -245,6 +249,12 @@ def main(argv: list[str] | None = None) -> int:
             c = config["appends"]
             log(f"appends: {c}")
             results["appends"] = appends(workdir, c["commits"], args.reps or config["reps"], c["chunks"], log)
+        if "rest" in sections:
+            from .rest import rest
+
+            c = config["rest"]
+            log(f"rest: {c}")
+            results["rest"] = rest(os.path.join(workdir, "rest"), args.reps or c["reps"], log)
         if "ducklake" in sections:
             if with_dbapi:
                 from .ducklake import ducklake

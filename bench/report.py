@@ -390,7 +390,7 @@ def scale(points: list[dict]) -> str:
 
 #: The order of the sections in the "Targets" table (a section not named here follows).
 SECTION_ORDER = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "commits", "appends",
-                 "ducklake", "s3", "parsing", "spark", "scale")
+                 "rest", "ducklake", "s3", "parsing", "spark", "scale")
 
 
 def cell(value: object) -> str:
@@ -450,6 +450,11 @@ def render(results: dict) -> str:
 
         parts += [f"## One-row appends, {results['appends']['commits']:,} commits to one table "
                   f"({results['appends']['reps']} interleaved repetitions)", "", render_appends(results["appends"]), ""]
+    if results.get("rest"):
+        from .rest import render as render_rest
+
+        parts += [f"## Iceberg REST catalog (trinitylake serve) vs in process ({results['rest']['reps']} interleaved "
+                  "repetitions)", "", render_rest(results["rest"]), ""]
     if results.get("ducklake"):
         versions = ", ".join(f"{k} {v}" for k, v in results["ducklake"].get("versions", {}).items())
         parts += [f"## DuckLake, side by side through SQL ({versions or 'not run'})", "",

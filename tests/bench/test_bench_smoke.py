@@ -42,7 +42,7 @@ def quick_run(tmp_path_factory):  # type: ignore[no-untyped-def]
     out = tmp_path / "out"
     run = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--quiet", "--workdir", str(tmp_path / "work"),
-         "--out", str(out), "--only", "suite,cold_start,concurrency,data,queries,history,commits,appends,ducklake,s3,parsing,scale",
+         "--out", str(out), "--only", "suite,cold_start,concurrency,data,queries,history,commits,appends,rest,ducklake,s3,parsing,scale",
          "--ducklake-venv", DUCKLAKE_VENV, "--sqlglotc-overlay", SQLGLOTC_OVERLAY],
         cwd=ROOT, capture_output=True, text=True, timeout=HANG_S,
     )  # fmt: skip
@@ -55,7 +55,7 @@ def test_quick_run_prints_tables_and_writes_json(quick_run) -> None:  # type: ig
     printed = run.stdout
     for heading in ("## Side by side", "## Storage calls", "## Cold start", "## Concurrent writers",
                     "## Tables with data", "## SQL over table data", "## History at 300 versions",
-                    "## Reads after many one-row commits", "## One-row appends", "## DuckLake",
+                    "## Reads after many one-row commits", "## One-row appends", "## Iceberg REST catalog", "## DuckLake",
                     "## Object storage requests per commit", "## Parsing", "## Scale"):
         assert heading in printed
     suite = results["suite"]
@@ -66,6 +66,8 @@ def test_quick_run_prints_tables_and_writes_json(quick_run) -> None:  # type: ig
     assert calls["exclusive_creates"] == 1  # one root per commit
     assert all(s["failures"] == 0 for k, s in results["concurrency"].items() if k != "targets")
     assert results["scale"][0]["tables"] == 300
+    rest = results["rest"]  # issue 35: RestCatalog through the server vs in process
+    assert len(rest["sides"]) == 3 and all(s["load_table_ms"] > 0 and s["append_ms"] > 0 for s in rest["sides"].values())
     cold = results["cold_start"]
     assert cold["trinitylake-dbapi"]["target_s"] == 0.3 and cold["trinitylake-dbapi-select"]["target_s"] == 1.0
     assert "pandas" not in cold["trinitylake-dbapi-select"]["heavy"]
