@@ -21,6 +21,7 @@ import pytest
 import requests
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import (
+    BadRequestError,
     CommitFailedException,
     ForbiddenError,
     NamespaceAlreadyExistsError,
@@ -297,6 +298,22 @@ def test_errors_are_the_rest_error_model(rest: RestServer) -> None:
             assert (response.status_code, error["type"]) == (status, kind), response.text
         else:
             assert 400 <= response.status_code < 600
+
+
+@pytest.mark.parametrize("namespace", [[], [""], ["", ""], [" "], ["a", ""], ["a", " \t"], "flat", ["a", 1], None])
+def test_create_namespace_refuses_an_empty_or_blank_level_with_400(rest: RestServer, namespace: Any) -> None:
+    """RS5: a namespace with no level, or an empty or blank one, is the client's mistake:
+    400 BadRequestException naming it (the spec gives create-namespace no 404), which
+    RestCatalog raises as BadRequestError; nothing is created."""
+    before = rest.request("GET", "/v1/namespaces").json()["namespaces"]
+    response = rest.request("POST", "/v1/namespaces", json={"namespace": namespace})
+    error = response.json()["error"]
+    assert (response.status_code, error["type"]) == (400, "BadRequestException"), response.text
+    assert repr(namespace) in error["message"]
+    assert rest.request("GET", "/v1/namespaces").json()["namespaces"] == before
+    if isinstance(namespace, list) and namespace and all(isinstance(p, str) for p in namespace):
+        with pytest.raises(BadRequestError, match="empty or blank level"):
+            rest.catalog().create_namespace(tuple(namespace))
 
 
 def test_request_bodies_are_limited(rest: RestServer) -> None:

@@ -195,8 +195,13 @@ def list_namespaces(call: Call) -> tuple[int, bytes | None]:
 def create_namespace(call: Call) -> tuple[int, bytes | None]:
     body = _object(call.body, "create namespace")
     namespace = body.get("namespace")
-    if not isinstance(namespace, list) or not namespace or not all(isinstance(p, str) and p for p in namespace):
-        raise RequestError(400, "BadRequestException", "create namespace: 'namespace' must be a list of names")
+    if not isinstance(namespace, list) or not namespace or not all(isinstance(p, str) for p in namespace):
+        raise RequestError(400, "BadRequestException",
+                           f"create namespace: 'namespace' must be a non-empty list of names, not {namespace!r}")
+    if not all(p.strip() for p in namespace):
+        # 400, not the catalog's NoSuchNamespaceError (404): the spec gives create no 404 (RS5)
+        raise RequestError(400, "BadRequestException",
+                           f"create namespace: {namespace!r} has an empty or blank level")
     properties = _strings(body.get("properties"), "create namespace: 'properties'")
     call.catalog.create_namespace(tuple(namespace), properties)
     return 200, _json({"namespace": namespace, "properties": properties})
