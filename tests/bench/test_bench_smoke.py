@@ -67,7 +67,8 @@ def test_quick_run_prints_tables_and_writes_json(quick_run) -> None:  # type: ig
     assert all(s["failures"] == 0 for k, s in results["concurrency"].items() if k != "targets")
     assert results["scale"][0]["tables"] == 300
     rest = results["rest"]  # issue 35: RestCatalog through the server vs in process
-    assert len(rest["sides"]) == 3 and all(s["load_table_ms"] > 0 and s["append_ms"] > 0 for s in rest["sides"].values())
+    assert len(rest["sides"]) == 3
+    assert all(s["load_table_ms"] > 0 and s["append_ms"] > 0 for s in rest["sides"].values())
     cold = results["cold_start"]
     assert cold["trinitylake-dbapi"]["target_s"] == 0.3 and cold["trinitylake-dbapi-select"]["target_s"] == 1.0
     assert "pandas" not in cold["trinitylake-dbapi-select"]["heavy"]
