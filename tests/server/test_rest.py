@@ -10,6 +10,7 @@ concurrent commits and a slow client. Our own SQL reads what REST clients wrote.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import threading
@@ -314,6 +315,50 @@ def test_create_namespace_refuses_an_empty_or_blank_level_with_400(rest: RestSer
     if isinstance(namespace, list) and namespace and all(isinstance(p, str) for p in namespace):
         with pytest.raises(BadRequestError, match="empty or blank level"):
             rest.catalog().create_namespace(tuple(namespace))
+
+
+DELETE_AFTER_COMMIT = "write.metadata.delete-after-commit.enabled"
+
+
+@pytest.mark.parametrize("value", ["true", "TRUE", "1", "yes", "on"])
+def test_metadata_delete_after_commit_is_refused(rest: RestServer, value: str) -> None:
+    """RS10: RestCatalog itself deletes old metadata files after a commit whose table has
+    delete-after-commit enabled, though older lakehouse versions name them: creating such
+    a table, setting the property, or committing to a table that has it (set in process)
+    is 400 and changes nothing; with the property removed or false, commits go on."""
+    from trinitylake_dbapi.iceberg import TrinityLakeCatalog
+
+    catalog = rest.catalog()
+    ns = f"dac_{value.encode().hex()}"
+    catalog.create_namespace(ns)
+    schema = pa.schema([("id", pa.int64())])
+    with pytest.raises(BadRequestError, match=DELETE_AFTER_COMMIT):
+        catalog.create_table(f"{ns}.created", schema=schema, properties={DELETE_AFTER_COMMIT: value})
+    assert not catalog.table_exists(f"{ns}.created")
+
+    table = catalog.create_table(f"{ns}.t", schema=schema, properties={"write.metadata.previous-versions-max": "1"})
+    for i in range(3):
+        table.append(pa.table({"id": [i]}, schema=schema))
+    files = [entry.metadata_file for entry in table.metadata.metadata_log] + [table.metadata_location]
+    with pytest.raises(BadRequestError, match=DELETE_AFTER_COMMIT):
+        with table.transaction() as transaction:
+            transaction.set_properties({DELETE_AFTER_COMMIT: value})
+    table = catalog.load_table(f"{ns}.t")
+    assert DELETE_AFTER_COMMIT not in table.properties
+    table.append(pa.table({"id": [3]}, schema=schema))
+
+    # set in process (where the catalog ignores it), then a REST commit is refused
+    local = TrinityLakeCatalog("local", uri=rest.lake)
+    with local.load_table(f"{ns}.t").transaction() as transaction:
+        transaction.set_properties({DELETE_AFTER_COMMIT: value})
+    table = catalog.load_table(f"{ns}.t")
+    with pytest.raises(BadRequestError, match=DELETE_AFTER_COMMIT):
+        table.append(pa.table({"id": [4]}, schema=schema))
+    with table.transaction() as transaction:  # leaving it false is allowed
+        transaction.set_properties({DELETE_AFTER_COMMIT: "false"})
+    catalog.load_table(f"{ns}.t").append(pa.table({"id": [5]}, schema=schema))
+    assert all(os.path.exists(f.removeprefix("file://")) for f in files)
+    assert sorted(catalog.load_table(f"{ns}.t").scan().to_arrow()["id"].to_pylist()) == [0, 1, 2, 3, 5]
 
 
 def test_request_bodies_are_limited(rest: RestServer) -> None:

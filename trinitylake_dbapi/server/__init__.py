@@ -50,6 +50,11 @@ Rules:
   RS9 Views: listing a namespace's views gives none; loading or dropping one is 404
       NoSuchViewException; creating, replacing, registering or renaming one is 406
       UnsupportedOperationException: a TrinityLake lakehouse has no views.
+  RS10 A create or commit that would leave a table with
+      ``write.metadata.delete-after-commit.enabled`` true is 400 and changes nothing:
+      PyIceberg's client (not the server) deletes the old metadata files after such a
+      commit, with its own storage access, and older lakehouse versions name them
+      (iceberg P8; in process the catalog ignores the property instead).
 """
 
 from __future__ import annotations

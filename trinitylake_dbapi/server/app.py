@@ -1,4 +1,4 @@
-"""The Iceberg REST catalog API over the lakehouse, as a Starlette application (RS1-RS9).
+"""The Iceberg REST catalog API over the lakehouse, as a Starlette application (RS1-RS10).
 
 Each request is read (its body bounded, RS7) on the event loop, then its catalog work
 runs on a worker thread (RS8) against :class:`~trinitylake_dbapi.iceberg.TrinityLakeCatalog`
@@ -18,9 +18,10 @@ from typing import Any, Awaitable, Callable, Mapping
 from pyiceberg.catalog.rest import CreateTableRequest, RegisterTableRequest, TableResponse
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError, NoSuchViewError
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
-from pyiceberg.table import CommitTableRequest
+from pyiceberg.table import CommitTableRequest, TableProperties
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
-from pyiceberg.table.update import AssertCreate
+from pyiceberg.table.update import AssertCreate, RemovePropertiesUpdate, SetPropertiesUpdate
+from pyiceberg.utils.properties import property_as_bool
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
@@ -157,6 +158,22 @@ def _strings(value: Any, what: str) -> dict[str, str]:
     return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in value.items()}
 
 
+def _refuse_metadata_deletion(properties: Mapping[str, str], table: tuple[str, ...]) -> None:
+    """RS10: a table whose properties would enable delete-after-commit is refused (400)."""
+    key = TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED
+    try:
+        enabled = property_as_bool(properties, key, False)
+    except ValueError:
+        enabled = False  # not a boolean: PyIceberg's client fails on it itself, deleting nothing
+    if enabled:
+        raise RequestError(
+            400, "BadRequestException",
+            f"table {'.'.join(table)}: {key}={properties[key]!r} is refused: a REST client would delete "
+            "metadata files that older lakehouse versions name (version expiration reclaims them); "
+            "leave it unset or false",
+        )
+
+
 def _table_response(metadata_location: str | None, metadata: Any) -> bytes:
     return TableResponse(metadata_location=metadata_location or None, metadata=metadata).model_dump_json().encode()
 
@@ -251,6 +268,7 @@ def create_table(call: Call) -> tuple[int, bytes | None]:
         body.setdefault(optional, None)
     request = CreateTableRequest.model_validate(body)
     identifier = (*call.namespace(), request.name)
+    _refuse_metadata_deletion(request.properties, identifier)
     spec = request.partition_spec or UNPARTITIONED_PARTITION_SPEC
     order = request.write_order or UNSORTED_SORT_ORDER
     if request.stage_create:  # RS1: nothing is written until the commit that creates it
@@ -303,6 +321,14 @@ def _commit(call: Call, request: CommitTableRequest) -> Any:
     creates = any(isinstance(r, AssertCreate) for r in request.requirements)
     if not creates and not call.catalog.table_exists(identifier):  # else the catalog would create it
         raise NoSuchTableError(f"Table does not exist: {'.'.join(identifier)}")
+    properties = {} if creates else dict(call.catalog.load_table(identifier).properties)
+    for update in request.updates:  # RS10: the properties the commit would leave
+        if isinstance(update, SetPropertiesUpdate):
+            properties.update(update.updates)
+        elif isinstance(update, RemovePropertiesUpdate):
+            for key in update.removals:
+                properties.pop(key, None)
+    _refuse_metadata_deletion(properties, identifier)
     target = _CommitTarget(identifier)
     return call.catalog.commit_table(target, tuple(request.requirements), tuple(request.updates))  # type: ignore[arg-type]
 
