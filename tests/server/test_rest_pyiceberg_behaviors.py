@@ -6,10 +6,11 @@ source distribution, obtained at test time, run unmodified in a child pytest), w
 over HTTP to the server application (on a thread of the child, a fresh lakehouse per
 test, a bearer token). Every test passes except the in-process run's exceptions and
 those in ``REST_CLIENT``, which fail inside PyIceberg's RestCatalog itself, whatever the
-server answers (measured 2026-11-27: 218 of 237 pass, 84 of 95 single-level and 134 of
-142 multi-level; in process 226 of 237. Of the 19 failures, 10 are the in-process
-EXCEPTED ones and 9 are REST_CLIENT's; test_delete_metadata_multiple, excepted in
-process, passes through the server).
+server answers (measured 2026-11-27: 217 of 237 pass, 83 of 95 single-level and 134 of
+142 multi-level; in process 226 of 237. Of the 20 failures, 11 are the in-process
+EXCEPTED ones and 9 are REST_CLIENT's. test_delete_metadata_multiple passed through the
+server, 218 of 237, while RestCatalog deleted metadata files older lakehouse versions
+name; the server now refuses that property, server RS10).
 """
 
 from __future__ import annotations
