@@ -73,6 +73,7 @@ __all__ = [
     "Spark",
     "ParserCompat",
     "executor_compat",
+    "EXECUTOR_DIFFERS",
     "duckdb_dialect",
     "build",
     "tokenizer_keywords",
@@ -215,6 +216,15 @@ else:
                 kind = "AS OF"
                 expression = p._parse_bitwise()
             return build(p, exp.Version(this=this, expression=expression, kind=kind))
+
+
+#: Nodes sqlglot's Python executor runs otherwise than DuckDB on this sqlglot (and 30.x
+#: alike): on 28.x it has no ``||`` (DPIPE) or ILIKE function, ignores OFFSET and the
+#: DISTINCT of ``count(DISTINCT x)``. A system query holding one runs in DuckDB (query
+#: rule Q11; tests/sql/test_system_meaning.py, run on both versions by scripts/test).
+EXECUTOR_DIFFERS: frozenset[type] = (
+    frozenset({exp.DPipe, exp.ILike, exp.Offset, exp.Distinct}) if SQLGLOT_VERSION < (29,) else frozenset()
+)
 
 
 @functools.cache

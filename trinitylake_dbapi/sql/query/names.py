@@ -30,6 +30,7 @@ import re
 from sqlglot import exp
 
 from trinitylake_dbapi.errors import NotSupportedError, ProgrammingError
+from trinitylake_dbapi.sql.compat import EXECUTOR_DIFFERS
 from trinitylake_dbapi.sql.session import QueryShape, SYSTEM_SCHEMAS
 
 
@@ -164,7 +165,7 @@ def reads_table_data(query: exp.Expr, shape: QueryShape | None = None) -> bool:
     DuckDB (Q2); otherwise that executor answers it. ``shape``: the query's, when the
     caller has it already."""
     shape = shape if shape is not None else QueryShape.of(query)
-    if not shape.types <= EXECUTOR_RUNS:
+    if not shape.types <= EXECUTOR_RUNS or shape.has(*EXECUTOR_DIFFERS):
         return True  # Q11: what the executor would answer otherwise than DuckDB
     # Functions sqlglot does not model (exp.Anonymous: now(), strftime(), ...) are
     # DuckDB's, whose meaning the executor's few same-named ones do not share.
