@@ -246,10 +246,14 @@ def plan_expiration(
 ) -> ExpirationPlan:
     """Decide which versions expire and which files go (E1-E8). ``storage_options``
     reach the tables' Iceberg files (as the lakehouse's own)."""
+    # The latest version is read before the listing: a version published in between is
+    # then after the plan's latest, where E9 looks again. (Read after, it was the plan's
+    # latest without its root in the listing: neither kept nor looked at again, so the
+    # files of a transaction committed at that moment were deleted as orphans.)
+    latest = lakehouse.snapshot()
     everything = lakehouse.storage.list("", include_reserved=True)
     listing = [p for p in everything if is_expirable_file(p)]
     listed_at = time.monotonic()
-    latest = lakehouse.snapshot()
     existing = existing_versions(listing, latest.version)
     kept, expired = classify_versions(
         existing,

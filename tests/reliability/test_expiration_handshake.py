@@ -374,3 +374,30 @@ def test_a_commit_racing_an_expiration_with_random_delays(
     conn.close()
     assert commit.error is None or isinstance(commit.error, MissingFileError), commit.error
     _check_clean(location, [1, 2] if commit.error else [1, 2, 3])
+
+
+def test_a_commit_published_between_the_listing_and_the_plans_latest_is_kept(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan reads the latest version before it lists the root: a transaction that
+    commits right after the listing is after the plan's latest, where E9 looks again.
+    (Read after the listing, that version was the plan's latest with no root in the
+    listing: not kept, not looked at again, and the transaction's files, older than the
+    grace, were deleted as orphans; the random-delay race found it 1 run in 3.)"""
+    location = _lake(str(tmp_path / "lake"))
+    conn = _open_transaction(location)
+    original = Storage.list
+    committed: list[bool] = []
+
+    def list_then_commit(self: Storage, prefix: str = "", *args: Any, **kwargs: Any) -> Any:
+        found = original(self, prefix, *args, **kwargs)
+        if prefix == "" and kwargs.get("include_reserved") and not committed:
+            committed.append(True)
+            conn.commit()  # lands between expiration's listing and what it reads next
+        return found
+
+    monkeypatch.setattr(Storage, "list", list_then_commit)
+    _expire(location)
+    conn.close()
+    assert committed == [True]
+    _check_clean(location, [1, 2, 3])

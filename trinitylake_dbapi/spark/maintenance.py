@@ -570,9 +570,9 @@ def expire_versions(
     with Progress(spark, "expire_versions", progress) as progress_:
         job = _Job(spark, loc, progress_)
         progress_.step("listing the root directory and planning")
+        latest = lakehouse.snapshot()  # before the listing, as maintenance.plan_expiration
         top_level = storage.list("", recursive=False, include_reserved=True)
         listed_at = time.monotonic()
-        latest = lakehouse.snapshot()
         settings = latest.settings
         existing = local.existing_versions(top_level, latest.version)
         need_age = local.versions_needing_age(existing, settings, retain_last)
