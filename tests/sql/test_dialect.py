@@ -178,7 +178,6 @@ def test_syntax_error_positions(sql: str, line: int, column: int, text: str) -> 
         ("SHOW FUNCTIONS", "SHOW FUNCTIONS"),
         ("ALTER VIEW v AS SELECT 1", "ALTER VIEW"),
         ("DROP VIEW v", "DROP VIEW"),
-        ("MERGE INTO t USING s ON a = b WHEN MATCHED THEN DELETE", "MERGE INTO"),
         ("TRUNCATE TABLE t", "TRUNCATE TABLE"),
         ("SET x = 1", "SET"),
         ("CREATE TABLE t (a INT) PARTITIONED BY (a)", "PARTITIONED BY"),

@@ -127,7 +127,7 @@ def _namespace_name(node: exp.Expr) -> str:
 _Handler = Callable[[Any, Session], Result]
 #: The kind (sql.registry) of each node class of a parsed statement; a query (SELECT,
 #: UNION, ...) is the kind SELECT.
-_KINDS: dict[type, str] = {exp.Insert: "INSERT", exp.Update: "UPDATE", exp.Delete: "DELETE"}
+_KINDS: dict[type, str] = {exp.Insert: "INSERT", exp.Update: "UPDATE", exp.Delete: "DELETE", exp.Merge: "MERGE"}
 #: Preparations: node class -> what the registry's handler of its kind takes, made from
 #: the node (the kinds sql.plain also recognises take its PlainStatement, PS3).
 _PREPARATIONS: dict[type, Callable[[Any], Any]] = {}
@@ -182,6 +182,10 @@ def _run_select(query: exp.Query, session: Session, parameter_rows: Any = None) 
 def _run_insert(insert: exp.Insert, session: Session, parameter_rows: Sequence[Any] | None = None) -> Result:
     from trinitylake_dbapi.sql import query as data
 
+    if insert.args.get("conflict") and not insert.args.get("overwrite") and not insert.args.get("returning"):
+        from trinitylake_dbapi.sql.query.merge import run_upsert  # INSERT ... ON CONFLICT (MG3)
+
+        return run_upsert(insert, session, parameter_rows)
     return data.run_insert(insert, session, parameter_rows)
 
 
@@ -197,6 +201,13 @@ def _run_delete(delete: exp.Delete, session: Session, parameter_rows: Any = None
     from trinitylake_dbapi.sql import query as data
 
     return data.run_delete(delete, session)
+
+
+@registry.register("MERGE", DATA, writes=True)
+def _run_merge(merge: exp.Merge, session: Session, parameter_rows: Any = None) -> Result:
+    from trinitylake_dbapi.sql.query.merge import run_merge
+
+    return run_merge(merge, session)
 
 
 @_handles(st.CreateNamespace)

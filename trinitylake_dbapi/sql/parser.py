@@ -721,12 +721,14 @@ class TrinityLakeParser(TrinityLakeParserPieces, ParserCompat, SparkParser):
 
 
 # Data statements, parsed by sqlglot's Spark parser: first token -> the node expected.
-_DATA_STATEMENTS = {TokenType.INSERT: exp.Insert, TokenType.UPDATE: exp.Update, TokenType.DELETE: exp.Delete}
+_DATA_STATEMENTS = {
+    TokenType.INSERT: exp.Insert, TokenType.UPDATE: exp.Update, TokenType.DELETE: exp.Delete, TokenType.MERGE: exp.Merge,
+}  # fmt: skip
 
 # Every statement starts with one word.
 assert all(len(words) == 1 for words, _ in TrinityLakeParser.TL_STATEMENTS)
 _TL_BY_WORD = {words[0]: handler for words, handler in TrinityLakeParser.TL_STATEMENTS}
 
 #: The words statements of TrinityLake SQL are made of, for "did you mean" suggestions.
-VOCABULARY = sorted(set(re.findall(r"[A-Z]+", SUPPORTED)) | set(_TL_BY_WORD) | {"WITH", "INSERT", "UPDATE", "DELETE"})
-_FIRST_WORDS = ", ".join(sorted(set(_TL_BY_WORD) | {"SELECT", "WITH", "INSERT", "UPDATE", "DELETE"}))
+VOCABULARY = sorted(set(re.findall(r"[A-Z]+", SUPPORTED)) | set(_TL_BY_WORD) | {"WITH", "INSERT", "UPDATE", "DELETE", "MERGE"})
+_FIRST_WORDS = ", ".join(sorted(set(_TL_BY_WORD) | {"SELECT", "WITH", "INSERT", "UPDATE", "DELETE", "MERGE"}))

@@ -1,0 +1,425 @@
+"""MERGE INTO and INSERT ... ON CONFLICT: the statement runs in DuckDB on a working
+copy of the target's rows, and what changed is written as one Iceberg commit.
+
+Rules:
+
+  MG1. One statement, one commit: the target's live rows (at the statement's version,
+       position deletes applied) are copied into a temporary DuckDB table keyed by
+       their place (file, row); DuckDB runs the statement there (its own MERGE INTO and
+       INSERT ... ON CONFLICT, so WHEN clauses are tried in order and the first whose
+       condition holds acts, as in the SQL standard). The data files holding a row that
+       was updated or deleted are replaced by their rows after the statement, and the
+       inserted rows are appended, in one overwrite snapshot (the whole table is
+       rewritten when it is partitioned or has delete files, as UPDATE does, Q4); with
+       inserts only, one append. Nothing changed: nothing is written. Every row
+       written passes Q3's checks first. ``rowcount`` is the number of rows inserted,
+       updated or deleted.
+  MG2. A MERGE with a WHEN MATCHED clause in which one target row matches several
+       source rows is refused before anything is changed: ProgrammingError "one target
+       row matches several source rows" naming the table and the row's key (the SQL
+       standard's cardinality violation; DuckDB itself would apply one of them).
+  MG3. INSERT ... ON CONFLICT needs a table with a PRIMARY KEY, and a conflict target,
+       when given, must be exactly its columns (ProgrammingError naming the table and
+       its key otherwise). DO NOTHING skips a row whose key exists (or came earlier in
+       the same statement); DO UPDATE SET col = excluded.col [WHERE ...] updates the
+       existing row instead, with DuckDB's meaning for keys repeated in one statement.
+  MG4. The working copy declares the table's PRIMARY KEY: a MERGE or ON CONFLICT whose
+       result would hold one key twice is IntegrityError naming the table, the key and
+       the duplicate value; a table already holding duplicate keys (written by another
+       engine) is IntegrityError naming it, and nothing is written.
+  MG5. No name of ours can be reached by the statement: the working copy, its key and
+       its marker column are named with words the statement's text and the table's
+       columns do not contain; ``INSERT *`` and ``UPDATE SET *`` (which would reach
+       them) are refused, and an INSERT without a column list lists the table's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import uuid
+from typing import Any, Sequence
+
+from sqlglot import exp
+
+from trinitylake_dbapi.errors import (
+    IntegrityError,
+    NotSupportedError,
+    ObjectNotFoundError,
+    OperationalError,
+    ProgrammingError,
+)
+from trinitylake_dbapi.format.types import ColumnSpec
+from trinitylake_dbapi.sql.compat import duckdb_dialect
+from trinitylake_dbapi.sql.dialect import TrinityLake
+from trinitylake_dbapi.sql.query.bulk import bound_rows
+from trinitylake_dbapi.sql.query.engine import data_file_key, data_file_key_sql
+from trinitylake_dbapi.sql.query.translate import duckdb_message, text_position, translating, with_position
+from trinitylake_dbapi.sql.query.types import duck_type, quote_identifier, string_literal
+from trinitylake_dbapi.sql.query.views import DataStatement, TableScan, column_expr, data_read, schema_map
+from trinitylake_dbapi.sql.query.writes import as_iceberg, checked_values, load_iceberg_table, write_target
+from trinitylake_dbapi.sql.session import Result, Session, refuse_write
+
+__all__ = ["run_merge", "run_upsert"]
+
+#: A row's key in the working copy: its file's position in the scan times 2**40 plus
+#: its row number in that file (as sql.query.rewrite keys rows).
+_SHIFT = 1 << 40
+
+
+class _WorkingCopy:
+    """The target's live rows in a temporary DuckDB table (MG1, MG4, MG5)."""
+
+    def __init__(self, statement: DataStatement, scan: TableScan, table: str, text: str) -> None:
+        self.statement = statement
+        self.scan = scan
+        self.table = table
+        self.columns: list[ColumnSpec] = list(scan.info.columns)
+        words = (text + " " + " ".join(c.name for c in self.columns)).lower()
+        fresh = itertools.count(1)
+
+        def name(base: str) -> str:
+            while True:
+                candidate = f"__tl_{base}_{next(fresh)}"
+                if candidate not in words:
+                    return candidate
+
+        self.name, self.key, self.mark = name("target"), name("k"), name("m")
+        self.primary_key = list(scan.info.primary_key)
+        definitions = [f"{quote_identifier(c.name)} {duck_type(c.type, stored=False)}" for c in self.columns]
+        definitions += [f"{self.key} BIGINT", f"{self.mark} BOOLEAN DEFAULT false"]
+        if self.primary_key:
+            definitions.append(f"PRIMARY KEY ({', '.join(quote_identifier(k) for k in self.primary_key)})")
+        statement.run(f"CREATE TEMP TABLE {self.name} ({', '.join(definitions)})")
+        self.before: dict[int, int] = {}
+        if scan.data_files and self.columns:
+            try:
+                statement.run(f"INSERT INTO {self.name} {self._live_rows()}")
+            except statement.engine.errors.ConstraintException:
+                raise IntegrityError(
+                    f"table {table} already holds duplicate values of its primary key "
+                    f"({', '.join(self.primary_key)}){self._duplicate_hint()}; MERGE and ON CONFLICT need "
+                    "unique keys (see VERIFY)"
+                ) from None
+            rows = statement.run(f"SELECT {self.key} // {_SHIFT}, count(*) FROM {self.name} GROUP BY 1")
+            self.before = {int(f): int(n) for f, n in rows}
+
+    def _live_rows(self) -> str:
+        """SELECT the live rows of the scan: the table's columns, the row's key, false."""
+        scan = self.scan
+        everything = range(len(scan.data_files))
+        files = ", ".join(string_literal(f) for f in scan.data_files)
+        read = data_read(scan, everything, sql_types=True) or (
+            f"read_parquet([{files}], schema = {schema_map(self.columns, named=False, sql_types=True)})"
+        )
+        select = ", ".join(
+            f"{column_expr(c, f'd.c{i}')} AS {quote_identifier(c.name)}" for i, c in enumerate(self.columns)
+        )
+        key = f"CAST(d.file_index AS BIGINT) * {_SHIFT} + d.file_row_number"
+        sql = f"SELECT {select}, {key} AS {self.key}, false AS {self.mark} FROM {read} d"
+        if scan.position_deletes:
+            deletes = ", ".join(string_literal(f) for f in scan.position_deletes)
+            sql += (
+                f" ANTI JOIN (SELECT {data_file_key_sql('file_path')} AS file_key, pos FROM read_parquet([{deletes}])) x"
+                f" ON x.file_key = {data_file_key_sql('d.filename')} AND x.pos = d.file_row_number"
+            )
+        return sql
+
+    def _duplicate_hint(self) -> str:
+        """`` (id = 3)``: one key value the scan holds twice (MG4), or ""."""
+        if not self.primary_key:
+            return ""
+        keys = ", ".join(quote_identifier(k) for k in self.primary_key)
+        rows = self.statement.run(
+            f"SELECT {keys} FROM ({self._live_rows()}) GROUP BY {keys} HAVING count(*) > 1 LIMIT 1"
+        )
+        return _key_text(self.primary_key, rows[0]) if rows else ""
+
+    def run(self, sql: str, node: exp.Expr) -> int:
+        """Run the statement's DuckDB SQL on the working copy; the rows it changed."""
+        statement = self.statement
+        try:
+            rows = statement.run(sql)
+        except statement.engine.errors.ConstraintException as e:
+            raise IntegrityError(
+                f"{_title(node)} {self.table}: {_constraint_message(duckdb_message(e), self.primary_key)}"
+            ) from None
+        return int(rows[0][0]) if rows and rows[0] else 0
+
+    def changes(self) -> tuple[list[int], int]:
+        """The positions of the files a row of which was updated or deleted, and the
+        number of rows inserted."""
+        rows = self.statement.run(
+            f"SELECT {self.key} // {_SHIFT}, count(*) FILTER (WHERE NOT {self.mark}) FROM {self.name} "
+            f"WHERE {self.key} IS NOT NULL GROUP BY 1"
+        )
+        after = {int(f): int(n) for f, n in rows}
+        touched = sorted(f for f, n in self.before.items() if after.get(f, 0) != n)
+        inserted = int(self.statement.scalar(f"SELECT count(*) FROM {self.name} WHERE {self.key} IS NULL"))
+        return touched, inserted
+
+    def rows(self, where: str) -> str:
+        """SELECT the table's columns of the working copy's rows meeting ``where``, in
+        their files' order, inserted rows last."""
+        select = ", ".join(quote_identifier(c.name) for c in self.columns)
+        return f"SELECT {select} FROM {self.name} WHERE {where} ORDER BY {self.key} NULLS LAST"
+
+
+def _title(node: exp.Expr) -> str:
+    return "MERGE INTO" if isinstance(node, exp.Merge) else "INSERT INTO"
+
+
+_DUPLICATE = re.compile(r'[Dd]uplicate key "(.*?)"')
+
+
+def _constraint_message(message: str, primary_key: Sequence[str]) -> str:
+    """DuckDB's constraint message as MG4 says it."""
+    found = _DUPLICATE.search(message)
+    if found and primary_key:
+        return (
+            f"duplicate key value violates the primary key ({', '.join(primary_key)}): "
+            f"{_key_value(found.group(1), primary_key)} would be held twice"
+        )
+    return message
+
+
+def _key_value(text: str, primary_key: Sequence[str]) -> str:
+    """DuckDB's ``id: 3`` (or, in a MERGE, ``3``) as ``id = 3``."""
+    if ": " in text:
+        return text.replace(": ", " = ")
+    return f"{', '.join(primary_key)} = {text}"
+
+
+def _key_text(columns: Sequence[str], values: Sequence[Any]) -> str:
+    return " (" + ", ".join(f"{c} = {v!r}" for c, v in zip(columns, values)) + ")"
+
+
+def _write(session: Session, work: _WorkingCopy, namespace: str, name: str, changed: int) -> Result:
+    """MG1: the files holding changed rows replaced and the inserted rows appended, in
+    one Iceberg commit of the statement's transaction."""
+    statement = work.statement
+    touched, inserted = work.changes()
+    if not touched and not inserted:
+        return Result(None, [], changed)
+    table = load_iceberg_table(session, namespace, name)
+    file_level = not work.scan.position_deletes and table.spec().is_unpartitioned()
+    full = f"{namespace}.{name}"
+    if not touched:
+        data = checked_values(statement, work.rows(f"{work.key} IS NULL"), work.columns, full)
+        table.append(as_iceberg(data, table))
+        return Result(None, [], changed)
+    if not file_level:
+        data = checked_values(statement, work.rows("true"), work.columns, full)
+        table.overwrite(as_iceberg(data, table))
+        return Result(None, [], changed)
+    files = ", ".join(str(f) for f in touched)
+    data = checked_values(
+        statement, work.rows(f"{work.key} IS NULL OR {work.key} // {_SHIFT} IN ({files})"), work.columns, full
+    )
+    _replace_files(table, {work.scan.data_files[f] for f in touched}, as_iceberg(data, table))
+    return Result(None, [], changed)
+
+
+def _replace_files(table: Any, replaced: set[str], rows: Any) -> None:
+    """One overwrite snapshot of ``table``: the data files named in ``replaced`` (as
+    DuckDB opened them) go, new files holding ``rows`` come (MG1)."""
+    from trinitylake_dbapi.iceberg.writing import write_unpartitioned
+
+    keys = {data_file_key(f) for f in replaced}
+    old = table.data_files(lambda path: data_file_key(path) in keys)  # iceberg.planning PC6
+    if len(old) != len(keys):
+        raise OperationalError(f"table {table.name()}: the files to rewrite are not all in its snapshot")
+    with table.transaction() as transaction:
+        with transaction.update_snapshot().overwrite() as overwrite:
+            for data_file in old:
+                overwrite.delete_data_file(data_file)
+            for data_file in write_unpartitioned(table, rows, uuid.uuid4()):
+                overwrite.append_data_file(data_file)
+
+
+def _known_column(column: exp.Expr, known: dict[str, ColumnSpec], node: exp.Expr, title: str) -> str:
+    """The name of the table column an assignment or INSERT column list names."""
+    if not isinstance(column, (exp.Column, exp.Identifier)):
+        raise ProgrammingError(f"{title}: expected a column name, not {column.sql(dialect=TrinityLake)!r}")
+    name = column.name
+    if name.lower() not in known:
+        raise ObjectNotFoundError(f"{title}: no column {name!r}{text_position(node, name)}")
+    return known[name.lower()].name
+
+
+def _assignments(assignments: Sequence[exp.Expr], known: dict[str, ColumnSpec], node: exp.Expr, title: str,
+                 mark: str) -> str:  # fmt: skip
+    """``SET col = value, ...`` as DuckDB SQL, with ``mark = true`` (MG1)."""
+    out, seen = [], set()
+    for assignment in assignments:
+        if not isinstance(assignment, exp.EQ):
+            raise ProgrammingError(f"{title}: expected column = value, not {assignment.sql(dialect=TrinityLake)!r}")
+        column = _known_column(assignment.this, known, node, title)
+        if column.lower() in seen:
+            raise ProgrammingError(f"{title}: column {column!r} is set twice")
+        seen.add(column.lower())
+        value = assignment.expression.sql(dialect=duckdb_dialect())
+        if known[column.lower()].type.kind == "map":  # a bound dict is a struct
+            value = f"CAST(({value}) AS {duck_type(known[column.lower()].type, stored=False)})"
+        out.append(f"{quote_identifier(column)} = {value}")
+    out.append(f"{mark} = true")
+    return ", ".join(out)
+
+
+def _source_alias(using: exp.Expr) -> str | None:
+    alias = using.args.get("alias")
+    return alias.name if isinstance(alias, exp.TableAlias) and alias.name else None
+
+
+def run_merge(merge: exp.Merge, session: Session) -> Result:
+    """MERGE INTO target [AS t] USING source [AS s] ON ... WHEN ... (MG1, MG2, MG4, MG5)."""
+    refuse_write(session, "MERGE")
+    target, namespace, name = write_target(session, merge.this, "MERGE")
+    full = f"{namespace}.{name}"
+    if merge.args.get("returning"):
+        raise NotSupportedError("MERGE with RETURNING is not supported")
+    whens = merge.args.get("whens")
+    clauses = list(whens.expressions) if whens is not None else []
+    if not clauses:
+        raise ProgrammingError(f"MERGE INTO {full}: at least one WHEN clause is needed")
+    with DataStatement(session) as statement, translating(merge, statement):
+        try:
+            _, scan = statement.view_of_table(namespace, name)
+        except ObjectNotFoundError as e:
+            raise with_position(e, target) from None
+        copy = merge.copy()
+        statement.replace_tables(copy, skip=copy.this)
+        work = _WorkingCopy(statement, scan, full, merge.sql(dialect=TrinityLake))
+        known = {c.name.lower(): c for c in work.columns}
+        alias = quote_identifier(target.alias_or_name)
+        using = copy.args["using"]
+        on = copy.args["on"].sql(dialect=duckdb_dialect())
+        using_sql = using.sql(dialect=duckdb_dialect())
+        if isinstance(using, exp.Values) and not using_sql.startswith("("):
+            using_sql = f"({using_sql})"
+        parts = []
+        for when in copy.args["whens"].expressions:
+            then = when.args.get("then")
+            condition = when.args.get("condition")
+            head = "WHEN MATCHED" if when.args.get("matched") else "WHEN NOT MATCHED"
+            if when.args.get("source"):
+                head += " BY SOURCE"
+            elif not when.args.get("matched") and "BY TARGET" in when.sql(dialect=TrinityLake).upper():
+                head += " BY TARGET"
+            if condition is not None:
+                head += f" AND {condition.sql(dialect=duckdb_dialect())}"
+            if isinstance(then, exp.Update):
+                if any(isinstance(e, exp.Star) for e in then.expressions) or not then.expressions:
+                    raise NotSupportedError(f"MERGE INTO {full}: UPDATE SET * is not supported; name the columns")
+                parts.append(f"{head} THEN UPDATE SET {_assignments(then.expressions, known, merge, 'MERGE', work.mark)}")
+            elif isinstance(then, exp.Insert):
+                values = then.expression
+                if not isinstance(values, exp.Tuple):
+                    raise NotSupportedError(f"MERGE INTO {full}: INSERT * is not supported; list the values")
+                columns = (
+                    [_known_column(c, known, merge, "MERGE") for c in then.this.expressions]
+                    if isinstance(then.this, exp.Tuple) else [c.name for c in work.columns]
+                )  # fmt: skip
+                if len({c.lower() for c in columns}) != len(columns):
+                    raise ProgrammingError(f"MERGE INTO {full}: a column is named twice in INSERT")
+                if len(values.expressions) != len(columns):
+                    raise ProgrammingError(
+                        f"MERGE INTO {full}: INSERT has {len(values.expressions)} value(s) for {len(columns)} column(s)"
+                    )
+                listed = ", ".join(quote_identifier(c) for c in columns)
+                parts.append(f"{head} THEN INSERT ({listed}) VALUES {values.sql(dialect=duckdb_dialect())}")
+            elif isinstance(then, exp.Var) and then.name.upper() == "DELETE":
+                parts.append(f"{head} THEN DELETE")
+            elif isinstance(then, exp.Var) and then.name.upper() in ("DO NOTHING", "NOTHING"):
+                parts.append(f"{head} THEN DO NOTHING")
+            else:
+                raise NotSupportedError(f"MERGE INTO {full}: {when.sql(dialect=TrinityLake)!r} is not supported")
+        if any(w.args.get("matched") for w in clauses):
+            _refuse_multiple_matches(work, alias, using_sql, on, full)
+        sql = f"MERGE INTO {work.name} AS {alias} USING {using_sql} ON {on} {' '.join(parts)}"
+        changed = work.run(sql, merge)
+        return _write(session, work, namespace, name, changed)
+
+
+def _refuse_multiple_matches(work: _WorkingCopy, alias: str, using_sql: str, on: str, table: str) -> None:
+    """MG2: ProgrammingError when a target row matches several source rows."""
+    shown = work.primary_key or [c.name for c in work.columns[:3]]
+    keys = ", ".join(f"{alias}.{quote_identifier(c)}" for c in shown)
+    rows = work.statement.run(
+        f"SELECT {keys} FROM {work.name} AS {alias} JOIN {using_sql} ON {on} "
+        f"GROUP BY {alias}.{work.key}, {keys} HAVING count(*) > 1 LIMIT 1"
+    )
+    if rows:
+        raise ProgrammingError(
+            f"MERGE INTO {table}: one target row matches several source rows{_key_text(shown, rows[0])}; "
+            "the source must match each target row at most once (SQL cardinality violation)"
+        )
+
+
+def run_upsert(insert: exp.Insert, session: Session, parameter_rows: Sequence[Any] | None = None) -> Result:
+    """INSERT INTO t [(columns)] VALUES ... | SELECT ... ON CONFLICT [(key)] DO NOTHING |
+    DO UPDATE SET ... [WHERE ...] (MG1, MG3, MG4, MG5). ``parameter_rows``: the
+    parameter sets of an ``executemany``, inserted as one statement."""
+    refuse_write(session, "INSERT")
+    if parameter_rows is not None:
+        insert = bound_rows(insert, parameter_rows)
+    conflict = insert.args["conflict"]
+    target, namespace, name = write_target(session, insert.this, "INSERT")
+    full = f"{namespace}.{name}"
+    if conflict.args.get("duplicate") or conflict.args.get("constraint"):
+        raise NotSupportedError(
+            f"INSERT INTO {full}: ON DUPLICATE KEY and ON CONFLICT ON CONSTRAINT are not supported; "
+            "use ON CONFLICT (key columns)"
+        )
+    with DataStatement(session) as statement, translating(insert, statement):
+        try:
+            _, scan = statement.view_of_table(namespace, name)
+        except ObjectNotFoundError as e:
+            raise with_position(e, target) from None
+        info = scan.info
+        key = list(info.primary_key)
+        if not key:
+            raise ProgrammingError(
+                f"INSERT INTO {full} ... ON CONFLICT: the table has no PRIMARY KEY; ON CONFLICT works on "
+                "tables whose key is declared (CREATE TABLE ... PRIMARY KEY (...))"
+            )
+        named = [k.this if isinstance(k, exp.Ordered) else k for k in conflict.args.get("conflict_keys") or []]
+        if named and sorted(n.name.lower() for n in named) != sorted(k.lower() for k in key):
+            given = ", ".join(n.name for n in named)
+            raise ProgrammingError(
+                f"INSERT INTO {full} ... ON CONFLICT ({given}): the conflict target must be the table's "
+                f"primary key ({', '.join(key)})"
+            )
+        copy = insert.copy()
+        statement.replace_tables(copy, skip=copy.this if isinstance(copy.this, exp.Table) else copy.this.this)
+        work = _WorkingCopy(statement, scan, full, insert.sql(dialect=TrinityLake))
+        known = {c.name.lower(): c for c in work.columns}
+        if isinstance(copy.this, exp.Schema):
+            columns = [_known_column(c, known, insert, "INSERT") for c in copy.this.expressions]
+            if len({c.lower() for c in columns}) != len(columns):
+                raise ProgrammingError(f"INSERT INTO {full}: a column is named twice")
+        else:
+            columns = [c.name for c in work.columns]
+        source = copy.expression
+        width = len(statement.relation(source.sql(dialect=duckdb_dialect())).columns)
+        if width != len(columns):
+            raise ProgrammingError(f"INSERT INTO {full}: {width} value(s) per row for {len(columns)} column(s)")
+        action = conflict.args.get("action")
+        action_text = action.name.upper() if action is not None else ""
+        keys = ", ".join(quote_identifier(k) for k in key)
+        if action_text == "DO NOTHING":
+            tail = f"ON CONFLICT ({keys}) DO NOTHING"
+        elif action_text == "DO UPDATE":
+            tail = f"ON CONFLICT ({keys}) DO UPDATE SET " + _assignments(
+                conflict.expressions, known, insert, "INSERT ... ON CONFLICT", work.mark
+            )
+            where = conflict.args.get("where")
+            if where is not None:
+                tail += f" WHERE {where.this.sql(dialect=duckdb_dialect())}"
+        else:
+            raise NotSupportedError(f"INSERT INTO {full}: ON CONFLICT {action_text or '?'} is not supported")
+        alias = quote_identifier(target.alias_or_name)
+        listed = ", ".join(quote_identifier(c) for c in columns)
+        sql = f"INSERT INTO {work.name} AS {alias} ({listed}) {source.sql(dialect=duckdb_dialect())} {tail}"
+        changed = work.run(sql, insert)
+        return _write(session, work, namespace, name, changed)
