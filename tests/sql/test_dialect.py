@@ -180,7 +180,7 @@ def test_syntax_error_positions(sql: str, line: int, column: int, text: str) -> 
         ("DROP VIEW v", "DROP VIEW"),
         ("TRUNCATE TABLE t", "TRUNCATE TABLE"),
         ("SET x = 1", "SET"),
-        ("CREATE TABLE t (a INT) PARTITIONED BY (a)", "PARTITIONED BY"),
+        ("CREATE TABLE t (a INT) CLUSTERED BY (a)", "CLUSTERED BY"),
         ("CREATE TABLE t (a INT DEFAULT 3)", "DEFAULT"),
         ("CREATE TABLE t (a INT, UNIQUE (a))", "UNIQUE"),
         ("ALTER TABLE t ALTER COLUMN a TYPE BIGINT", "TYPE"),

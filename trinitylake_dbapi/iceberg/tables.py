@@ -237,19 +237,50 @@ class TableStates:
             default_sort_order_id=UNSORTED_SORT_ORDER.order_id,
         )
 
-    def follow_definition(self, txn: CatalogTransaction, namespace: str, name: str) -> None:
+    def follow_definition(
+        self,
+        txn: CatalogTransaction,
+        namespace: str,
+        name: str,
+        *,
+        partitioning: Callable[[TableMetadata], tuple[TableUpdate, ...] | Any] | None = None,
+    ) -> None:
         """M4: make a managed Iceberg table's metadata agree with its definition after a
         change made through the catalog API in ``txn``: a new metadata file (the first,
-        for a table that had none), named by a new definition in ``txn``."""
+        for a table that had none), named by a new definition in ``txn``.
+
+        ``partitioning`` (SQL's PARTITIONED BY and PARTITION FIELD, partitioning PT3),
+        given the metadata the definition says, returns either the updates that evolve
+        its partition spec or, for a table that has no metadata file yet, the
+        ``PartitionSpec`` it is created with; either lands in the same new file."""
         info = txn.describe_table(namespace, name)
         if info.table_format.upper() != ICEBERG or info.table_type != MANAGED:
+            if partitioning is not None:
+                raise InvalidDefinitionError(
+                    f"table {namespace}.{name} is not a managed Iceberg table: partitioning is set "
+                    "on managed Iceberg tables only"
+                )
             return
         location = info.format_properties.get(METADATA_LOCATION)
         if location is None:
             updated = self.implicit(info).model_copy(update={"last_updated_ms": int(time.time() * 1000)})
+            spec = None
+            if partitioning is not None:
+                spec = partitioning(updated)
+            if isinstance(spec, tuple):  # evolution of the implicit table's spec
+                updated = apply_updates(updated, spec)
+            elif partitioning is not None:
+                updated = updated.model_copy(update={
+                    "partition_specs": [spec], "default_spec_id": spec.spec_id,
+                    "last_partition_id": max(spec.last_assigned_field_id, updated.last_partition_id or 0),
+                })  # fmt: skip
+                updated.spec().check_compatible(updated.schema())
         else:
             _, current, _ = self.state(txn, namespace, name)  # M6: checked before it is read
             updates = updates_towards(current, info)
+            if partitioning is not None:
+                base = apply_updates(current, updates) if updates else current
+                updates = (*updates, *partitioning(base))
             if not updates:
                 return
             updated = apply_updates(current, updates, metadata_location=location)

@@ -224,8 +224,9 @@ def _properties(props: dict[str, str]) -> str:
     return ", ".join(f"{quote_string(k)} = {quote_string(v)}" for k, v in sorted(props.items()))
 
 
-def create_table_sql(info) -> str:  # noqa: ANN001 - a catalog TableInfo
-    """CREATE TABLE text for a table, readable by the dialect (SHOW CREATE TABLE)."""
+def create_table_sql(info, partitioned_by: str = "") -> str:  # noqa: ANN001 - a catalog TableInfo
+    """CREATE TABLE text for a table, readable by the dialect (SHOW CREATE TABLE);
+    ``partitioned_by``: the fields of its PARTITIONED BY clause, if any."""
     lines = []
     for c in info.columns:
         line = f"  {quote_identifier(c.name)} {type_to_sql(c.type, quote_name=quote_identifier)}"
@@ -241,6 +242,8 @@ def create_table_sql(info) -> str:  # noqa: ANN001 - a catalog TableInfo
     if info.table_format:  # a format word, not a name: quoted only when it must be
         fmt = info.table_format.lower()
         text += f"\nUSING {fmt if fmt.isidentifier() and fmt.isascii() else quote_identifier(fmt)}"
+    if partitioned_by:
+        text += f"\nPARTITIONED BY ({partitioned_by})"
     if info.comment is not None:
         text += f"\nCOMMENT {quote_string(info.comment)}"
     if info.properties:

@@ -280,10 +280,27 @@ def _describe_namespace(s: st.DescribeNamespace, session: Session) -> Result:
     return rows_result((("property", "varchar"), ("value", "varchar")), rows)
 
 
-def _table_changed(session: Session, namespace: str, name: str) -> None:
+def _table_changed(session: Session, namespace: str, name: str, partitioning: Any = None) -> None:
     """After DDL on a table through the catalog, its Iceberg metadata follows the new
-    definition in the same transaction (iceberg.catalog P7)."""
-    session.table_states().follow_definition(session.transaction(), namespace, name)
+    definition in the same transaction (iceberg.catalog P7); ``partitioning``: see
+    :meth:`~trinitylake_dbapi.iceberg.tables.TableStates.follow_definition`."""
+    session.table_states().follow_definition(session.transaction(), namespace, name, partitioning=partitioning)
+
+
+def _field_requests(nodes: Sequence[exp.Expr]) -> list[Any]:
+    """PARTITIONED BY's fields as iceberg.partitioning's requests (PT1)."""
+    from trinitylake_dbapi.iceberg.partitioning import FieldRequest
+
+    requests = []
+    for node in nodes:
+        argument = node.args.get("argument")
+        alias = node.args.get("alias")
+        requests.append(FieldRequest(
+            transform=node.this.this, column=node.args["column"].this,
+            argument=None if argument is None else int(argument.this),
+            name=None if alias is None else alias.this,
+        ))  # fmt: skip
+    return requests
 
 
 @_handles(st.CreateTable)
@@ -299,6 +316,14 @@ def _create_table(s: st.CreateTable, session: Session) -> Result:
     location = _string(s.args.get("location"), "the location", null=True)
     using = s.args.get("using")
 
+    requests = _field_requests(s.args.get("partitioned_by") or [])
+    partitioning = None
+    if requests:
+        from trinitylake_dbapi.iceberg.partitioning import create_spec
+
+        def partitioning(metadata: Any) -> Any:
+            return create_spec(metadata.schema(), requests, f"{namespace}.{name}")
+
     def create(columns: list[ColumnSpec]) -> bool:
         created = session.transaction().create_table(
             namespace, name, columns, primary_key=key, comment=comment, properties=properties,
@@ -306,7 +331,7 @@ def _create_table(s: st.CreateTable, session: Session) -> Result:
             if_not_exists=bool(s.args.get("exists")),
         )  # fmt: skip
         if created:
-            _table_changed(session, namespace, name)
+            _table_changed(session, namespace, name, partitioning)
         return created
 
     query = s.args.get("query")
@@ -326,6 +351,33 @@ def _add_columns(s: st.AddColumns, session: Session) -> Result:
         raise NotSupportedError("ADD COLUMN cannot change the primary key")
     session.transaction().add_columns(namespace, name, columns)
     _table_changed(session, namespace, name)
+    return EMPTY_RESULT
+
+
+@_handles(st.AddPartitionField)
+def _add_partition_field(s: st.AddPartitionField, session: Session) -> Result:
+    return _evolve_partitioning(s, session, add=True)
+
+
+@_handles(st.DropPartitionField)
+def _drop_partition_field(s: st.DropPartitionField, session: Session) -> Result:
+    return _evolve_partitioning(s, session, add=False)
+
+
+def _evolve_partitioning(s: st.Statement, session: Session, *, add: bool) -> Result:
+    """ALTER TABLE t ADD | DROP PARTITION FIELD (iceberg.partitioning PT3): a new
+    default spec in the table's metadata; files already written keep theirs."""
+    from trinitylake_dbapi.iceberg.partitioning import evolve_spec
+
+    namespace, name = table_name(session, s.this)
+    session.transaction().describe_table(namespace, name)  # the precise error first
+    requests = _field_requests([s.args["field"]])
+
+    def partitioning(metadata: Any) -> Any:
+        table = f"{namespace}.{name}"
+        return evolve_spec(metadata, requests if add else [], [] if add else requests, table)
+
+    _table_changed(session, namespace, name, partitioning)
     return EMPTY_RESULT
 
 
@@ -446,7 +498,22 @@ def _prepare_describe_table(s: st.DescribeTable) -> plain.PlainStatement:
 def _show_create_table(s: st.ShowCreateTable, session: Session) -> Result:
     with reading(session, s.args.get("version")) as catalog:
         info = catalog.describe_table(*table_name(session, s.this))
-    return rows_result((("create_statement", "varchar"),), [(create_table_sql(info),)])
+        partitioned_by = _partitioned_by(session, catalog, info)
+    return rows_result((("create_statement", "varchar"),), [(create_table_sql(info, partitioned_by),)])
+
+
+def _partitioned_by(session: Session, catalog: CatalogTransaction, info: Any) -> str:
+    """The PARTITIONED BY fields of a managed Iceberg table's current spec (partitioning
+    PT4), "" for an unpartitioned or other table (whose metadata is not read)."""
+    from trinitylake_dbapi.format.paths import METADATA_LOCATION
+
+    if info.table_format.upper() != "ICEBERG" or METADATA_LOCATION not in info.format_properties:
+        return ""
+    from trinitylake_dbapi.iceberg.partitioning import spec_sql
+    from trinitylake_dbapi.sql.dialect import quote_identifier
+
+    _, metadata, _ = session.table_states().state(catalog, info.namespace, info.name)
+    return spec_sql(metadata.schema(), metadata.spec(), quote_identifier)
 
 
 #: SHOW VERSIONS shows system.versions' columns (trinitylake_dbapi.views CV2).

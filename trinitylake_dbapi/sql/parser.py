@@ -39,6 +39,7 @@ from trinitylake_dbapi.sql.parser_pieces import TrinityLakeParserPieces
 from trinitylake_dbapi.sql.statements import (
     SUPPORTED,
     AddColumns,
+    AddPartitionField,
     AlterColumn,
     AlterNamespace,
     Begin,
@@ -50,10 +51,12 @@ from trinitylake_dbapi.sql.statements import (
     DescribeTable,
     DropColumn,
     DropNamespace,
+    DropPartitionField,
     DropTable,
     ExpireVersions,
     ExportSnapshot,
     OptimizeTable,
+    PartitionField,
     RenameColumn,
     RenameTable,
     RollbackToVersion,
@@ -75,7 +78,6 @@ _NAMESPACES_WORDS = ("NAMESPACES", "SCHEMAS", "DATABASES")
 _ISOLATION_LEVELS = {"SNAPSHOT": "SNAPSHOT", "SERIALIZABLE": "SERIALIZABLE"}
 # Words after which a clause is recognised but refused (instead of a syntax error).
 _UNSUPPORTED_TABLE_CLAUSES = {
-    "PARTITIONED": "PARTITIONED BY",
     "CLUSTERED": "CLUSTERED BY",
     "STORED": "STORED AS",
     "OPTIONS": "OPTIONS",
@@ -87,11 +89,13 @@ _UNSUPPORTED_TABLE_CLAUSES = {
 _TABLE_CONSTRAINTS = frozenset(("FOREIGN", "UNIQUE", "CHECK", "INDEX", "KEY"))
 # ALTER TABLE ADD <word> that is not a column.
 _UNSUPPORTED_ADD = ("CONSTRAINT", "PRIMARY", "PARTITION", "FOREIGN", "UNIQUE", "CHECK", "INDEX")
+# Words that start a clause of CREATE TABLE after its name or column list.
+_TABLE_CLAUSE_WORDS = ("AS", "USING", "COMMENT", "TBLPROPERTIES", "LOCATION", "PARTITIONED")
 #: Words this parser reads by their text where a name could also stand (a kind of object,
 #: a clause, a constraint): a name spelled as one of them must be quoted.
 TEXT_KEYWORDS = frozenset({
     *_NAMESPACE_WORDS, *_NAMESPACES_WORDS, *_UNSUPPORTED_TABLE_CLAUSES, *_TABLE_CONSTRAINTS,
-    *_UNSUPPORTED_ADD, "EXTENDED",
+    *_UNSUPPORTED_ADD, "EXTENDED", "PARTITIONED",
 })
 
 # sqlglot's messages, reworded by raise_error.
@@ -377,7 +381,7 @@ class TrinityLakeParser(TrinityLakeParserPieces, ParserCompat, SparkParser):
         table = self._tl_table()
         columns: list[exp.ColumnDef] = []
         primary_key: list[exp.Identifier] | None = None
-        if self._curr and self._curr.text.upper() in ("AS", "USING", "COMMENT", "TBLPROPERTIES", "LOCATION"):
+        if self._curr and self._curr.text.upper().split(" ")[0] in _TABLE_CLAUSE_WORDS:
             return self._tl_table_clauses(table, exists, external, columns, primary_key)
         self._tl_expect("(")
         while True:
@@ -413,17 +417,23 @@ class TrinityLakeParser(TrinityLakeParserPieces, ParserCompat, SparkParser):
         columns: list[exp.ColumnDef],
         primary_key: list[exp.Identifier] | None,
     ) -> CreateTable:
-        """What follows CREATE TABLE's name and columns: USING, COMMENT, TBLPROPERTIES,
-        LOCATION, and last ``AS <query>`` (only without a column list)."""
+        """What follows CREATE TABLE's name and columns: USING, PARTITIONED BY, COMMENT,
+        TBLPROPERTIES, LOCATION, and last ``AS <query>`` (only without a column list)."""
         seen: set[str] = set()
-        using = comment = properties = location = query = None
+        using = comment = properties = location = query = partitioned_by = None
         while self._curr:
             word = self._curr.text.upper().split(" ")[0]
-            if word in seen and word in ("USING", "COMMENT", "TBLPROPERTIES", "LOCATION"):
+            if word in seen and word in _TABLE_CLAUSE_WORDS:
                 self.raise_error(f"{word} is given twice")
             seen.add(word)
             if self._match_text_seq("USING"):
                 using = self._tl_name("table format")
+            elif self._tl_partitioned_by():
+                self._tl_expect("(")
+                partitioned_by = [self._tl_partition_field()]
+                while self._match(TokenType.COMMA):
+                    partitioned_by.append(self._tl_partition_field())
+                self._tl_expect(")")
             elif self._match(TokenType.COMMENT):
                 comment = self._tl_string("a comment")
             elif self._match_text_seq("TBLPROPERTIES"):
@@ -444,7 +454,7 @@ class TrinityLakeParser(TrinityLakeParserPieces, ParserCompat, SparkParser):
             elif self._tl_first_word() in _UNSUPPORTED_TABLE_CLAUSES:
                 self._tl_unsupported(0, _UNSUPPORTED_TABLE_CLAUSES[self._tl_first_word()])
             else:
-                self.raise_error("Expected USING, COMMENT, TBLPROPERTIES or LOCATION")
+                self.raise_error("Expected USING, PARTITIONED BY, COMMENT, TBLPROPERTIES or LOCATION")
         if external and location is None:
             self.raise_error("CREATE EXTERNAL TABLE needs a LOCATION", self._prev)
         if query is None and not columns:
@@ -452,8 +462,49 @@ class TrinityLakeParser(TrinityLakeParserPieces, ParserCompat, SparkParser):
         return CreateTable(
             this=table, exists=exists, columns=columns, primary_key=primary_key or [],
             using=using, comment=comment, properties=properties or [],
-            location=location, external=external, query=query,
+            location=location, external=external, query=query, partitioned_by=partitioned_by or [],
         )  # fmt: skip
+
+    def _tl_partitioned_by(self) -> bool:
+        """Whether the next words are PARTITIONED BY (one token to sqlglot's tokenizer),
+        consumed."""
+        if " ".join(self._curr.text.upper().split()) == "PARTITIONED BY":
+            self._advance()
+            return True
+        return self._match_text_seq("PARTITIONED", "BY")
+
+    def _tl_partition_field(self) -> PartitionField:
+        """One partition field (iceberg.partitioning PT1): ``column``,
+        ``transform(column)``, ``bucket(n, column)`` / ``truncate(width, column)`` (the
+        number first or second), then optionally ``AS name``."""
+        tok = self._curr
+        following = self._tokens[self._index + 1] if self._index + 1 < len(self._tokens) else None
+        if tok is not None and following is not None and following.token_type == TokenType.L_PAREN:
+            transform = exp.Identifier(this=tok.text)
+            transform.update_positions(tok)
+            self._advance(2)
+            column = argument = None
+            for _ in range(2):
+                if self._curr and self._curr.token_type == TokenType.NUMBER:
+                    if argument is not None:
+                        self.raise_error("Expected a column name")
+                    argument = exp.Literal.number(self._curr.text)
+                    self._advance()
+                else:
+                    if column is not None:
+                        self.raise_error("Expected a number")
+                    column = self._tl_name("column")
+                if not self._match(TokenType.COMMA):
+                    break
+            self._tl_expect(")")
+            if column is None:
+                self.raise_error("Expected a column name", self._prev)
+            field = PartitionField(this=transform, column=column, argument=argument)
+        else:
+            field = PartitionField(this=exp.Identifier(this="identity"), column=self._tl_name("partition column"))
+        if self._match(TokenType.ALIAS):
+            field.set("alias", self._tl_name("partition field"))
+        return field
 
     def _tl_alter(self) -> exp.Expr:
         if self._match_texts(_NAMESPACE_WORDS):
@@ -489,6 +540,8 @@ class TrinityLakeParser(TrinityLakeParserPieces, ParserCompat, SparkParser):
                     columns.append(self._tl_column_def())
                 self._tl_expect(")")
             else:
+                if self._match_text_seq("PARTITION", "FIELD"):
+                    return AddPartitionField(this=table, field=self._tl_partition_field())
                 if self._tl_first_word() in _UNSUPPORTED_ADD:
                     self._tl_unsupported(0, f"ALTER TABLE ADD {self._tl_word()}")
                 columns = [self._tl_column_def()]
@@ -496,6 +549,8 @@ class TrinityLakeParser(TrinityLakeParserPieces, ParserCompat, SparkParser):
                     columns.append(self._tl_column_def())
             return AddColumns(this=table, columns=columns)
         if self._match(TokenType.DROP):
+            if self._match_text_seq("PARTITION", "FIELD"):
+                return DropPartitionField(this=table, field=self._tl_partition_field())
             if not self._match_text_seq("COLUMN"):
                 if self._curr and self._curr.token_type not in self.TEXT_MATCH_EXCLUDED_TOKENS:
                     self._tl_unsupported(0, f"ALTER TABLE DROP {self._curr.text.upper()}")

@@ -24,7 +24,10 @@ __all__ = [
     "ShowNamespaces",
     "DescribeNamespace",
     "CreateTable",
+    "PartitionField",
     "AddColumns",
+    "AddPartitionField",
+    "DropPartitionField",
     "DropColumn",
     "RenameColumn",
     "RenameTable",
@@ -104,7 +107,29 @@ class CreateTable(Statement):
         "location": False,
         "external": False,
         "query": False,  # CREATE TABLE ... AS <query>: the columns come from the query
+        "partitioned_by": False,  # [PartitionField]
     }
+
+
+class PartitionField(exp.Expression):
+    """One field of PARTITIONED BY / ADD / DROP PARTITION FIELD (iceberg.partitioning
+    PT1): ``this`` the transform's word (an Identifier; ``identity`` for a bare column),
+    ``column`` an Identifier, ``argument`` a bucket count or truncate width (a number
+    Literal), ``alias`` the field's name (an Identifier)."""
+
+    arg_types = {"this": True, "column": True, "argument": False, "alias": False}
+
+
+class AddPartitionField(Statement):
+    title = "ALTER TABLE ADD PARTITION FIELD"
+    writes = True
+    arg_types = {"this": True, "field": True}
+
+
+class DropPartitionField(Statement):
+    title = "ALTER TABLE DROP PARTITION FIELD"
+    writes = True
+    arg_types = {"this": True, "field": True}
 
 
 class AddColumns(Statement):
