@@ -9,7 +9,9 @@ Modes:
             commit on moto S3 (the "s3" section; needs moto and s3fs), reads after 1,000
             one-row commits vs after 1 (the "commits" section, issue 34), 1,000 one-row appends
             vs SqlCatalog's (the "appends" section), load_table and a one-row append
-            through the Iceberg REST server vs in process (the "rest" section, issue 35).
+            through the Iceberg REST server vs in process (the "rest" section, issue 35),
+            issue 34's workloads vs DuckLake (the "everyday" section: 300 one-row
+            commits, reads after them, DML over 1,000,000 rows; needs the DuckLake venv).
   --full    also "create table, last 1,000 of 20,000", the 100,000 / 1,000,000 scale points,
             and reads after 10,000 one-row commits.
 
@@ -64,6 +66,7 @@ MODES = {
         "history": {"versions": 300, "trials": 5},
         "commits": {"counts": [1, 5], "reps": 1, "lookups": 3},
         "appends": {"commits": 10, "chunks": 2},
+        "everyday": {"commits": 10, "rows": 20_000, "reps": 1, "queries": 3, "chunks": 2},
         "rest": {"reps": 2},
         "spark": {"rows": 2_000, "reps": 1},
         "s3": {"ops": 1, "warmup": 1},
@@ -85,6 +88,7 @@ MODES = {
         "history": {"versions": 50_000, "trials": 25},
         "commits": {"counts": [1, 1_000], "reps": 5, "lookups": 20},
         "appends": {"commits": 1_000, "chunks": 10},
+        "everyday": {"commits": 300, "rows": 1_000_000, "reps": 3, "queries": 10, "chunks": 10},
         "rest": {"reps": 30},
         "spark": {"rows": 1_000_000, "reps": 5},
         "s3": {"ops": 20, "warmup": 5},
@@ -106,6 +110,7 @@ MODES = {
         "history": {"versions": 50_000, "trials": 51},
         "commits": {"counts": [1, 10_000], "reps": 5, "lookups": 20},
         "appends": {"commits": 1_000, "chunks": 10},
+        "everyday": {"commits": 300, "rows": 1_000_000, "reps": 3, "queries": 10, "chunks": 10},
         "rest": {"reps": 30},
         "spark": {"rows": 1_000_000, "reps": 9},
         "s3": {"ops": 20, "warmup": 5},
@@ -114,7 +119,7 @@ MODES = {
 }
 
 SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "commits", "appends",
-            "rest", "ducklake",
+            "rest", "ducklake", "everyday",
             "spark", "s3", "parsing", "scale")
 
 
@@ -264,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
                                                args.ducklake_venv, mode != "quick", log)  # fmt: skip
             else:
                 results["ducklake"] = {"skipped": "the DB-API side does not run (DuckLake is compared through SQL)"}
+        if "everyday" in sections:
+            results["everyday"] = _everyday(workdir, config["everyday"], args, mode, with_dbapi, log)
         if "spark" in sections:
             from .spark import spark
 
@@ -309,6 +316,20 @@ def main(argv: list[str] | None = None) -> int:
             f.write(markdown + "\n")
     log(f"wrote {args.out}/bench-{mode}-{stamp}.json ({results['seconds']:.0f} s)")
     return 0
+
+
+def _everyday(workdir: str, c: dict, args: argparse.Namespace, mode: str, with_dbapi: bool, log) -> dict:  # type: ignore[no-untyped-def]
+    """Issue 34's workloads vs DuckLake (bench/everyday.py), or why they were skipped."""
+    if not with_dbapi:
+        return {"skipped": "the DB-API side does not run (DuckLake is compared through SQL)"}
+    from .ducklake import venv_python
+    from .everyday import everyday
+
+    python, why = venv_python(args.ducklake_venv, mode != "quick", log)
+    if python is None:
+        return {"skipped": why}
+    log(f"everyday: {c}")
+    return everyday(workdir, python, c["commits"], c["rows"], args.reps or c["reps"], c["queries"], c["chunks"], log)
 
 
 def _cold_start(workdir: str, config: dict, with_dbapi: bool, log) -> dict:  # type: ignore[no-untyped-def]

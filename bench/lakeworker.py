@@ -10,8 +10,9 @@ round trip is never part of a measurement.
 
 Rules of this module: it imports only the standard library at the top (it runs under
 another venv's Python, as a script, without the ``bench`` package); an engine offers
-``execute(sql)`` (the rows, fetched to the end, or None), ``insert(table, columns,
-rows)`` (Python rows in, one commit) and ``mark(label)`` (an ``openat`` of a path that
+``execute(sql)`` (the rows, fetched to the end, or None), ``each(sql, params)`` (the
+statement once per parameter tuple, each its own commit in autocommit: the seconds of
+each and its rows), ``insert(table, columns, rows)`` (Python rows in, one commit) and ``mark(label)`` (an ``openat`` of a path that
 does not exist, which bench/durability.py finds in a system call trace to cut it into
 windows). ``TrinityLakeEngine`` offers the same for this project's DB-API, so the
 durability count runs every side the same way; ``PyIcebergEngine`` (no SQL) offers
@@ -76,6 +77,15 @@ def arrow_table(columns: list[tuple[str, str]], rows: list[tuple]) -> Any:
     return pa.table({name: pa.array(values[i], _arrow_type(kind)) for i, (name, kind) in enumerate(columns)})
 
 
+def _each(run: Any, sql: str, params: list[tuple]) -> tuple[list[float], list]:
+    seconds, answers = [], []
+    for p in params:
+        started = time.perf_counter()
+        answers.append(run(sql, p))
+        seconds.append(time.perf_counter() - started)
+    return seconds, answers
+
+
 class DuckLakeEngine:
     """DuckLake 1.0 in duckdb 1.5.5, offline: the extension loaded from its wheel, the
     catalog ``lake`` attached with its metadata in a DuckDB file and its data files
@@ -95,6 +105,15 @@ class DuckLakeEngine:
 
     def execute(self, sql: str) -> list | None:
         result = self.conn.execute(sql)
+        return result.fetchall() if result.description is not None else None
+
+    def each(self, sql: str, params: list[tuple]) -> tuple[list[float], list]:
+        """``sql`` once per tuple of ``params``: each statement's seconds (execute and
+        fetch) and its rows (None for a statement without a result)."""
+        return _each(self.execute_params, sql, params)
+
+    def execute_params(self, sql: str, params: tuple) -> list | None:
+        result = self.conn.execute(sql, list(params))
         return result.fetchall() if result.description is not None else None
 
     def table_exists(self, table: str) -> bool:
@@ -136,6 +155,14 @@ class TrinityLakeEngine:
 
     def execute(self, sql: str) -> list | None:
         self.cur.execute(sql)
+        return self.cur.fetchall() if self.cur.description is not None else None
+
+    def each(self, sql: str, params: list[tuple]) -> tuple[list[float], list]:
+        """As DuckLakeEngine.each, through the DB-API cursor."""
+        return _each(self.execute_params, sql, params)
+
+    def execute_params(self, sql: str, params: tuple) -> list | None:
+        self.cur.execute(sql, params)
         return self.cur.fetchall() if self.cur.description is not None else None
 
     def insert(self, table: str, columns: list[tuple[str, str]], rows: list[tuple]) -> None:

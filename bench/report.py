@@ -390,7 +390,7 @@ def scale(points: list[dict]) -> str:
 
 #: The order of the sections in the "Targets" table (a section not named here follows).
 SECTION_ORDER = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "commits", "appends",
-                 "rest", "ducklake", "s3", "parsing", "spark", "scale")
+                 "rest", "ducklake", "everyday", "s3", "parsing", "spark", "scale")
 
 
 def cell(value: object) -> str:
@@ -459,6 +459,13 @@ def render(results: dict) -> str:
         versions = ", ".join(f"{k} {v}" for k, v in results["ducklake"].get("versions", {}).items())
         parts += [f"## DuckLake, side by side through SQL ({versions or 'not run'})", "",
                   ducklake(results["ducklake"]), ""]
+    if results.get("everyday"):
+        from .everyday import render as render_everyday
+
+        e = results["everyday"]
+        parts += [f"## Issue 34's workloads vs DuckLake ({e.get('commits', 0):,} one-row commits, "
+                  f"{e.get('reps')} interleaved repetitions; ratio = DuckLake time / ours)", "",
+                  render_everyday(e), ""]
     if results.get("spark"):
         reps = results["spark"].get("reps")
         parts += [f"## Table data through Spark ({reps} interleaved repetitions, "

@@ -42,7 +42,7 @@ def quick_run(tmp_path_factory):  # type: ignore[no-untyped-def]
     out = tmp_path / "out"
     run = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--quiet", "--workdir", str(tmp_path / "work"),
-         "--out", str(out), "--only", "suite,cold_start,concurrency,data,queries,history,commits,appends,rest,ducklake,s3,parsing,scale",
+         "--out", str(out), "--only", "suite,cold_start,concurrency,data,queries,history,commits,appends,rest,ducklake,everyday,s3,parsing,scale",
          "--ducklake-venv", DUCKLAKE_VENV, "--sqlglotc-overlay", SQLGLOTC_OVERLAY],
         cwd=ROOT, capture_output=True, text=True, timeout=HANG_S,
     )  # fmt: skip
@@ -92,6 +92,12 @@ def test_quick_run_prints_tables_and_writes_json(quick_run) -> None:  # type: ig
     else:
         assert all(s["sides"]["ducklake"]["median_seconds"] > 0 for s in ducklake["catalog"].values())
         assert all(s["speedup"] > 0 for s in ducklake["data"]["operations"].values())
+    everyday = results["everyday"]  # issue 34's workloads vs DuckLake: the same venv
+    if "skipped" in everyday:
+        assert "skipped" in ducklake and "Not measured: its venv" in printed
+    else:
+        assert len(everyday["workloads"]) == 8 and len(everyday["targets"]) == 8
+        assert all(w["speedup"] > 0 for w in everyday["workloads"].values())
     s3 = results["s3"]
     if "skipped" in s3:  # moto or s3fs missing (both are in the test extra)
         s3 = {"targets": [], "operations": {"table.append, one row (PyIceberg catalog)": {"steady": {"by_kind": {"PUT": 4}}}}}
