@@ -314,6 +314,73 @@ def test_expiration_keeps_a_live_s3_file_spelled_with_dot_dot(s3_server: Any) ->
     assert report.ok, str(report)
 
 
+#: One Azure container's lake, spelled as adlfs opens it: ``az``, ``abfs`` and ``abfss``
+#: name the same store, and ``container@account.dfs.core.windows.net`` the container.
+AZURE_SPELLINGS = ("az://{c}/lake", "abfs://{c}/lake", "abfss://{c}@devstoreaccount1.dfs.core.windows.net/lake")
+
+
+@pytest.mark.parametrize(
+    "spelling, canonical",
+    [
+        ("abfs://c/lake/x", "az://c/lake/x"),
+        ("ABFSS://c//lake/./x", "az://c/lake/x"),
+        ("abfs://c@acct.dfs.core.windows.net/lake/x", "az://c/lake/x"),
+        ("az://c@acct.dfs.core.windows.net/lake/../x", "az://c/x"),
+        ("abfss://c@acct.dfs.core.windows.net", "az://c"),
+        ("az://c/lake/x", "az://c/lake/x"),
+    ],
+)
+def test_azure_spellings_of_one_container_have_one_canonical_form(spelling: str, canonical: str) -> None:
+    """storage U2: ``az``, ``abfs`` and ``abfss`` are one store (adlfs serves all three
+    alike), and adlfs opens ``container@<account host>`` as the container (the account
+    is the filesystem's)."""
+    assert canonical_location(spelling) == canonical
+    assert canonical_location(canonical) == canonical
+    relative = canonical.removeprefix("az://c").lstrip("/")
+    assert location_within(spelling, "abfs://c") == (relative or None)
+    assert location_within("az://c2/lake/x", "abfs://c/lake") is None
+    assert location_within("abfs://c/lake2/x", "az://c/lake") is None
+
+
+@pytest.mark.azure
+@pytest.mark.parametrize("created, used", [(0, 1), (1, 0), (0, 2)])
+def test_one_azure_lake_spelled_two_ways(azurite_server: Any, created: int, used: int) -> None:
+    """A lake created as ``az://c/lake`` (or ``abfs://``) is the same lake under the other
+    spelling: its tables are read (SQL, PyIceberg), written, expired (grace 0: nothing
+    live deleted) and verified through it, and a table's files written under either
+    spelling lie within the root of both (confinement, canonical FileIO)."""
+    options = dict(azurite_server.storage_options)
+    container = azurite_server.create_container()
+    first, second = (AZURE_SPELLINGS[i].format(c=container) for i in (created, used))
+    conn = trinitylake_dbapi.connect(first, create=True, storage_options=options, autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE default.t (id BIGINT)")
+    cur.execute("INSERT INTO default.t VALUES (1)")
+    conn.close()
+    conn = trinitylake_dbapi.connect(second, storage_options=options, autocommit=True)
+    cur = conn.cursor()
+    cur.execute("INSERT INTO default.t VALUES (2)")
+    cur.execute("CREATE TABLE default.u AS SELECT id * 10 AS id FROM default.t")
+    cur.execute("SELECT id FROM default.t ORDER BY id")
+    assert cur.fetchall() == [(1,), (2,)]
+    assert sorted(conn.iceberg_catalog().load_table("default.t").scan().to_arrow()["id"].to_pylist()) == [1, 2]
+    conn.close()
+    for root in (second, first):
+        done = maintenance.expire_versions(
+            LakehouseCatalog(root, storage_options=options), retain_last=1, older_than_millis=2**62,
+            orphan_grace_millis=0,
+        )  # fmt: skip
+        assert done.versions or root == first
+        for spelled in (first, second):
+            report = verify(spelled, storage_options=options, data=True)
+            assert report.ok, str(report)
+            conn = trinitylake_dbapi.connect(spelled, storage_options=options, autocommit=True)
+            cur = conn.cursor()
+            cur.execute("SELECT (SELECT sum(id) FROM default.t), (SELECT sum(id) FROM default.u)")
+            assert cur.fetchall() == [(3, 30)]
+            conn.close()
+
+
 # ---------------------------------------------------------------------------
 # Item 2: commits refuse files outside a managed table's location
 # ---------------------------------------------------------------------------

@@ -16,15 +16,22 @@ from urllib.parse import urlparse
 from pyiceberg.io import PY_IO_IMPL
 
 from ..storage.locations import canonical_location, location_within
-from ..storage.schemes import STORAGE_OPTIONS_PROPERTY, STORAGE_SCHEME_PROPERTY, scheme_of, scheme_of_location
+from ..storage.schemes import GENERIC, STORAGE_OPTIONS_PROPERTY, STORAGE_SCHEME_PROPERTY, scheme_of, scheme_of_location
 
 __all__ = [
     "DURABLE_FILE_IO", "canonical_location", "file_io_properties", "local_path", "location_within",
-    "storage_options_from_properties",
+    "scheme_names", "storage_options_from_properties",
 ]
 
 #: The class PyIceberg loads as the tables' FileIO (``py-io-impl``): :mod:`.io`'s.
 DURABLE_FILE_IO = "trinitylake_dbapi.iceberg.io.DurableFileIO"
+
+
+def scheme_names(scheme: str) -> tuple[str, ...]:
+    """Every name of the store ``scheme`` names (storage.schemes SC1: ``az``, ``abfs``,
+    ``abfss``), the canonical one first; a scheme without a row is only itself."""
+    row = scheme_of(scheme)
+    return (scheme,) if row is GENERIC else row.names
 
 
 def file_io_properties(storage_options: Mapping[str, Any] | None, location: str | None = None) -> dict[str, str]:

@@ -12,9 +12,10 @@ Everything but the points below is ``FsspecBackend``'s (objectstore O1-O3); the 
   64 MiB), ``exists`` and ``modified_millis`` one HEAD of the blob (adlfs's ``info``
   of a missing blob lists its prefix too), a delete one DELETE, a listing of one level one request per 5,000
   names with the "/" delimiter (adlfs's ``find`` ignores ``maxdepth``).
-* AZ3. A lakehouse is named by one spelling of its location (``az://container/path``
-  or ``abfs://container/path``): the two name the same blobs, but locations are
-  compared as written (storage.locations U2 maps no Azure aliases).
+* AZ3. ``az://``, ``abfs://`` and ``abfss://`` (and ``container@<account host>``) name
+  the same blobs, and locations are compared in one canonical form,
+  ``az://container/key`` (rule U2 of storage.locations): a lakehouse created under one
+  spelling is the same lakehouse, with its files inside its root, under any other.
 """
 
 from __future__ import annotations

@@ -21,7 +21,10 @@ Rules:
      (``file://localhost/x``) and so lies outside every local directory.
   U2 Other locations canonicalise to ``<scheme>://<bucket or host>/<key>``: the scheme in
      lower case, Hadoop's aliases of one store mapped to one name (``s3a``, ``s3n`` ->
-     ``s3``; ``gcs`` -> ``gs``), and ``<bucket>/<key>`` normalised as one path as in U1
+     ``s3``; ``gcs`` -> ``gs``; ``abfs``, ``abfss`` -> ``az``), an Azure container
+     written as ``container@<account host>`` reduced to the container (adlfs opens it
+     so: the account is the filesystem's, whatever the host says), and
+     ``<bucket>/<key>`` normalised as one path as in U1
      (so a ``..`` that climbs above the bucket leaves it, as SPEC 2 says such a URI is
      read: ``s3://b/../c/x`` is ``s3://c/x``). Object stores would keep ``a//b`` and
      ``a/b`` as two keys; this library never writes such keys, and treating them as one
@@ -46,7 +49,9 @@ __all__ = ["canonical_location", "location_within", "is_local_location", "local_
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):(.*)\Z", re.DOTALL)
 #: U2: names of one store under Hadoop's and other tools' schemes.
-_ALIASES = {"s3a": "s3", "s3n": "s3", "gcs": "gs"}
+_ALIASES = {"s3a": "s3", "s3n": "s3", "gcs": "gs", "abfs": "az", "abfss": "az"}
+#: U2: schemes whose ``<container>@<account host>`` authority names the container.
+_AZURE = "az"
 #: Schemes that name local files (``local`` is fsspec's alias of ``file``).
 _LOCAL = frozenset({"file", "local"})
 
@@ -116,6 +121,9 @@ def canonical_location(location: str) -> str:
     scheme, rest = _split(location)
     assert scheme is not None  # every scheme-less location is local
     scheme = _ALIASES.get(scheme, scheme)
+    if scheme == _AZURE and rest.startswith("//"):
+        authority, slash, key = rest[2:].partition("/")
+        rest = "//" + authority.partition("@")[0] + slash + key
     path = _normal_path("/" + rest.lstrip("/"))
     return f"{scheme}://{path[1:]}"
 

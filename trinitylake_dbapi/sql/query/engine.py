@@ -67,16 +67,19 @@ _SHADOWED_FUNCTIONS = frozenset({"current_setting", "getenv", "getvariable", "cu
 
 def _directory_spellings(location: str) -> list[str]:
     """The prefixes DuckDB's allowed_directories needs for a directory: a local path,
-    or a URI in both the ``s://x/`` and ``s:///x/`` spellings (DuckDB 2 compares the
-    text; 1.5 treats them alike)."""
-    from trinitylake_dbapi.iceberg.locations import local_path
+    or its canonical URI (storage U2) under every name of its scheme (DuckDB spells a
+    file with the first protocol of the registered filesystem, which may be another
+    alias than the one asked for: ``az://`` read as ``abfss://``), each in both the
+    ``s://x/`` and ``s:///x/`` spellings (DuckDB 2 compares the text; 1.5 treats them
+    alike)."""
+    from trinitylake_dbapi.iceberg.locations import canonical_location, local_path, scheme_names
 
     path = local_path(location)
     if path is not None:
         return [path.rstrip("/") + "/"]
-    scheme, _, rest = location.partition("://")
+    scheme, _, rest = canonical_location(location).partition("://")
     rest = rest.strip("/")
-    return [f"{scheme}://{rest}/", f"{scheme}:///{rest}/"]
+    return [spelled for name in scheme_names(scheme) for spelled in (f"{name}://{rest}/", f"{name}:///{rest}/")]
 
 
 def _parent(file: str) -> str:
