@@ -28,6 +28,7 @@ import re
 from typing import Any
 
 from sqlalchemy import exc, types as sqltypes
+from sqlalchemy.dialects.sqlite import base as _sqlite_base
 from sqlalchemy.engine import default
 from sqlalchemy.sql import compiler, elements
 from sqlalchemy.sql.schema import PrimaryKeyConstraint as _PrimaryKey
@@ -262,6 +263,12 @@ class TrinityLakeCompiler(compiler.SQLCompiler):
         if delete_stmt.whereclause is not None:
             raise exc.CompileError("Alembic's heads are changed through its TrinityLake impl")
         return "COMMENT ON TABLE %s IS NULL" % self.preparer.format_table(table)
+
+    # INSERT ... ON CONFLICT (.dml.Insert): written as SQLite's compiler writes it, which
+    # is the syntax TrinityLake SQL reads (the same functions, on this compiler).
+    _on_conflict_target = _sqlite_base.SQLiteCompiler._on_conflict_target
+    visit_on_conflict_do_nothing = _sqlite_base.SQLiteCompiler.visit_on_conflict_do_nothing
+    visit_on_conflict_do_update = _sqlite_base.SQLiteCompiler.visit_on_conflict_do_update
 
     def visit_date_trunc_func(self, fn: Any, **kw: Any) -> str:
         # The unit is written as a literal: TrinityLake SQL reads date_trunc's first

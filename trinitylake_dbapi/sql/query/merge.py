@@ -266,6 +266,17 @@ def _assignments(assignments: Sequence[exp.Expr], known: dict[str, ColumnSpec], 
     return ", ".join(out)
 
 
+def _unqualify_target(statement: exp.Expr, target: exp.Table) -> None:
+    """``ns.t.column`` (as SQLAlchemy writes the target's columns) as ``t.column``: the
+    working copy is aliased by the target's name."""
+    if target.args.get("alias") is not None or not target.text("db"):
+        return
+    db, name = target.text("db").lower(), target.name.lower()
+    for column in statement.find_all(exp.Column):
+        if column.args.get("db") is not None and column.text("db").lower() == db and column.table.lower() == name:
+            column.set("db", None)
+
+
 def _source_alias(using: exp.Expr) -> str | None:
     alias = using.args.get("alias")
     return alias.name if isinstance(alias, exp.TableAlias) and alias.name else None
@@ -289,6 +300,7 @@ def run_merge(merge: exp.Merge, session: Session) -> Result:
             raise with_position(e, target) from None
         copy = merge.copy()
         statement.replace_tables(copy, skip=copy.this)
+        _unqualify_target(copy, target)
         work = _WorkingCopy(statement, scan, full, merge.sql(dialect=TrinityLake))
         known = {c.name.lower(): c for c in work.columns}
         alias = quote_identifier(target.alias_or_name)
@@ -392,6 +404,8 @@ def run_upsert(insert: exp.Insert, session: Session, parameter_rows: Sequence[An
             )
         copy = insert.copy()
         statement.replace_tables(copy, skip=copy.this if isinstance(copy.this, exp.Table) else copy.this.this)
+        _unqualify_target(copy, target)
+        conflict = copy.args["conflict"]
         work = _WorkingCopy(statement, scan, full, insert.sql(dialect=TrinityLake))
         known = {c.name.lower(): c for c in work.columns}
         if isinstance(copy.this, exp.Schema):
