@@ -128,6 +128,7 @@ from pyiceberg.view import View
 
 from ..catalog import DEFAULT_NAMESPACE, MANAGED, CatalogTransaction, LakehouseCatalog
 from ..errors import (
+    IntegrityError,
     InvalidNameError,
     MissingFileError,
     ObjectExistsError,
@@ -139,6 +140,7 @@ from ..errors import (
 from ..format import paths
 from ..format.paths import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
 from ..storage.locations import location_within
+from .keys import check_commit as check_keys
 from .rebase import is_plain_append, own_file, rebased_append
 from .scope import MAX_COMMIT_ATTEMPTS, CatalogScope, OwnScope
 from .io import DurableFileIO, file_io_properties, storage_options_from_properties
@@ -583,6 +585,10 @@ class TrinityLakeCatalog(MetastoreCatalog):
         for attempt in range(MAX_COMMIT_ATTEMPTS):
             try:
                 return self._write(lambda txn: self._commit_once(txn, namespace, name, requirements, updates, io))
+            except IntegrityError:
+                if self._scope.commits_each_call():
+                    _discard_uncommitted(updates, io)  # keys PK4: never tried again
+                raise
             except CommitFailedException as e:
                 if not isinstance(e.__cause__, SerializationError) or not self._scope.commits_each_call():
                     raise  # in a transaction, its conflicts are decided at its end (P4)
@@ -626,6 +632,8 @@ class TrinityLakeCatalog(MetastoreCatalog):
             updated = apply_updates(current, updates, metadata_location=current_location)
             if current_location is not None and updated == current:
                 return CommitTableResponse(metadata=current, metadata_location=current_location)
+            check_keys(f"{namespace}.{name}", current, updated, io, declared=info.primary_key,
+                       confinement=self.tables.confinement(info, updated))  # keys PK2
             syncing.result()
             io.sync_written()  # what was written since (a rebased manifest list)
             owner = f"table '{namespace}'.'{name}'"
@@ -677,6 +685,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
         if not txn.namespace_exists(namespace):
             raise _no_such_namespace(namespace)
         check_commit(f"{namespace}.{name}", self.tables.root_uri, metadata, location, updates, self._io)  # M6
+        check_keys(f"{namespace}.{name}", None, metadata, self._io)  # keys PK2
         files = self._stage_metadata(metadata, location)
         self._create_definition(txn, namespace, name, metadata, location, external=False, files=files)
         return CommitTableResponse(metadata=metadata, metadata_location=location)

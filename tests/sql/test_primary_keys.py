@@ -1,0 +1,167 @@
+"""Enforced primary keys (issue 36; iceberg.keys PK1-PK5): every write through the
+driver refuses a second live row with a key, or a NULL key, with IntegrityError naming
+the table, the key and one duplicate value, and writes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import trinitylake_dbapi as tl
+from tests.lakes import Lake
+from trinitylake_dbapi.errors import SerializationError
+
+
+def rows(cur: Any, table: str = "default.users") -> list[tuple]:
+    cur.execute(f"SELECT * FROM {table}")
+    return sorted(cur.fetchall(), key=repr)
+
+
+def version(conn: tl.Connection) -> int:
+    cur = conn.cursor()
+    cur.execute("SELECT max(version) FROM system.versions")
+    return cur.fetchone()[0]
+
+
+@pytest.fixture
+def users(conn: tl.Connection) -> Any:
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE default.users (id INT PRIMARY KEY, name STRING)")
+    cur.execute("INSERT INTO default.users VALUES (1, 'a'), (2, 'b')")
+    return cur
+
+
+def refused(cur: Any, conn: tl.Connection, sql: str, params: Any = None, *, many: bool = False,
+            value: str = "") -> tl.IntegrityError:
+    """Run ``sql``: IntegrityError naming the table and the key; nothing written."""
+    before, at = rows(cur), version(conn)
+    with pytest.raises(tl.IntegrityError) as e:
+        (cur.executemany if many else cur.execute)(sql, params)
+    message = str(e.value)
+    assert "default.users" in message and "(id)" in message and value in message, message
+    assert rows(cur) == before and version(conn) == at
+    return e.value
+
+
+@pytest.mark.parametrize(
+    ("sql", "value"),
+    [
+        ("INSERT INTO default.users VALUES (3, 'x'), (3, 'y')", "(3)"),
+        ("INSERT INTO default.users VALUES (1, 'x')", "(1)"),
+        ("INSERT INTO default.users VALUES (4, 'x'), (2, 'y')", "(2)"),
+        ("INSERT INTO default.users (name, id) VALUES ('x', 1)", "(1)"),
+        ("INSERT INTO default.users SELECT id, name FROM default.users", "(1)"),
+        ("INSERT INTO default.users SELECT id + 10, name FROM default.users UNION ALL SELECT 11, 'z'", "(11)"),
+        ("UPDATE default.users SET id = 1 WHERE id = 2", "(1)"),
+        ("UPDATE default.users SET id = 7", "(7)"),
+    ],
+)
+def test_a_duplicate_key_is_refused_and_nothing_is_written(
+    conn: tl.Connection, users: Any, sql: str, value: str
+) -> None:
+    refused(users, conn, sql, value=value)
+
+
+def test_executemany_bulk_and_bound_parameters(conn: tl.Connection, users: Any) -> None:
+    refused(users, conn, "INSERT INTO default.users VALUES (?, ?)", [(5, "x"), (6, "y"), (5, "z")], many=True,
+            value="(5)")
+    refused(users, conn, "INSERT INTO default.users VALUES (?, ?)", [(5, "x"), (2, "y")], many=True, value="(2)")
+    refused(users, conn, "INSERT INTO default.users VALUES (?, ?)", (1, "x"), value="(1)")
+    users.executemany("INSERT INTO default.users VALUES (?, ?)", [(5, "x"), (6, "y")])
+    assert [r[0] for r in rows(users)] == [1, 2, 5, 6]
+
+
+def test_keys_freed_by_delete_or_update_can_be_used_again(conn: tl.Connection, users: Any) -> None:
+    users.execute("UPDATE default.users SET id = 5 WHERE id = 2")
+    users.execute("INSERT INTO default.users VALUES (2, 'again')")
+    users.execute("DELETE FROM default.users WHERE id = 1")
+    users.execute("INSERT INTO default.users VALUES (1, 'again')")
+    users.execute("UPDATE default.users SET id = id + 100")  # every key changes at once: no clash
+    assert rows(users) == [(101, "again"), (102, "again"), (105, "b")]
+
+
+def test_a_null_key_is_refused(conn: tl.Connection, users: Any) -> None:
+    with pytest.raises(tl.IntegrityError, match="id"):
+        users.execute("INSERT INTO default.users VALUES (NULL, 'x')")
+    with pytest.raises(tl.IntegrityError, match="id"):
+        users.execute("INSERT INTO default.users (name) VALUES ('x')")
+
+
+def test_composite_and_string_keys(conn: tl.Connection) -> None:
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE default.pairs (a STRING, b BIGINT, v INT, PRIMARY KEY (a, b))")
+    cur.execute("INSERT INTO default.pairs VALUES ('x', 1, 0), ('x', 2, 0), ('y', 1, 0)")
+    with pytest.raises(tl.IntegrityError, match=r"default\.pairs already holds key \(a, b\) = \('x', 2\)"):
+        cur.execute("INSERT INTO default.pairs VALUES ('z', 1, 0), ('x', 2, 1)")
+    with pytest.raises(tl.IntegrityError, match=r"\('q', 9\) more than once"):
+        cur.execute("INSERT INTO default.pairs VALUES ('q', 9, 0), ('q', 9, 1)")
+    cur.execute("INSERT INTO default.pairs VALUES ('x', 3, 0), ('y', 2, 0)")
+    cur.execute("SELECT count(*) FROM default.pairs")
+    assert cur.fetchone() == (5,)
+
+
+def test_a_table_without_key_takes_duplicates(conn: tl.Connection) -> None:
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE default.plain (id INT, name STRING)")
+    cur.execute("INSERT INTO default.plain VALUES (1, 'a'), (1, 'a')")
+    cur.execute("INSERT INTO default.plain VALUES (1, 'a')")
+    assert len(rows(cur, "default.plain")) == 3
+
+
+def test_in_a_transaction_the_statement_fails_and_the_transaction_goes_on(memory_lake: Lake) -> None:
+    conn = memory_lake.connect(autocommit=False)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE default.users (id INT PRIMARY KEY, name STRING)")
+    cur.execute("INSERT INTO default.users VALUES (1, 'a')")
+    with pytest.raises(tl.IntegrityError, match=r"already holds key \(id\) = \(1\)"):
+        cur.execute("INSERT INTO default.users VALUES (1, 'b')")
+    cur.execute("INSERT INTO default.users VALUES (2, 'b')")
+    conn.commit()
+    assert rows(cur) == [(1, "a"), (2, "b")]
+
+
+def test_two_transactions_inserting_one_key_never_both_commit(memory_lake: Lake) -> None:
+    """PK2: the second commit is checked again on the first's rows (a replay, P4)."""
+    setup = memory_lake.connect()
+    setup.cursor().execute("CREATE TABLE default.users (id INT PRIMARY KEY, name STRING)")
+    setup.commit()
+    one, two = (memory_lake.connect(autocommit=False, create=False) for _ in range(2))
+    one.cursor().execute("INSERT INTO default.users VALUES (7, 'one')")
+    two.cursor().execute("INSERT INTO default.users VALUES (8, 'two'), (7, 'two')")
+    one.commit()
+    with pytest.raises((tl.IntegrityError, SerializationError)) as e:
+        two.commit()
+    if isinstance(e.value, tl.IntegrityError):
+        assert "(7)" in str(e.value)
+    setup.rollback()  # a new transaction: the latest version
+    assert rows(setup.cursor()) == [(7, "one")]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches=st.lists(st.lists(st.integers(0, 12), min_size=1, max_size=5), min_size=1, max_size=6),
+       deletes=st.lists(st.integers(0, 12), max_size=3))
+def test_committed_keys_match_a_set_model(memory_lake: Lake, batches: list[list[int]], deletes: list[int]) -> None:
+    """Any sequence of inserts (and deletes between them): a batch commits exactly when
+    its keys are distinct and new, and the table then holds exactly the model's keys."""
+    conn = memory_lake.connect()
+    cur = conn.cursor()
+    cur.execute("DROP TABLE IF EXISTS default.m")
+    cur.execute("CREATE TABLE default.m (k INT PRIMARY KEY)")
+    model: set[int] = set()
+    for i, batch in enumerate(batches):
+        ok = len(set(batch)) == len(batch) and model.isdisjoint(batch)
+        values = ", ".join(f"({k})" for k in batch)
+        if ok:
+            cur.execute(f"INSERT INTO default.m VALUES {values}")
+            model |= set(batch)
+        else:
+            with pytest.raises(tl.IntegrityError):
+                cur.execute(f"INSERT INTO default.m VALUES {values}")
+        if i < len(deletes):
+            cur.execute("DELETE FROM default.m WHERE k = ?", (deletes[i],))
+            model.discard(deletes[i])
+    assert {r[0] for r in rows(cur, "default.m")} == model
+    conn.close()

@@ -1,0 +1,262 @@
+"""Enforced primary keys (issue 36): a commit through this package's catalog never
+leaves two live rows of a keyed table with the same key.
+
+Rules:
+
+  PK1 A table's key is the primary key its definition declares (SQL's ``PRIMARY KEY``,
+      SQLAlchemy's primary key columns), else its current Iceberg schema's identifier
+      fields (a table created through PyIceberg with ``identifier_field_ids``). A
+      table without either is not checked and pays nothing (no file is read).
+  PK2 Every table commit through :class:`~.catalog.TrinityLakeCatalog` is checked on
+      the metadata it would publish (iceberg.catalog P2), after any rebase of the commit
+      on another writer's (P3), and again at every replay of a lakehouse transaction
+      (P4): the check runs where the commit is decided, so of two transactions inserting
+      the same key, the second to commit sees the first's rows and fails. Hence SQL
+      (INSERT, UPDATE, CTAS, MERGE), SQLAlchemy, pandas, PyIceberg appends and
+      overwrites through the catalog and Spark writes through the data source are all
+      checked, by this one rule.
+  PK3 The rows checked are those of the data files the commit's new snapshots add
+      (ADDED entries of its new, non-``replace`` snapshots: a compaction rewrites rows
+      already there), read with the new head's position deletes applied. They must
+      hold no NULL in a key column, no key twice, and no key of a live row of the new
+      head's other data files (position deletes applied: a row an UPDATE or DELETE
+      removed by a delete file no longer counts). A commit to a branch other than the
+      table's head (``main``) is not checked.
+  PK4 A violation is IntegrityError (PEP 249) naming the table, the key's columns and
+      one duplicate key (or the NULL column); nothing is published, and the catalog
+      deletes the files the commit wrote (P3's discard).
+  PK5 Cost: only the key columns are read; of the other data files only those whose
+      column bounds might hold one of the new keys (planning PC4, through
+      :func:`~.planning.plan_snapshot`: ``in`` the new keys when they are few, else
+      their range), and of those only the row groups that might (the same filter,
+      pushed down). The comparison runs in DuckDB.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Sequence
+
+from pyiceberg.io import FileIO
+from pyiceberg.manifest import DataFile, DataFileContent, ManifestContent, ManifestEntryStatus
+from pyiceberg.table.metadata import TableMetadata
+
+from ..errors import IntegrityError
+from .manifests import manifest_entries, snapshot_manifests
+from .planning import plan_snapshot, snapshot_data_files
+from .tables import Confinement
+
+__all__ = ["IN_LIST_LIMIT", "check_commit", "existing_keys", "key_columns"]
+
+#: PK5: up to this many distinct new keys, planning prunes by ``in`` them; more, by their range.
+IN_LIST_LIMIT = 64
+
+_local = threading.local()
+
+
+def key_columns(metadata: TableMetadata, declared: Sequence[str] = ()) -> list[Any]:
+    """PK1: the key's fields (PyIceberg NestedFields of the current schema), in key
+    order; ``declared``: the definition's primary key column names. Empty: no key."""
+    schema = metadata.schema()
+    if declared:
+        fields = [schema.find_field(n, case_sensitive=False) for n in declared]
+        return fields
+    return [schema.find_field(i) for i in schema.identifier_field_ids]
+
+
+def _duck() -> Any:
+    """This thread's DuckDB connection for the comparisons (PK5)."""
+    con = getattr(_local, "con", None)
+    if con is None:
+        import duckdb
+
+        con = _local.con = duckdb.connect(config={"threads": 1})
+    return con
+
+
+def _read_keys(metadata: TableMetadata, io: FileIO, fields: list[Any], tasks: list[Any], row_filter: Any) -> Any:
+    """The key columns (named k0, k1, ...) of the rows of ``tasks`` (FileScanTasks,
+    deletes applied) that meet ``row_filter``."""
+    import pyarrow as pa
+    from pyiceberg.io.pyarrow import ArrowScan
+    from pyiceberg.schema import Schema
+
+    projected = Schema(*fields)
+    if not tasks:
+        rows = pa.table({f"k{i}": pa.array([], type=pa.null()) for i in range(len(fields))})
+        return rows
+    rows = ArrowScan(metadata, io, projected, row_filter).to_table(tasks)
+    return rows.select([f.name for f in fields]).rename_columns([f"k{i}" for i in range(len(fields))])
+
+
+def _pruning(fields: list[Any], keys: Any) -> tuple[list[tuple[int, str, Any]], Any]:
+    """PK5: planning conditions and a row filter that every row holding one of ``keys``
+    (columns k0, k1, ...) meets."""
+    import pyarrow.compute as pc
+    from pyiceberg.expressions import AlwaysTrue, And, GreaterThanOrEqual, In, LessThanOrEqual
+
+    conditions: list[tuple[int, str, Any]] = []
+    row_filter: Any = AlwaysTrue()
+    for i, f in enumerate(fields):
+        column = keys.column(f"k{i}")
+        distinct = pc.unique(column)
+        values = distinct.to_pylist() if len(distinct) <= IN_LIST_LIMIT else None
+        if values is not None and values and all(isinstance(v, (int, str)) and not isinstance(v, bool) for v in values):
+            conditions.append((f.field_id, "in", tuple(values)))
+            row_filter = And(row_filter, In(f.name, values))
+            continue
+        bounds = pc.min_max(column).as_py()
+        low, high = bounds["min"], bounds["max"]
+        if isinstance(low, (int, str)) and not isinstance(low, bool) and high is not None:
+            conditions += [(f.field_id, ">=", low), (f.field_id, "<=", high)]
+            row_filter = And(row_filter, And(GreaterThanOrEqual(f.name, low), LessThanOrEqual(f.name, high)))
+    return conditions, row_filter
+
+
+def _delete_files(io: FileIO, snapshot: Any, paths: set[str]) -> set[DataFile]:
+    """The DataFiles of the position delete files of ``snapshot`` at ``paths``."""
+    if not paths:
+        return set()
+    found: set[DataFile] = set()
+    for m in snapshot_manifests(io, snapshot):
+        if m.content != ManifestContent.DELETES:
+            continue
+        for entry in manifest_entries(io, m, discard_deleted=True):
+            if entry.data_file.content == DataFileContent.POSITION_DELETES and entry.data_file.file_path in paths:
+                found.add(entry.data_file)
+    return found
+
+
+def _added_data_files(io: FileIO, snapshot: Any, new_ids: set[int]) -> list[DataFile]:
+    """PK3: the data files ``snapshot`` lists as ADDED by one of ``new_ids``."""
+    found: list[DataFile] = []
+    for m in snapshot_manifests(io, snapshot):
+        if m.content != ManifestContent.DATA or m.added_snapshot_id not in new_ids or not m.has_added_files():
+            continue
+        for entry in manifest_entries(io, m, discard_deleted=True):
+            if (entry.status == ManifestEntryStatus.ADDED and entry.data_file.content == DataFileContent.DATA
+                    and (entry.snapshot_id is None or entry.snapshot_id in new_ids)):  # fmt: skip
+                found.append(entry.data_file)
+    return found
+
+
+def _show(row: Sequence[Any]) -> str:
+    return ", ".join(repr(v) for v in row)
+
+
+def existing_keys(
+    table: str,
+    metadata: TableMetadata,
+    io: FileIO,
+    keys: Any,
+    *,
+    declared: Sequence[str] = (),
+    confinement: Confinement | None = None,
+    exclude: frozenset[str] = frozenset(),
+) -> Any:
+    """The rows of ``keys`` (an Arrow table whose columns are the key's columns, in key
+    order, PK1) whose key a live row of ``metadata``'s current snapshot holds (deletes
+    applied), read as PK5 bounds it; an Arrow table of the same columns (no row: none
+    exists). ``exclude``: data file paths not to read. For writers that must know which
+    keys exist (INSERT ... ON CONFLICT, MERGE) and for the commit check (PK3)."""
+    fields = key_columns(metadata, declared)
+    snapshot = metadata.current_snapshot()
+    if not fields or snapshot is None or keys.num_rows == 0:
+        return keys.slice(0, 0)
+    names = list(keys.column_names)
+    new = keys.rename_columns([f"k{i}" for i in range(len(fields))])
+    found = _existing(table, metadata, io, fields, new, snapshot, confinement, exclude)
+    return found.rename_columns(names)
+
+
+def _existing(
+    table: str, metadata: TableMetadata, io: FileIO, fields: list[Any], new: Any, snapshot: Any,
+    confinement: Confinement | None, exclude: frozenset[str],
+) -> Any:
+    """The distinct rows of ``new`` (columns k0, ...) that a live row of ``snapshot``
+    outside ``exclude`` holds."""
+    from pyiceberg.table import FileScanTask
+
+    conditions, row_filter = _pruning(fields, new)
+    data_paths, delete_paths = plan_snapshot(table, snapshot, io, confinement, conditions)
+    candidates = {p for p in data_paths if p not in exclude}
+    if not candidates:
+        return new.slice(0, 0)
+    data_files = snapshot_data_files(snapshot, io, confinement, lambda p: p in candidates)
+    deletes = _delete_files(io, snapshot, set(delete_paths))
+    tasks = [FileScanTask(f, delete_files=set(deletes)) for f in data_files]
+    old = _read_keys(metadata, io, fields, tasks, row_filter)
+    if old.num_rows == 0:
+        return new.slice(0, 0)
+    con = _duck()
+    on = " AND ".join(f"n.k{i} = o.k{i}" for i in range(len(fields)))
+    con.register("__pk_new", new)
+    con.register("__pk_old", old)
+    try:
+        result = con.sql(f"SELECT DISTINCT n.* FROM __pk_new n SEMI JOIN __pk_old o ON {on}")
+        return (getattr(result, "to_arrow_table", None) or result.arrow)()  # duckdb 2.x and 1.x
+    finally:
+        con.unregister("__pk_new")
+        con.unregister("__pk_old")
+
+
+def check_commit(
+    table: str,
+    current: TableMetadata | None,
+    updated: TableMetadata,
+    io: FileIO,
+    *,
+    declared: Sequence[str] = (),
+    confinement: Confinement | None = None,
+) -> None:
+    """PK2-PK4: IntegrityError when the commit from ``current`` (None: the table is
+    created by this commit) to ``updated`` would leave a NULL key or a key held by two
+    live rows of table ``table``; nothing is read for a table without key (PK1) or a
+    commit that adds no data file."""
+    fields = key_columns(updated, declared)
+    head = updated.current_snapshot()
+    if not fields or head is None:
+        return
+    old_ids = {s.snapshot_id for s in current.snapshots} if current is not None else set()
+    new_ids = {
+        s.snapshot_id for s in updated.snapshots
+        if s.snapshot_id not in old_ids and not (s.summary is not None and s.summary.operation.value == "replace")
+    }  # fmt: skip
+    if head.snapshot_id in old_ids or not new_ids:
+        return
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.table import FileScanTask
+
+    added = _added_data_files(io, head, new_ids)
+    if not added:
+        return
+    _, delete_paths = plan_snapshot(table, head, io, confinement)
+    deletes = _delete_files(io, head, set(delete_paths))
+    new = _read_keys(updated, io, fields, [FileScanTask(f, delete_files=set(deletes)) for f in added], AlwaysTrue())
+    if new.num_rows == 0:
+        return
+    names = ", ".join(f.name for f in fields)
+    for i, f in enumerate(fields):
+        if new.column(f"k{i}").null_count:
+            raise IntegrityError(
+                f"PRIMARY KEY constraint failed: table {table}: key column {f.name!r} of key ({names}) "
+                "would hold NULL (a key's columns are NOT NULL)"
+            )
+    con = _duck()
+    columns = ", ".join(f"k{i}" for i in range(len(fields)))
+    con.register("__pk_new", new)
+    try:
+        twice = con.execute(f"SELECT {columns} FROM __pk_new GROUP BY ALL HAVING count(*) > 1 LIMIT 1").fetchall()
+    finally:
+        con.unregister("__pk_new")
+    if twice:
+        raise IntegrityError(
+            f"PRIMARY KEY constraint failed: table {table}: the rows written hold key ({names}) = "
+            f"({_show(twice[0])}) more than once; nothing was written"
+        )
+    found = _existing(table, updated, io, fields, new, head, confinement, frozenset(f.file_path for f in added))
+    if found.num_rows:
+        raise IntegrityError(
+            f"PRIMARY KEY constraint failed: table {table} already holds key ({names}) = "
+            f"({_show(found.slice(0, 1).to_pylist()[0].values())}); nothing was written"
+        )
