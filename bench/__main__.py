@@ -71,6 +71,7 @@ MODES = {
         "spark": {"rows": 2_000, "reps": 1},
         "s3": {"ops": 1, "warmup": 1},
         "parsing": {"iterations": 2, "data_rows": 1_000, "reps": 2, "cold_reps": 1},
+        "keys": {"rows": 20_000, "insert_rows": 1_000, "reps": 2},
     },
     "default": {
         "reps": 3,
@@ -93,6 +94,7 @@ MODES = {
         "spark": {"rows": 1_000_000, "reps": 5},
         "s3": {"ops": 20, "warmup": 5},
         "parsing": {"iterations": 20, "data_rows": 10_000, "reps": 15, "cold_reps": 9},
+        "keys": {"rows": 1_000_000, "insert_rows": 10_000, "reps": 5},
     },
     "full": {
         "reps": 3,
@@ -115,12 +117,13 @@ MODES = {
         "spark": {"rows": 1_000_000, "reps": 9},
         "s3": {"ops": 20, "warmup": 5},
         "parsing": {"iterations": 20, "data_rows": 10_000, "reps": 31, "cold_reps": 9},
+        "keys": {"rows": 1_000_000, "insert_rows": 10_000, "reps": 9},
     },
 }
 
 SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "commits", "appends",
             "rest", "ducklake", "everyday",
-            "spark", "s3", "parsing", "scale")
+            "spark", "s3", "parsing", "scale", "keys")
 
 
 def host_summary() -> str:
@@ -293,6 +296,12 @@ def main(argv: list[str] | None = None) -> int:
                                              mode != "quick", log)
             else:
                 results["parsing"] = {"skipped": "the DB-API side does not run (the statements go through it)"}
+        if "keys" in sections and with_dbapi:
+            from .keys import keys
+
+            c = config["keys"]
+            log(f"keys: {c}")
+            results["keys"] = keys(workdir, c["rows"], c["insert_rows"], args.reps or c["reps"], log)
         if "scale" in sections:
             from .scale import scale
 

@@ -450,6 +450,11 @@ def render(results: dict) -> str:
 
         parts += [f"## One-row appends, {results['appends']['commits']:,} commits to one table "
                   f"({results['appends']['reps']} interleaved repetitions)", "", render_appends(results["appends"]), ""]
+    if results.get("keys"):
+        from .keys import render as render_keys
+
+        parts += ["## Enforced primary keys: INSERT with and without the check (DB-API)", "",
+                  render_keys(results["keys"]), ""]
     if results.get("rest"):
         from .rest import render as render_rest
 

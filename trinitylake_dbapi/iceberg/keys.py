@@ -74,19 +74,101 @@ def _duck() -> Any:
     return con
 
 
-def _read_keys(metadata: TableMetadata, io: FileIO, fields: list[Any], tasks: list[Any], row_filter: Any) -> Any:
+def _read_keys(metadata: TableMetadata, io: FileIO, fields: list[Any], tasks: list[Any], row_filter: Any,
+               span: tuple[Any, Any] | None = None) -> Any:
     """The key columns (named k0, k1, ...) of the rows of ``tasks`` (FileScanTasks,
-    deletes applied) that meet ``row_filter``."""
+    deletes applied) that meet ``row_filter``: each file's key columns read directly
+    by field id (row groups whose statistics of the first key column lie outside
+    ``span`` skipped), or through PyIceberg's ArrowScan for files without field ids."""
     import pyarrow as pa
-    from pyiceberg.io.pyarrow import ArrowScan
-    from pyiceberg.schema import Schema
 
-    projected = Schema(*fields)
-    if not tasks:
-        rows = pa.table({f"k{i}": pa.array([], type=pa.null()) for i in range(len(fields))})
-        return rows
-    rows = ArrowScan(metadata, io, projected, row_filter).to_table(tasks)
-    return rows.select([f.name for f in fields]).rename_columns([f"k{i}" for i in range(len(fields))])
+    empty = pa.schema([pa.field(f"k{i}", _arrow_type(f)) for i, f in enumerate(fields)])
+    deletes = _positions(io, {d for t in tasks for d in t.delete_files})
+    parts = []
+    rest = []
+    for task in tasks:
+        part = _file_keys(io, task.file.file_path, fields, deletes.get(task.file.file_path), span, empty)
+        if part is None:
+            rest.append(task)
+        elif part.num_rows:
+            parts.append(part)
+    if rest:
+        from pyiceberg.io.pyarrow import ArrowScan
+        from pyiceberg.schema import Schema
+
+        scanned = ArrowScan(metadata, io, Schema(*fields), row_filter).to_table(rest)
+        scanned = scanned.select([f.name for f in fields]).rename_columns(empty.names)
+        parts.append(scanned.cast(empty))
+    return pa.concat_tables(parts) if parts else empty.empty_table()
+
+
+def _arrow_type(field: Any) -> Any:
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+
+    return schema_to_pyarrow(field.field_type, include_field_ids=False)
+
+
+def _positions(io: FileIO, delete_files: set[Any]) -> dict[str, Any]:
+    """The deleted row positions per data file path, from position delete files."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    found: dict[str, list[Any]] = {}
+    for d in delete_files:
+        with io.new_input(d.file_path).open() as f:
+            rows = pq.read_table(f, columns=["file_path", "pos"])
+        for path in pc.unique(rows.column("file_path")).to_pylist():
+            found.setdefault(path, []).append(rows.filter(pc.equal(rows.column("file_path"), path)).column("pos"))
+    import pyarrow as pa
+
+    return {p: pa.chunked_array([c for part in parts for c in part.chunks], pa.int64()) for p, parts in found.items()}
+
+
+def _file_keys(io: FileIO, path: str, fields: list[Any], deleted: Any, span: tuple[Any, Any] | None,
+               schema: Any) -> Any:
+    """The key columns of one data file (rows at ``deleted`` positions left out); None
+    when the file lacks a key column's field id (read through ArrowScan instead)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    with io.new_input(path).open() as f:
+        pf = pq.ParquetFile(f)
+        by_id = {}
+        for i, a in enumerate(pf.schema_arrow):
+            fid = (a.metadata or {}).get(b"PARQUET:field_id")
+            if fid is not None:
+                by_id[int(fid)] = (i, a.name)
+        if any(fl.field_id not in by_id for fl in fields):
+            return None
+        first = pf.schema_arrow.get_field_index(by_id[fields[0].field_id][1])
+        leaf = next((j for j in range(pf.metadata.num_columns)
+                     if pf.metadata.schema.column(j).path == by_id[fields[0].field_id][1]), None)  # fmt: skip
+        groups, starts, at = [], [], 0
+        for g in range(pf.metadata.num_row_groups):
+            meta = pf.metadata.row_group(g)
+            keep = True
+            if span is not None and leaf is not None and first >= 0:
+                stats = meta.column(leaf).statistics
+                if stats is not None and stats.has_min_max:
+                    try:
+                        keep = not (stats.max < span[0] or stats.min > span[1])
+                    except TypeError:
+                        keep = True
+            if keep:
+                groups.append(g)
+                starts.append(at)
+            at += meta.num_rows
+        if not groups:
+            return schema.empty_table()
+        names = [by_id[fl.field_id][1] for fl in fields]
+        rows = pf.read_row_groups(groups, columns=names)
+    rows = pa.table([rows.column(n) for n in names], names=schema.names).cast(schema)
+    if deleted is not None and len(deleted):
+        counts = [pf.metadata.row_group(g).num_rows for g in groups]
+        positions = pa.concat_arrays([pa.array(range(s, s + n), pa.int64()) for s, n in zip(starts, counts)])
+        rows = rows.filter(pc.invert(pc.is_in(positions, value_set=pc.unique(deleted))))
+    return rows
 
 
 def _pruning(fields: list[Any], keys: Any) -> tuple[list[tuple[int, str, Any]], Any]:
@@ -175,6 +257,7 @@ def _existing(
 ) -> Any:
     """The distinct rows of ``new`` (columns k0, ...) that a live row of ``snapshot``
     outside ``exclude`` holds."""
+    import pyarrow.compute as pc
     from pyiceberg.table import FileScanTask
 
     conditions, row_filter = _pruning(fields, new)
@@ -185,7 +268,8 @@ def _existing(
     data_files = snapshot_data_files(snapshot, io, confinement, lambda p: p in candidates)
     deletes = _delete_files(io, snapshot, set(delete_paths))
     tasks = [FileScanTask(f, delete_files=set(deletes)) for f in data_files]
-    old = _read_keys(metadata, io, fields, tasks, row_filter)
+    bounds = pc.min_max(new.column("k0")).as_py()
+    old = _read_keys(metadata, io, fields, tasks, row_filter, (bounds["min"], bounds["max"]))
     if old.num_rows == 0:
         return new.slice(0, 0)
     con = _duck()

@@ -1,0 +1,107 @@
+"""Primary keys through the PyIceberg catalog (issue 36; iceberg.keys PK1-PK4): an
+append or overwrite through TrinityLakeCatalog that would duplicate a key of a table
+whose schema has identifier fields, or whose definition declares a PRIMARY KEY, is
+IntegrityError naming the table, the key and one value; the table is unchanged and the
+commit's files are deleted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from pyiceberg.catalog import load_catalog
+from pyiceberg.expressions import EqualTo
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField, StringType
+
+import trinitylake_dbapi
+from tests.lakes import local_and_memory
+from trinitylake_dbapi.errors import IntegrityError
+from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
+from trinitylake_dbapi.iceberg.io import file_io_properties
+from trinitylake_dbapi.iceberg.keys import existing_keys
+
+IMPL = "trinitylake_dbapi.iceberg.catalog.TrinityLakeCatalog"
+ARROW = pa.schema([pa.field("id", pa.int64(), nullable=False), ("name", pa.string())])
+
+
+def data(*ids: int, name: str = "x") -> pa.Table:
+    return pa.Table.from_pylist([{"id": i, "name": name} for i in ids], schema=ARROW)
+
+
+@pytest.fixture
+def catalog(lake: Any) -> TrinityLakeCatalog:
+    properties = file_io_properties(lake.storage_options)
+    return load_catalog("lake", **{"py-catalog-impl": IMPL, "uri": lake.location, "create": "true", **properties})
+
+
+@pytest.fixture
+def keyed(catalog: TrinityLakeCatalog) -> Any:
+    schema = Schema(NestedField(1, "id", LongType(), required=True), NestedField(2, "name", StringType()),
+                    identifier_field_ids=[1])  # fmt: skip
+    catalog.create_namespace("ns")
+    table = catalog.create_table("ns.t", schema)
+    table.append(data(1, 2, 3))
+    return table
+
+
+def ids(table: Any) -> list[int]:
+    table.refresh()
+    return sorted(table.scan().to_arrow().column("id").to_pylist())
+
+
+@local_and_memory
+@pytest.mark.parametrize(("rows", "value"), [((4, 4), "(4)"), ((5, 2), "(2)"), ((3,), "(3)")])
+def test_an_append_duplicating_a_key_is_refused(catalog: TrinityLakeCatalog, keyed: Any, rows: tuple,
+                                                value: str) -> None:  # fmt: skip
+    at = catalog.lakehouse.latest_version()
+    with pytest.raises(IntegrityError) as e:
+        keyed.append(data(*rows))
+    assert "ns.t" in str(e.value) and "(id)" in str(e.value) and value in str(e.value)
+    assert ids(keyed) == [1, 2, 3] and catalog.lakehouse.latest_version() == at
+    keyed.append(data(4, 5))
+    assert ids(keyed) == [1, 2, 3, 4, 5]
+
+
+@local_and_memory
+def test_the_refused_commit_leaves_no_file(catalog: TrinityLakeCatalog, keyed: Any, lake: Any) -> None:
+    before = lake.files()
+    with pytest.raises(IntegrityError):
+        keyed.append(data(7, 1))
+    assert lake.files() == before
+
+
+@local_and_memory
+def test_overwrites_are_checked_on_what_remains(catalog: TrinityLakeCatalog, keyed: Any) -> None:
+    keyed.overwrite(data(1, 2, 3, name="y"))  # every row replaced: the same keys again
+    keyed.overwrite(data(2, 9), overwrite_filter=EqualTo("id", 2))  # 2 replaced, 9 new
+    assert ids(keyed) == [1, 2, 3, 9]
+    with pytest.raises(IntegrityError, match=r"\(1\)"):
+        keyed.overwrite(data(1, 8), overwrite_filter=EqualTo("id", 2))
+    keyed.delete(EqualTo("id", 1))
+    keyed.append(data(1))
+    assert ids(keyed) == [1, 2, 3, 9]
+
+
+@local_and_memory
+def test_a_key_declared_in_sql_is_enforced_on_pyiceberg_appends(catalog: TrinityLakeCatalog, lake: Any) -> None:
+    conn = trinitylake_dbapi.connect(lake.location, autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE default.users (id BIGINT PRIMARY KEY, name STRING)")
+    cur.execute("INSERT INTO default.users VALUES (1, 'a')")
+    table = catalog.load_table("default.users")
+    with pytest.raises(IntegrityError, match=r"default\.users already holds key \(id\) = \(1\)"):
+        table.append(data(1))
+    cur.execute("SELECT count(*) FROM default.users")
+    assert cur.fetchone() == (1,)
+
+
+@local_and_memory
+def test_existing_keys_finds_the_keys_a_table_holds(catalog: TrinityLakeCatalog, keyed: Any) -> None:
+    keyed.append(data(10, 20))
+    probe = pa.table({"id": pa.array([0, 2, 20, 21, 2], pa.int64())})
+    found = existing_keys("ns.t", keyed.metadata, keyed.io, probe)
+    assert sorted(found.column("id").to_pylist()) == [2, 20]
+    many = pa.table({"id": pa.array(range(-500, 500), pa.int64())})  # past the IN list: ranges
+    assert sorted(existing_keys("ns.t", keyed.metadata, keyed.io, many).column("id").to_pylist()) == [1, 2, 3, 10, 20]
