@@ -10,6 +10,8 @@ Modes:
             one-row commits vs after 1 (the "commits" section, issue 34), 1,000 one-row appends
             vs SqlCatalog's (the "appends" section), load_table and a one-row append
             through the Iceberg REST server vs in process (the "rest" section, issue 35),
+            an upsert of 10,000 rows into 1,000,000 (the "upsert" section, issue 36: MERGE vs
+            PyIceberg's upsert, and DuckLake's MERGE when its venv is built),
             issue 34's workloads vs DuckLake (the "everyday" section: 300 one-row
             commits, reads after them, DML over 1,000,000 rows; needs the DuckLake venv).
   --full    also "create table, last 1,000 of 20,000", the 100,000 / 1,000,000 scale points,
@@ -67,6 +69,7 @@ MODES = {
         "commits": {"counts": [1, 5], "reps": 1, "lookups": 3},
         "appends": {"commits": 10, "chunks": 2},
         "everyday": {"commits": 10, "rows": 20_000, "reps": 1, "queries": 3, "chunks": 2},
+        "upsert": {"rows": 20_000, "upsert_rows": 1_000, "reps": 1},
         "rest": {"reps": 2},
         "spark": {"rows": 2_000, "reps": 1},
         "s3": {"ops": 1, "warmup": 1},
@@ -90,6 +93,7 @@ MODES = {
         "commits": {"counts": [1, 1_000], "reps": 5, "lookups": 20},
         "appends": {"commits": 1_000, "chunks": 10},
         "everyday": {"commits": 300, "rows": 1_000_000, "reps": 3, "queries": 10, "chunks": 10},
+        "upsert": {"rows": 1_000_000, "upsert_rows": 10_000, "reps": 3},
         "rest": {"reps": 30},
         "spark": {"rows": 1_000_000, "reps": 5},
         "s3": {"ops": 20, "warmup": 5},
@@ -113,6 +117,7 @@ MODES = {
         "commits": {"counts": [1, 10_000], "reps": 5, "lookups": 20},
         "appends": {"commits": 1_000, "chunks": 10},
         "everyday": {"commits": 300, "rows": 1_000_000, "reps": 3, "queries": 10, "chunks": 10},
+        "upsert": {"rows": 1_000_000, "upsert_rows": 10_000, "reps": 3},
         "rest": {"reps": 30},
         "spark": {"rows": 1_000_000, "reps": 9},
         "s3": {"ops": 20, "warmup": 5},
@@ -122,7 +127,7 @@ MODES = {
 }
 
 SECTIONS = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "commits", "appends",
-            "rest", "ducklake", "everyday",
+            "rest", "ducklake", "everyday", "upsert",
             "spark", "s3", "parsing", "scale", "keys")
 
 
@@ -274,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
                 results["ducklake"] = {"skipped": "the DB-API side does not run (DuckLake is compared through SQL)"}
         if "everyday" in sections:
             results["everyday"] = _everyday(workdir, config["everyday"], args, mode, with_dbapi, log)
+        if "upsert" in sections and with_dbapi:
+            results["upsert"] = _upsert(workdir, config["upsert"], args, mode, log)
         if "spark" in sections:
             from .spark import spark
 
@@ -325,6 +332,18 @@ def main(argv: list[str] | None = None) -> int:
             f.write(markdown + "\n")
     log(f"wrote {args.out}/bench-{mode}-{stamp}.json ({results['seconds']:.0f} s)")
     return 0
+
+
+def _upsert(workdir: str, c: dict, args: argparse.Namespace, mode: str, log) -> dict:  # type: ignore[no-untyped-def]
+    """Issue 36's upsert: MERGE vs PyIceberg's upsert (and DuckLake's MERGE when its venv is built)."""
+    from .ducklake import venv_python
+    from .upsert import upsert
+
+    python, why = venv_python(args.ducklake_venv, build=False, log=log)
+    if why is not None:
+        log(f"upsert: DuckLake left out: {why}")
+    log(f"upsert: {c}")
+    return upsert(workdir, python, c["rows"], c["upsert_rows"], args.reps or c["reps"], log)
 
 
 def _everyday(workdir: str, c: dict, args: argparse.Namespace, mode: str, with_dbapi: bool, log) -> dict:  # type: ignore[no-untyped-def]

@@ -390,7 +390,7 @@ def scale(points: list[dict]) -> str:
 
 #: The order of the sections in the "Targets" table (a section not named here follows).
 SECTION_ORDER = ("suite", "last_of_many", "cold_start", "concurrency", "data", "queries", "history", "commits", "appends",
-                 "rest", "ducklake", "everyday", "s3", "parsing", "spark", "scale")
+                 "rest", "ducklake", "everyday", "upsert", "s3", "parsing", "spark", "scale")
 
 
 def cell(value: object) -> str:
@@ -464,6 +464,12 @@ def render(results: dict) -> str:
         versions = ", ".join(f"{k} {v}" for k, v in results["ducklake"].get("versions", {}).items())
         parts += [f"## DuckLake, side by side through SQL ({versions or 'not run'})", "",
                   ducklake(results["ducklake"]), ""]
+    if results.get("upsert"):
+        from .upsert import render as render_upsert
+
+        u = results["upsert"]
+        parts += [f"## Upsert of {u['upsert_rows']:,} rows into {u['rows']:,} ({u['reps']} interleaved repetitions)",
+                  "", render_upsert(u), ""]
     if results.get("everyday"):
         from .everyday import render as render_everyday
 
