@@ -366,3 +366,52 @@ def test_statements_agree_with_duckdb(memory_lake: Lake, data: Any, files: int) 
             assert _rows(cur) == sorted(duck.execute("SELECT * FROM f").fetchall(), key=repr), (sql, params)
     finally:
         conn.close()
+
+
+# ---------------------------------------------------------------------------
+# Names of ours and partitioned tables
+# ---------------------------------------------------------------------------
+
+_OURS = ["__tl_target_1", "__tl_k_1", "__tl_k_2", "__tl_m_1", "__tl_m_3", "__tl_src", "file_index", "file_row_number",
+         "filename", "excluded_x"]  # fmt: skip
+
+
+def test_columns_named_like_our_names_merge_like_any_other(lakehouse: tl.Connection) -> None:
+    """MG5: the working copy's names are not the table's or the statement's."""
+    columns = ", ".join(f'"{n}" INT' for n in _OURS)
+    cur = lakehouse.cursor()
+    cur.execute(f"CREATE TABLE default.f (id INT PRIMARY KEY, {columns})")
+    duck = duckdb.connect()
+    duck.execute(f"CREATE TABLE f (id INT PRIMARY KEY, {columns})")
+    values = ", ".join(f"({i}, {', '.join(str(i * 10 + j) for j in range(len(_OURS)))})" for i in range(4))
+    for sql in [
+        f"INSERT INTO {{t}} VALUES {values}",
+        f'MERGE INTO {{t}} AS t USING (SELECT id, "__tl_k_1" FROM {{t}} WHERE id < 3) AS s ON t.id = s.id + 1 '
+        'WHEN MATCHED THEN UPDATE SET "__tl_m_1" = s."__tl_k_1", "file_index" = -1 '
+        'WHEN NOT MATCHED THEN INSERT (id, "__tl_target_1") VALUES (s.id + 1, 99)',
+        'INSERT INTO {t} (id, "__tl_k_2", "filename") VALUES (0, 5, 6), (9, 7, 8) '
+        'ON CONFLICT (id) DO UPDATE SET "__tl_k_2" = excluded."__tl_k_2" + excluded."filename"',
+    ]:
+        cur.execute(sql.format(t="default.f"))
+        expected = duck.execute(sql.format(t="f")).fetchall()[0][0]
+        assert cur.rowcount == expected, sql
+        assert _rows(cur) == sorted(duck.execute("SELECT * FROM f").fetchall(), key=repr), sql
+
+
+def test_merge_and_on_conflict_on_a_partitioned_table(lakehouse: tl.Connection) -> None:
+    cur = lakehouse.cursor()
+    cur.execute("CREATE TABLE default.f (id INT NOT NULL, region STRING, a INT, PRIMARY KEY (id)) PARTITIONED BY (region)")
+    cur.execute("INSERT INTO default.f VALUES (1, 'eu', 1), (2, 'us', 2), (3, 'eu', 3)")
+    before = _versions(cur)
+    cur.execute(
+        "MERGE INTO default.f USING (VALUES (1, 'eu', 10), (4, 'us', 4)) AS s(id, region, a) ON f.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET a = s.a WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.region, s.a)"
+    )
+    cur.execute("INSERT INTO default.f VALUES (2, 'us', 20), (5, 'eu', 5) ON CONFLICT (id) DO UPDATE SET a = excluded.a")
+    assert _versions(cur) == before + 2
+    assert _rows(cur) == [(1, "eu", 10), (2, "us", 20), (3, "eu", 3), (4, "us", 4), (5, "eu", 5)]
+    table = lakehouse.iceberg_catalog().load_table("default.f")
+    assert not table.spec().is_unpartitioned()
+    regions = {t.file.partition[0] for t in table.scan().plan_files()}
+    assert regions == {"eu", "us"}
+    assert sorted(r["id"] for r in table.scan().to_arrow().to_pylist()) == [1, 2, 3, 4, 5]
