@@ -462,6 +462,53 @@ def test_a_managed_table_outside_the_root_is_refused(tmp_path: Path) -> None:
     assert catalog.load_table("default.w").scan().to_arrow().num_rows == 1
 
 
+@pytest.mark.parametrize("when", ["at create", "set later"])
+def test_write_metadata_path_is_honoured_under_the_table_and_refused_elsewhere(tmp_path: Path, when: str) -> None:
+    """PyIceberg's ``write.metadata.path`` (test_table_writes_metadata_to_custom_location
+    and test_table_metadata_writes_reflect_latest_path of its behaviour suite): under the
+    table's location, metadata files and manifests go there. Elsewhere, even inside the
+    lakehouse root and inside the catalog's warehouse directory, as the suite's
+    ``{warehouse}/custom/path``, it is refused (SPEC 8: a managed table's files live under
+    its location; expiration and purge look only there): InvalidLocationError naming the
+    file, nothing published, nothing written there."""
+    root = tmp_path / "lake"
+    warehouse = root / "warehouse"
+    catalog = trinitylake_dbapi.connect(str(root), create=True, autocommit=True).iceberg_catalog(
+        warehouse=f"file://{warehouse}")
+    catalog.create_namespace("ns")
+    key = "write.metadata.path"
+
+    def table_with(name: str, path_under: Any) -> Any:
+        if when == "at create":
+            location = f"file://{warehouse}/own/{name}"
+            return catalog.create_table(f"ns.{name}", SECRET.schema, location=location,
+                                        properties={key: path_under(location)})
+        table = catalog.create_table(f"ns.{name}", SECRET.schema)
+        with table.transaction() as transaction:
+            transaction.set_properties({key: path_under(table.location())})
+        return catalog.load_table(f"ns.{name}")
+
+    table = table_with("inside", lambda location: location + "/custom/meta")
+    custom = table.location() + "/custom/meta"
+    table.append(pa.table({"id": pa.array([1], pa.int64())}))
+    assert table.metadata_location.startswith(custom + "/")
+    assert table.location_provider().new_metadata_location("m.json") == custom + "/m.json"
+    assert all(m.manifest_path.startswith(custom + "/") for m in table.current_snapshot().manifests(table.io))
+    assert catalog.load_table("ns.inside").scan().to_arrow().num_rows == 1
+
+    elsewhere = f"file://{warehouse}/custom/path"  # inside the root and the warehouse, not the table
+    before = catalog.lakehouse.latest_version()
+    with pytest.raises(InvalidLocationError, match=f"{elsewhere}/.*outside the table's location"):
+        table_with("outside", lambda location: elsewhere)
+    if when == "at create":
+        assert not catalog.table_exists("ns.outside")
+        assert catalog.lakehouse.latest_version() == before
+    else:  # the create was its own version; the property's commit published nothing
+        assert key not in catalog.load_table("ns.outside").properties
+        assert catalog.lakehouse.latest_version() == before + 1
+    assert not (warehouse / "custom").exists()
+
+
 def test_the_catalog_api_refuses_a_managed_table_s_metadata_outside_the_root(tmp_path: Path) -> None:
     """Catalog rule K8: the definition of a managed table cannot name metadata outside."""
     conn, root, table_dir = _new_table(tmp_path)
