@@ -123,6 +123,55 @@ def test_pyiceberg_wording(fresh: TrinityLakeCatalog) -> None:
         fresh.create_table("t", ROWS.schema)  # no namespace
 
 
+# -- null properties (P14) -----------------------------------------------------------------
+
+
+_NAMES = st.sampled_from(["owner", "comment", "location", "k", "ünï", None])
+_VALUES = st.one_of(st.none(), st.text(max_size=8))
+
+
+@settings(max_examples=40, deadline=None)
+@given(properties=st.dictionaries(_NAMES, _VALUES, max_size=4),
+       levels=st.sampled_from([("ns",), ("a", "b"), ("default",)]))
+def test_a_null_property_is_an_integrity_error_and_writes_nothing(
+    tmp_path_factory: pytest.TempPathFactory, properties: dict, levels: tuple
+) -> None:
+    """P14: a None name or value, among any others, at create or update: the PEP 249
+    IntegrityError that is also SQLAlchemy's (what PyIceberg's SqlCatalog raises), and
+    no new lakehouse version; without one, the properties are kept as given."""
+    catalog = TrinityLakeCatalog("lake", uri=str(tmp_path_factory.mktemp("lake")), create="true")
+    has_null = any(k is None or v is None for k, v in properties.items())
+    before = catalog.lakehouse.latest_version()
+    if has_null:
+        with pytest.raises(sa.exc.IntegrityError, match="must not be null") as raised:
+            catalog.create_namespace(levels, properties)
+        assert isinstance(raised.value, trinitylake_dbapi.IntegrityError)
+        assert raised.value.code == "integrity_error" and raised.value.orig is raised.value
+        assert catalog.lakehouse.latest_version() == before
+        assert levels == ("default",) or not catalog.namespace_exists(levels)
+        catalog.create_namespace(levels, {"x": "1"})
+        before = catalog.lakehouse.latest_version()
+        with pytest.raises(trinitylake_dbapi.IntegrityError, match=repr(levels[-1])[1:-1]):
+            catalog.update_namespace_properties(levels, updates=properties)
+        assert catalog.lakehouse.latest_version() == before
+        assert catalog.load_namespace_properties(levels) == {"x": "1"}
+    else:
+        catalog.create_namespace(levels, properties)
+        expected = properties or {"exists": "true"}
+        assert catalog.load_namespace_properties(levels) == expected
+
+
+def test_a_null_property_error_pickles_and_reads_plainly() -> None:
+    import pickle
+
+    from trinitylake_dbapi.iceberg.sqlcompat import NullPropertyError
+
+    error = NullPropertyError("namespace 'ns': property 'k' = None: must not be null")
+    again = pickle.loads(pickle.dumps(error))
+    assert str(again) == str(error) == "namespace 'ns': property 'k' = None: must not be null"
+    assert isinstance(again, sa.exc.IntegrityError) and isinstance(again, errors.IntegrityError)
+
+
 # -- multi-level namespaces (P6) -----------------------------------------------------------
 
 

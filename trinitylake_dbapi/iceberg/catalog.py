@@ -89,6 +89,12 @@ Rules:
      leaving the table) is refused with InvalidLocationError naming the file, before
      anything is published; tables loaded here plan their scans with ConfinedScan.
      ``register_table`` makes an EXTERNAL table, whose files may lie anywhere.
+  P14 A namespace property whose name or value is None (PyIceberg types properties as
+     ``dict[str, Any]``), given to ``create_namespace`` or ``update_namespace_properties``,
+     is refused before anything is written with NullPropertyError: the PEP 249
+     IntegrityError that is also SQLAlchemy's IntegrityError, as PyIceberg's SqlCatalog
+     raises from its NOT NULL columns (sqlcompat SQ1). Any other value that is not a
+     string is ValueError.
 """
 
 from __future__ import annotations
@@ -189,6 +195,23 @@ def _no_such_namespace(name: str, detail: str = "") -> NoSuchNamespaceError:
 
 def _no_such_table(namespace: str, name: str) -> NoSuchTableError:
     return NoSuchTableError(f"Table does not exist: {namespace}.{name}")
+
+
+def _checked_properties(name: str, properties: Properties) -> dict[str, str]:
+    """P14: namespace ``name``'s ``properties``, every name and value a string. A None
+    name or value is NullPropertyError (SQLAlchemy is imported only then); any other
+    value that is not a string is ValueError."""
+    for key, value in properties.items():
+        if key is None or value is None:
+            from .sqlcompat import NullPropertyError
+
+            raise NullPropertyError(
+                f"namespace {name!r}: property {key!r} = {value!r}: a namespace property's name "
+                "and value must not be null"
+            )
+        if not isinstance(value, str):
+            raise ValueError(f"namespace {name!r}: property {key!r} has the value {value!r}, not a string")
+    return dict(properties)
 
 
 #: P11: the properties PyIceberg's SqlCatalog gives a namespace created without any.
@@ -304,10 +327,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
         without properties it gets PyIceberg's minimal ``{"exists": "true"}`` (P11). The
         lakehouse's unclaimed ``default`` is claimed instead (P10)."""
         name = _namespace_name(namespace, creating=True)
-        props = dict(properties)
-        for key, value in props.items():
-            if not isinstance(value, str):
-                raise ValueError(f"namespace {name!r}: property {key!r} has the value {value!r}, not a string")
+        props = _checked_properties(name, properties)
         comment = props.pop("comment", None)
         if not props and comment is None:
             props = dict(MINIMAL_NAMESPACE_PROPERTIES)
@@ -392,6 +412,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
         self, namespace: str | Identifier, removals: set[str] | None = None, updates: Properties = EMPTY_DICT
     ) -> PropertiesUpdateSummary:
         name = _namespace_name(namespace)
+        updates = _checked_properties(name, updates)
 
         def update(txn: CatalogTransaction) -> PropertiesUpdateSummary:
             kind = self._namespace_kind(txn, name)

@@ -55,6 +55,12 @@ Rules:
       PyIceberg's client (not the server) deletes the old metadata files after such a
       commit, with its own storage access, and older lakehouse versions name them
       (iceberg P8; in process the catalog ignores the property instead).
+  RS11 A namespace property (create, update) whose value is JSON null is 400 naming it,
+      nothing changed: a property's value is a string, and null is not the string
+      "null" (table properties: PyIceberg's request model refuses null, also 400).
+      Numbers and booleans are taken as their JSON text. A property *name* is always a
+      string in JSON: PyIceberg's RestCatalog sends a None name as "null" (the ``json``
+      module's rendering), which the server cannot tell from a name "null".
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Iceberg REST catalog API over the lakehouse, as a Starlette application (RS1-RS10).
+"""The Iceberg REST catalog API over the lakehouse, as a Starlette application (RS1-RS11).
 
 Each request is read (its body bounded, RS7) on the event loop, then its catalog work
 runs on a worker thread (RS8) against :class:`~trinitylake_dbapi.iceberg.TrinityLakeCatalog`
@@ -151,10 +151,15 @@ def _identifier(value: Any, what: str) -> tuple[str, ...]:
 
 
 def _strings(value: Any, what: str) -> dict[str, str]:
+    """RS11: a JSON object of properties as strings; a null value is 400 naming it."""
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise RequestError(400, "BadRequestException", f"{what}: expected an object of strings")
+    nulls = sorted(str(k) for k, v in value.items() if v is None)
+    if nulls:
+        raise RequestError(400, "BadRequestException",
+                           f"{what}: {nulls} have the value null: a property's value is a string")
     return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in value.items()}
 
 

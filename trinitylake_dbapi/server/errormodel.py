@@ -57,6 +57,7 @@ _MAPPING: tuple[tuple[type[BaseException], int, str], ...] = (
     (errors.ObjectExistsError, 409, "AlreadyExistsException"),
     (errors.ObjectNotEmptyError, 409, "NamespaceNotEmptyException"),
     (errors.ProgrammingError, 400, "BadRequestException"),  # names, definitions, locations
+    (errors.IntegrityError, 400, "BadRequestException"),  # e.g. a null property (iceberg P14)
     (errors.DataError, 400, "BadRequestException"),
     (errors.NotSupportedError, 406, "UnsupportedOperationException"),
     (errors.CorruptFileError, 500, "ServerErrorException"),  # names the damaged file
