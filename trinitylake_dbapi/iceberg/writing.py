@@ -44,6 +44,14 @@ Rules:
      of the snapshot twice (once for what it keeps, once for what it deletes). An
      overwrite by filter (PyIceberg's ``overwrite(df, filter)``, ``delete``) is
      PyIceberg's own.
+  W8 (issue 36) Rows written to a partitioned table (:func:`write_data_files`: SQL's
+     INSERT, CTAS, UPDATE and DELETE) are split by the table's current partition spec
+     (PyIceberg's transforms, the same split PyIceberg's own append makes): every data
+     file holds the rows of one partition and carries its partition value, and each
+     partition's rows are cut into files as W3 cuts them. A file written earlier keeps
+     the spec it was written with (its ``spec_id``); a position delete file refers to a
+     data file of its own spec and partition (the data file's ``spec_id`` and
+     ``partition``).
 """
 
 from __future__ import annotations
@@ -65,7 +73,7 @@ from .manifests import live_data_paths, manifest_entries, snapshot_manifests
 from .tables import Confinement, ConfinedScan, apply_updates
 
 __all__ = ["MANIFEST_MERGE_DEFAULT", "ROW_GROUP_ROWS", "LakehouseTable", "for_writing", "merges_manifests",
-           "new_append", "write_unpartitioned"]
+           "new_append", "write_data_files", "write_unpartitioned"]
 
 #: W1: the most rows in one row group of a data file written here.
 ROW_GROUP_ROWS = 122_880
@@ -112,6 +120,32 @@ def write_unpartitioned(table: Any, rows: Any, write_uuid: uuid.UUID) -> Iterato
         for i, batches in enumerate(bin_pack_arrow_table(rows, target_size))
     )
     return write_file(table.io, for_writing(table.metadata), tasks)
+
+
+def write_data_files(table: Any, rows: Any, write_uuid: uuid.UUID) -> Iterator[Any]:
+    """Write ``rows`` (a PyArrow table in ``table``'s Iceberg schema) as data files of
+    the PyIceberg ``table`` in its current partition spec (W8; W1, W3 per partition);
+    the DataFiles to add to a snapshot."""
+    spec = table.spec()
+    if spec.is_unpartitioned():
+        return write_unpartitioned(table, rows, write_uuid)
+    from pyiceberg.io.pyarrow import _determine_partitions, bin_pack_arrow_table, write_file
+    from pyiceberg.table import WriteTask
+
+    if not rows.num_rows:
+        return iter(())
+    target_size = int(table.properties.get(
+        TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT
+    ))  # fmt: skip
+    schema = table.schema()
+    tasks = []
+    for part in _determine_partitions(spec, schema, rows):
+        for batches in bin_pack_arrow_table(part.arrow_table_partition, target_size):
+            tasks.append(WriteTask(
+                write_uuid=write_uuid, task_id=len(tasks), schema=schema, record_batches=batches,
+                partition_key=part.partition_key,
+            ))  # fmt: skip
+    return write_file(table.io, for_writing(table.metadata), iter(tasks))
 
 
 class _CachedReads:

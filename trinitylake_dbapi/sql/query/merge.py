@@ -202,7 +202,7 @@ def _write(session: Session, work: _WorkingCopy, namespace: str, name: str, chan
     if not touched and not inserted:
         return Result(None, [], changed)
     table = load_iceberg_table(session, namespace, name)
-    file_level = not work.scan.position_deletes and table.spec().is_unpartitioned()
+    file_level = not work.scan.position_deletes  # new files are written by partition (iceberg.writing W8)
     full = f"{namespace}.{name}"
     if not touched:
         data = checked_values(statement, work.rows(f"{work.key} IS NULL"), work.columns, full)
@@ -223,7 +223,7 @@ def _write(session: Session, work: _WorkingCopy, namespace: str, name: str, chan
 def _replace_files(table: Any, replaced: set[str], rows: Any) -> None:
     """One overwrite snapshot of ``table``: the data files named in ``replaced`` (as
     DuckDB opened them) go, new files holding ``rows`` come (MG1)."""
-    from trinitylake_dbapi.iceberg.writing import write_unpartitioned
+    from trinitylake_dbapi.iceberg.writing import write_data_files
 
     keys = {data_file_key(f) for f in replaced}
     old = table.data_files(lambda path: data_file_key(path) in keys)  # iceberg.planning PC6
@@ -233,7 +233,7 @@ def _replace_files(table: Any, replaced: set[str], rows: Any) -> None:
         with transaction.update_snapshot().overwrite() as overwrite:
             for data_file in old:
                 overwrite.delete_data_file(data_file)
-            for data_file in write_unpartitioned(table, rows, uuid.uuid4()):
+            for data_file in write_data_files(table, rows, uuid.uuid4()):
                 overwrite.append_data_file(data_file)
 
 

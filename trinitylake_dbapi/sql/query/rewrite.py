@@ -4,8 +4,9 @@ Rules:
 
   Q4. INSERT appends one set of data files. UPDATE and DELETE are copy-on-write: when
       at least one row matches, the data files holding matched rows are replaced by
-      files of their new rows in one overwrite snapshot (the whole table is rewritten
-      when it is partitioned or has delete files); when none matches, nothing is
+      files of their new rows in one overwrite snapshot, written by the table's
+      current partition spec (iceberg.writing W8; the whole table is rewritten when
+      it has delete files); when none matches, nothing is
       written. ``rowcount`` is the number of rows inserted, updated or deleted. The
       WHERE of an UPDATE or DELETE is evaluated once per row: the rows it keeps are
       stored by key, and the count, the files replaced and the rows written all come
@@ -217,8 +218,8 @@ def _rewrite(
 ) -> Result:
     """UPDATE and DELETE (Q4, Q4b): the WHERE is evaluated once per row and the keys of
     the rows it keeps are stored; from them, the count and the rewrite. The data files
-    holding matched rows (or, for a table with delete files or partitions, the whole
-    table) are replaced by their rows that did not match (DELETE) or by all their rows,
+    holding matched rows (or, for a table with delete files, the whole table) are
+    replaced by their rows that did not match (DELETE) or by all their rows,
     a matched row with ``new_values(columns, node)`` (UPDATE: one SQL expression per
     column, in the statement's scope)."""
     refuse_write(session, title)
@@ -261,8 +262,8 @@ def _rewrite(
 
 def _file_level(scan: TableScan, table: Any) -> bool:
     """Whether a rewrite can replace only the files holding matched rows: the scan has no
-    delete files to carry over and the table no partitions to write by."""
-    return not scan.position_deletes and table.spec().is_unpartitioned()
+    delete files to carry over (the new files are written by partition, W8)."""
+    return not scan.position_deletes
 
 
 def _replace_files(table: Any, replaced: set[str], rows: Any) -> None:
@@ -270,7 +271,7 @@ def _replace_files(table: Any, replaced: set[str], rows: Any) -> None:
     DuckDB opened them) go, new files holding ``rows`` come (Q4)."""
     import uuid
 
-    from trinitylake_dbapi.iceberg.writing import write_unpartitioned
+    from trinitylake_dbapi.iceberg.writing import write_data_files
 
     keys = {data_file_key(f) for f in replaced}
     old = table.data_files(lambda path: data_file_key(path) in keys)  # iceberg.planning PC6
@@ -280,7 +281,7 @@ def _replace_files(table: Any, replaced: set[str], rows: Any) -> None:
         with transaction.update_snapshot().overwrite() as overwrite:
             for data_file in old:
                 overwrite.delete_data_file(data_file)
-            for data_file in write_unpartitioned(table, rows, uuid.uuid4()):
+            for data_file in write_data_files(table, rows, uuid.uuid4()):
                 overwrite.append_data_file(data_file)
 
 

@@ -371,18 +371,14 @@ def _maps_as_maps(source: exp.Expr, columns: Sequence[ColumnSpec], provided: Seq
 def _append(session: Session, namespace: str, name: str, data: Any) -> Result:
     """Append checked rows (Q3) to a table in the statement's transaction (Q4)."""
     if data.num_rows:
-        from trinitylake_dbapi.iceberg.writing import new_append, write_unpartitioned
+        from trinitylake_dbapi.iceberg.writing import new_append, write_data_files
 
         table = load_iceberg_table(session, namespace, name)
         rows = as_iceberg(data, table)
-        if not table.spec().is_unpartitioned():
-            table.append(rows)  # PyIceberg splits the rows by partition
-            _auto_compact(table)
-            return Result(None, [], data.num_rows)
         try:
             with table.transaction() as transaction:
                 with new_append(transaction) as append:  # iceberg.writing W5: merges manifests
-                    for data_file in write_unpartitioned(table, rows, append.commit_uuid):
+                    for data_file in write_data_files(table, rows, append.commit_uuid):  # W8: by partition
                         append.append_data_file(data_file)
         except Error:
             raise
