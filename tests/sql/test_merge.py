@@ -156,7 +156,15 @@ def test_merge_errors_name_what_is_wrong(lakehouse: tl.Connection) -> None:
         ("MERGE INTO default.f USING default.f AS s ON f.id = s.id WHEN NOT MATCHED THEN INSERT (id) VALUES (1, 2)", tl.ProgrammingError, "2 value"),
         ("MERGE INTO default.f USING default.f AS s ON f.id = s.zz WHEN MATCHED THEN DELETE", tl.ProgrammingError, "zz"),
         ("MERGE INTO system.versions USING default.f AS s ON true WHEN MATCHED THEN DELETE", tl.ProgrammingError, "read-only"),
-        ("MERGE INTO default.f USING (VALUES (9, 'x')) AS s(id, b) ON f.id = s.id WHEN NOT MATCHED THEN INSERT (a) VALUES (1)", tl.IntegrityError, "id"),
+        ("MERGE INTO default.f USING (VALUES (9, 'x')) AS s(id, b) ON f.id = s.id WHEN NOT MATCHED THEN INSERT (a) VALUES (1)",
+         tl.IntegrityError, r"column 'id' would hold NULL; it is part of the primary key \(id\)"),
+        ("INSERT INTO default.f (a) VALUES (1) ON CONFLICT DO NOTHING", tl.IntegrityError, r"INSERT INTO default\.f: .*'id'"),
+        ("MERGE INTO default.f USING (VALUES (1)) AS s(id) ON f.id = s.id WHEN MATCHED THEN INSERT (id) VALUES (2)",
+         tl.ProgrammingError, "WHEN MATCHED takes UPDATE or DELETE"),
+        ("MERGE INTO default.f USING (VALUES (1)) AS s(id) ON f.id = s.id WHEN NOT MATCHED THEN DELETE",
+         tl.ProgrammingError, "WHEN NOT MATCHED takes INSERT"),
+        ("MERGE INTO default.f USING (VALUES (1)) AS s(id) ON f.id = s.id WHEN MATCHED THEN UPDATE SET *",
+         tl.NotSupportedError, r"UPDATE SET \*"),
     ]
     for sql, error, word in cases:
         with pytest.raises(error, match=word):

@@ -158,6 +158,22 @@ class _WorkingCopy:
         inserted = int(self.statement.scalar(f"SELECT count(*) FROM {self.name} WHERE {self.key} IS NULL"))
         return touched, inserted
 
+    def kept(self, where: str, schema: Any, new: Any) -> Any:
+        """The rows meeting ``where`` that the statement left as they were, in their
+        files' order, as Arrow in the stored types (``schema``: that of the checked new
+        rows), followed by ``new``."""
+        import pyarrow as pa
+
+        stored = ", ".join(
+            f"CAST({quote_identifier(c.name)} AS {duck_type(c.type, stored=True)}) AS {quote_identifier(c.name)}"
+            for c in self.columns
+        )
+        rows = self.statement.arrow(
+            f"SELECT {stored} FROM {self.name} WHERE NOT {self.mark} AND {self.key} IS NOT NULL AND ({where}) "
+            f"ORDER BY {self.key}"
+        )
+        return pa.concat_tables([rows.cast(schema), new])
+
     def rows(self, where: str) -> str:
         """SELECT the table's columns of the working copy's rows meeting ``where``, in
         their files' order, inserted rows last."""
@@ -170,10 +186,17 @@ def _title(node: exp.Expr) -> str:
 
 
 _DUPLICATE = re.compile(r'[Dd]uplicate key "(.*?)"')
+_NOT_NULL = re.compile(r"NOT NULL constraint failed: \.?(\S+)")
 
 
 def _constraint_message(message: str, primary_key: Sequence[str]) -> str:
     """DuckDB's constraint message as MG4 says it."""
+    null = _NOT_NULL.search(message)
+    if null and primary_key:
+        return (
+            f"NOT NULL constraint failed: column {null.group(1)!r} would hold NULL; it is part of the "
+            f"primary key ({', '.join(primary_key)})"
+        )
     found = _DUPLICATE.search(message)
     if found and primary_key:
         return (
@@ -196,7 +219,8 @@ def _key_text(columns: Sequence[str], values: Sequence[Any]) -> str:
 
 def _write(session: Session, work: _WorkingCopy, namespace: str, name: str, changed: int) -> Result:
     """MG1: the files holding changed rows replaced and the inserted rows appended, in
-    one Iceberg commit of the statement's transaction."""
+    one Iceberg commit of the statement's transaction. Only the rows the statement
+    updated or inserted are checked (Q3); the rows it left are written as they were."""
     statement = work.statement
     touched, inserted = work.changes()
     if not touched and not inserted:
@@ -204,19 +228,16 @@ def _write(session: Session, work: _WorkingCopy, namespace: str, name: str, chan
     table = load_iceberg_table(session, namespace, name)
     file_level = not work.scan.position_deletes  # new files are written by partition (iceberg.writing W8)
     full = f"{namespace}.{name}"
+    new = checked_values(statement, work.rows(f"{work.key} IS NULL OR {work.mark}"), work.columns, full)
     if not touched:
-        data = checked_values(statement, work.rows(f"{work.key} IS NULL"), work.columns, full)
-        table.append(as_iceberg(data, table))
+        table.append(as_iceberg(new, table))
         return Result(None, [], changed)
     if not file_level:
-        data = checked_values(statement, work.rows("true"), work.columns, full)
-        table.overwrite(as_iceberg(data, table))
+        table.overwrite(as_iceberg(work.kept("true", new.schema, new), table))
         return Result(None, [], changed)
     files = ", ".join(str(f) for f in touched)
-    data = checked_values(
-        statement, work.rows(f"{work.key} IS NULL OR {work.key} // {_SHIFT} IN ({files})"), work.columns, full
-    )
-    _replace_files(table, {work.scan.data_files[f] for f in touched}, as_iceberg(data, table))
+    rows = work.kept(f"{work.key} // {_SHIFT} IN ({files})", new.schema, new)
+    _replace_files(table, {work.scan.data_files[f] for f in touched}, as_iceberg(rows, table))
     return Result(None, [], changed)
 
 
@@ -320,6 +341,13 @@ def run_merge(merge: exp.Merge, session: Session) -> Result:
                 head += " BY TARGET"
             if condition is not None:
                 head += f" AND {condition.sql(dialect=duckdb_dialect())}"
+            inserts = not when.args.get("matched") and not when.args.get("source")
+            nothing = isinstance(then, exp.Var) and then.name.upper() in ("DO NOTHING", "NOTHING")
+            if isinstance(then, exp.Insert) != inserts and not nothing:
+                raise ProgrammingError(
+                    f"MERGE INTO {full}: {head.split(' AND ')[0]} takes "
+                    f"{'INSERT' if inserts else 'UPDATE or DELETE'}, not {when.sql(dialect=TrinityLake)!r}"
+                )
             if isinstance(then, exp.Update):
                 if any(isinstance(e, exp.Star) for e in then.expressions) or not then.expressions:
                     raise NotSupportedError(f"MERGE INTO {full}: UPDATE SET * is not supported; name the columns")
