@@ -9,10 +9,11 @@ Rules:
        INSERT ... ON CONFLICT, so WHEN clauses are tried in order and the first whose
        condition holds acts, as in the SQL standard). The data files holding a row that
        was updated or deleted are replaced by their rows after the statement, and the
-       inserted rows are appended, in one overwrite snapshot (the whole table is
-       rewritten when it is partitioned or has delete files, as UPDATE does, Q4); with
-       inserts only, one append. Nothing changed: nothing is written. Every row
-       written passes Q3's checks first. ``rowcount`` is the number of rows inserted,
+       inserted rows are appended, in one overwrite snapshot, new files written by
+       partition (iceberg.writing W8; the whole table is rewritten when it has delete
+       files); with inserts only, one append. Nothing changed: nothing is written. The
+       rows the statement updated or inserted pass Q3's checks first; the rows it left
+       are written as they were. ``rowcount`` is the number of rows inserted,
        updated or deleted.
   MG2. A MERGE with a WHEN MATCHED clause in which one target row matches several
        source rows is refused before anything is changed: ProgrammingError "one target
