@@ -280,6 +280,11 @@ def _merge_sql(data: Any) -> tuple[str, list[Any], bool]:
             source = "(VALUES " + ", ".join(f"({i}, {'NULL' if a is None else a}, 'v{i}')" for i, a in rows) + ")"
     clauses = []
     for _ in range(data.draw(st.integers(1, 3), label="clauses")):
+        if data.draw(st.integers(0, 5), label="by source") == 0:  # DuckDB's and SQL Server's extension
+            cond = data.draw(st.sampled_from(["", " AND t.a > 0", " AND t.b LIKE 'r%'"]), label="condition")
+            action = data.draw(st.sampled_from(["DELETE", "UPDATE SET a = 0"]), label="action")
+            clauses.append((False, f"WHEN NOT MATCHED BY SOURCE{cond} THEN {action}"))
+            continue
         matched = data.draw(st.booleans(), label="matched")
         cond = data.draw(st.sampled_from([None, *_CONDITIONS]), label="condition")
         if not matched and cond is not None and cond.startswith("t."):
