@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +22,7 @@ from hypothesis import strategies as st
 from pyiceberg.utils.datetime import datetime_to_micros
 
 import trinitylake_dbapi
+from tests.deadlines import HANG_S
 
 PARTITIONING = "day(ts), bucket(4, id), truncate(3, name), region"
 COLUMNS = "(ts timestamp, id bigint, name string, region string, amount decimal(10, 2))"
@@ -207,3 +212,50 @@ def test_written_partitions_match_pyiceberg_transforms(tmp_path_factory: Any, da
         insert_values(conn, "ns.t", data)
         check_files(conn, "ns.t")
         assert rows(conn, "ns.t") == sorted(data, key=lambda r: r[1])
+
+
+REPO = Path(__file__).resolve().parents[2]
+OVERLAY = Path(os.environ.get("TL_DUCKDB_ICEBERG", REPO / ".venv-duckdb-iceberg"))
+#: DuckDB 1.5.5 with its iceberg extension, offline (NOTES "DuckDB offline"), in a child
+#: process: argv[1] = overlay, argv[2] = metadata location; prints the rows as JSON.
+DUCK = r"""
+import glob, json, os, sys, tempfile
+import duckdb
+overlay, metadata = sys.argv[1:3]
+con = duckdb.connect(config={"autoinstall_known_extensions": "false", "autoload_known_extensions": "false",
+                             "extension_directory": tempfile.mkdtemp()})
+for name in ("avro", "iceberg"):
+    path = glob.glob(os.path.join(overlay, f"duckdb_extension_{name}", "extensions", "*", f"{name}.duckdb_extension"))[0]
+    con.execute(f"INSTALL '{path}'")
+    con.execute(f"LOAD {name}")
+rows = con.execute(f"SELECT ts, id, name, region, CAST(amount AS VARCHAR) FROM iceberg_scan('{metadata}') ORDER BY id").fetchall()
+print(json.dumps([list(r) for r in rows], default=str))
+"""
+
+
+@pytest.mark.slow
+def test_our_select_pyiceberg_and_duckdb_read_identical_rows(conn: Any) -> None:
+    """Acceptance 2: after INSERT, UPDATE, DELETE and partition evolution, three readers agree."""
+    if not (OVERLAY / "duckdb").is_dir():
+        pytest.skip(f"DuckDB 1.5.5 with the iceberg extension is not installed in {OVERLAY} (scripts/test installs it)")
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE ns.t {COLUMNS} PARTITIONED BY ({PARTITIONING})")
+    insert_values(conn, "ns.t", ROWS)
+    cur.execute("UPDATE ns.t SET region = 'ap' WHERE id % 5 = 0")
+    cur.execute("ALTER TABLE ns.t DROP PARTITION FIELD day(ts)")
+    cur.execute("ALTER TABLE ns.t ADD PARTITION FIELD month(ts)")
+    cur.execute("DELETE FROM ns.t WHERE id % 7 = 0")
+    insert_values(conn, "ns.t", [(ts(9), 99, "late", "eu", decimal.Decimal("9.99"))])
+    ours = rows(conn, "ns.t")
+    table = conn.iceberg_catalog().load_table("ns.t")
+    theirs = sorted(
+        [tuple(r[c] for c in ("ts", "id", "name", "region", "amount")) for r in table.scan().to_arrow().to_pylist()],
+        key=lambda r: r[1],
+    )
+    assert ours == theirs and len(ours) == 30 - 5 + 1
+    done = subprocess.run([sys.executable, "-c", DUCK, str(OVERLAY), table.metadata_location],
+                          env=dict(os.environ, PYTHONPATH=str(OVERLAY)), capture_output=True, text=True,
+                          timeout=HANG_S)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    duck = json.loads(done.stdout.strip().splitlines()[-1])
+    assert duck == [[str(r[0]), r[1], r[2], r[3], None if r[4] is None else str(r[4])] for r in ours]

@@ -15,7 +15,9 @@ Rules:
   PT2 Bad input is refused before anything is written, naming the field as written:
       an unknown column (ObjectNotFoundError), an unknown transform, a transform that
       cannot take the column's type (``day`` of a string), a bucket count or a truncate
-      width below 1, a field given twice or a name taken (ProgrammingError).
+      width below 1, a field given twice, two time transforms (year, month, day, hour)
+      of one column in one spec (Iceberg's redundant partitions), or a name taken
+      (ProgrammingError).
   PT3 CREATE TABLE's spec is spec 0 with field ids from 1000 (Iceberg's start), as an
       Iceberg engine creates it. Evolution (ADD / DROP PARTITION FIELD) is PyIceberg's
       ``UpdateSpec`` (field ids reused for a field seen in an earlier spec, a compatible
@@ -137,17 +139,32 @@ def create_spec(schema: Schema, requests: Sequence[FieldRequest], table: str) ->
     fields: list[PartitionField] = []
     seen: dict[tuple[int, str], str] = {}
     names: set[str] = set()
+    times: dict[int, str] = {}
     for request in requests:
         source, transform = _checked(schema, request, table)
         key = (source.field_id, str(transform))
         if key in seen:
             raise ProgrammingError(f"partition field {request.text()}: the table is already partitioned by {seen[key]}")
         seen[key] = request.text()
+        if isinstance(transform, _TIME):
+            if source.field_id in times:
+                raise _redundant(request, times[source.field_id])
+            times[source.field_id] = request.text()
         name = request.name or _field_name(schema, source, transform)
         _check_name(schema, name, source.field_id, transform, names, request)
         names.add(name)
         fields.append(PartitionField(source.field_id, PARTITION_FIELD_ID_START + len(fields), transform, name))
     return PartitionSpec(*fields, spec_id=0)
+
+
+_TIME = (YearTransform, MonthTransform, DayTransform, HourTransform)
+
+
+def _redundant(request: FieldRequest, other: str) -> ProgrammingError:
+    return ProgrammingError(
+        f"partition field {request.text()}: redundant with {other} (Iceberg allows one time transform of a "
+        "column per spec; drop the other first)"
+    )
 
 
 def _check_name(schema: Schema, name: str, source_id: int, transform: Any, names: set[str], request: FieldRequest) -> None:
@@ -178,11 +195,16 @@ def evolve_spec(
     try:
         for request in drop:
             update.remove_field(_drop_name(schema, current, request, table))
+        dropped = {_drop_name(schema, current, request, table) for request in drop}
         for request in add:
             source, transform = _checked(schema, request, table)
             for field in current.fields:
-                if field.source_id == source.field_id and field.transform == transform and request not in drop:
+                if field.source_id != source.field_id or field.name in dropped:
+                    continue
+                if field.transform == transform:
                     raise ProgrammingError(f"partition field {request.text()}: the table is already partitioned by it")
+                if isinstance(transform, _TIME) and isinstance(field.transform, _TIME):
+                    raise _redundant(request, field_sql(schema, field))
             update.add_field(source.name, transform, request.name)
         update.commit()
     except ValueError as e:

@@ -43,6 +43,14 @@ Rules:
   PC6 A writer that replaces data files it read (SQL's UPDATE and DELETE) looks their
       DataFile objects up through the same cached files (:func:`snapshot_data_files`),
       decoding whole only the manifests that list one of them.
+  PC7 (issue 36) A data file of a partitioned spec is also skipped when its partition
+      value proves that no row meets the conditions: each condition on a source column
+      of a partition field is projected through the field's transform (Iceberg's
+      inclusive projection, PyIceberg's ``inclusive_projection``: ``ts >= x`` becomes
+      ``day(ts) >= day(x)``, ``id = 5`` becomes ``bucket(id) = bucket(5)``), per spec
+      the file was written with, and evaluated on the file's partition record. Dates
+      and timestamps (without time zone) are conditions too (as days and microseconds,
+      Iceberg's representation), for PC4's bounds as well.
   PC5 Position delete files are matched to data files by PyIceberg's DeleteFileIndex
       (sequence numbers, partition, referenced file), as its scans do. A snapshot with
       live equality delete files is NotSupportedError naming one.
@@ -169,8 +177,23 @@ def _int(raw: bytes) -> int:
     return int.from_bytes(raw, "little", signed=True)
 
 
+def _iceberg_value(value: Any) -> Any:
+    """A condition value as Iceberg represents it (PC7): a timestamp as microseconds
+    since the epoch, a date as days; others as they are."""
+    import datetime as dt
+
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            return None
+        return (value - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
+    if isinstance(value, dt.date):
+        return (value - dt.date(1970, 1, 1)).days
+    return value
+
+
 def _as_bytes(value: Any) -> bytes | int | None:
     """A condition value in the order Iceberg compares bounds (PC4), None if unknown."""
+    value = _iceberg_value(value)
     if isinstance(value, bool):
         return bytes([1 if value else 0])
     if isinstance(value, int):
@@ -326,17 +349,70 @@ def _select(resolved: _Resolved, conditions: list[tuple[int, str, Any]]) -> list
     return [f for f in candidates if _might_match(f, rest)]
 
 
+def _partition_pruned(files: list[_File], conditions: Sequence[Condition], schema: Any, specs: dict[int, Any]) -> list[_File]:
+    """PC7: ``files`` without those whose partition value rules out every row."""
+    from pyiceberg.expressions import (
+        And,
+        EqualTo,
+        GreaterThan,
+        GreaterThanOrEqual,
+        In,
+        LessThan,
+        LessThanOrEqual,
+    )
+    from pyiceberg.expressions.visitors import expression_evaluator, inclusive_projection
+    from pyiceberg.schema import Schema
+
+    builders = {"=": EqualTo, ">": GreaterThan, ">=": GreaterThanOrEqual, "<": LessThan, "<=": LessThanOrEqual}
+    sources = {f.source_id for spec in specs.values() for f in spec.fields}
+    terms = []
+    for field_id, op, value in conditions:
+        name = schema.find_column_name(field_id) if field_id in sources else None
+        if name is None or op == "<>":
+            continue
+        if op == "in":
+            values = [_iceberg_value(v) for v in value]
+            if values and None not in values:
+                terms.append(In(name, values))
+        elif (converted := _iceberg_value(value)) is not None:
+            terms.append(builders[op](name, converted))
+    if not terms:
+        return files
+    row_filter = terms[0] if len(terms) == 1 else And(*terms)
+    evaluators: dict[int, Any] = {}
+
+    def keeps(f: _File) -> bool:
+        spec = specs.get(f.spec_id)
+        if spec is None or spec.is_unpartitioned():
+            return True
+        evaluator = evaluators.get(f.spec_id)
+        if evaluator is None:
+            try:
+                projected = inclusive_projection(schema, spec)(row_filter)
+                partition_schema = Schema(*spec.partition_type(schema).fields)
+                evaluator = expression_evaluator(partition_schema, projected, case_sensitive=True)
+            except Exception:  # a value the transform cannot project: keep the spec's files
+                evaluator = bool
+            evaluators[f.spec_id] = evaluator
+        return evaluator is bool or bool(evaluator(f.partition))
+
+    return [f for f in files if keeps(f)]
+
+
 def plan_snapshot(
     table: str,
     snapshot: Any,
     io: FileIO,
     confinement: Confinement | None,
     conditions: Sequence[Condition] = (),
+    *,
+    partitioning: tuple[Any, dict[int, Any]] | None = None,
 ) -> tuple[list[str], list[str]]:
     """The (data files, position delete files) of ``snapshot`` (of ``table``, named in
-    errors) that may hold rows meeting ``conditions`` (PC4), in manifest order, from
-    decoded manifests (PC1); CorruptFileError for a file outside a managed table's
-    location or reached through a link (PC3)."""
+    errors) that may hold rows meeting ``conditions`` (PC4; PC7 by partition values
+    when ``partitioning``, the table's (schema, specs by id), is given), in manifest
+    order, from decoded manifests (PC1); CorruptFileError for a file outside a managed
+    table's location or reached through a link (PC3)."""
     listing = _manifest_list(io, snapshot, confinement)
     where = None if confinement is None else (confinement.table_location, confinement.root_uri)
     if where is not None and where not in listing.confined:
@@ -351,6 +427,8 @@ def plan_snapshot(
         resolved = _resolve(table, io, listing, confinement, where)
         _CACHE.put(key, resolved)
     selected = _select(resolved, _comparable(conditions))
+    if conditions and partitioning is not None:
+        selected = _partition_pruned(selected, conditions, *partitioning)
     deletes: set[str] = set()
     if resolved.delete_index is not None and not resolved.delete_index.is_empty():
         for f in selected:

@@ -4,11 +4,12 @@ Rules:
 
   Q7. Files are pruned only by what cannot change a result: the conditions AND-ed at
       the top of the WHERE of the SELECT a table is a FROM item of, comparing one of
-      its columns with an integer, string or boolean literal of the column's own kind
-      (``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``, ``IN``). Each rejects NULL, so a row
+      its columns with an integer, string or boolean literal of the column's own kind,
+      or a ``DATE '...'`` / ``TIMESTAMP '...'`` literal (ISO text, no time zone) with a
+      date / timestamp column (``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``, ``IN``). Each rejects NULL, so a row
       it rules out could not reach the result under inner or outer joins; planning
       (iceberg.planning PC4, from manifests decoded once per process, PC1) drops a
-      file only when its column bounds rule out every row; bound parameters are
+      file only when its column bounds, or its partition value (PC7), rule out every row; bound parameters are
       literals by then (sql.binding), so they prune alike; DuckDB still
       applies the whole WHERE. Other conditions (expressions, OR, casts, IS NULL, the
       ON of a join) prune nothing.
@@ -16,12 +17,14 @@ Rules:
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import Any, Sequence
 
 from sqlglot import exp
 
 from trinitylake_dbapi.format.types import ColumnSpec
+from trinitylake_dbapi.sql.compat import DType
 from trinitylake_dbapi.sql.session import where_conjuncts
 
 
@@ -33,11 +36,26 @@ _OPERATORS = {exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.GTE: ">=", exp.LT: "<
 _MIRRORED = {"=": "=", "<>": "<>", ">": "<", ">=": "<=", "<": ">", "<=": ">="}
 #: Python value type -> the column kinds it is compared with exactly (no rounding, no
 #: parsing that could differ from DuckDB's): only these conditions prune files.
-_LITERAL_KINDS = {int: {"int2", "int4", "int8"}, str: {"char", "varchar"}, bool: {"boolean"}}
+_LITERAL_KINDS = {
+    int: {"int2", "int4", "int8"}, str: {"char", "varchar"}, bool: {"boolean"},
+    dt.date: {"date"}, dt.datetime: {"timestamp"},
+}  # fmt: skip
+_DATETIME_CASTS = {DType.DATE: dt.date, DType.TIMESTAMP: dt.datetime}
 
 
 def _literal(node: exp.Expr) -> Any:
-    """The value of an integer, string or boolean literal; None for anything else."""
+    """The value of an integer, string or boolean literal, or of a date or timestamp
+    (without time zone) literal written in ISO form (a bound date or datetime is one,
+    sql.binding); None for anything else."""
+    if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and node.this.is_string:
+        kind = _DATETIME_CASTS.get(node.to.this)
+        if kind is None or not re.fullmatch(r"\d{4}-\d\d-\d\d([ T]\d\d:\d\d(:\d\d(\.\d{1,6})?)?)?", node.this.this):
+            return None
+        try:
+            value = kind.fromisoformat(node.this.this)
+        except ValueError:
+            return None
+        return value if kind is dt.datetime or type(value) is dt.date else None
     if isinstance(node, exp.Boolean):
         return bool(node.this)
     negative = isinstance(node, exp.Neg)

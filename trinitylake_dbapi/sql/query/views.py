@@ -108,6 +108,7 @@ def _plan(
             data, deletes = plan_snapshot(
                 f"{namespace}.{name}", snapshot, states.reader_io(catalog), states.confinement(info, metadata),
                 [(ids[column], op, value) for column, op, value in conditions],
+                partitioning=(metadata.schema(), metadata.specs()),  # PC7
             )  # fmt: skip
         except Error:
             raise
