@@ -105,3 +105,37 @@ def test_existing_keys_finds_the_keys_a_table_holds(catalog: TrinityLakeCatalog,
     assert sorted(found.column("id").to_pylist()) == [2, 20]
     many = pa.table({"id": pa.array(range(-500, 500), pa.int64())})  # past the IN list: ranges
     assert sorted(existing_keys("ns.t", keyed.metadata, keyed.io, many).column("id").to_pylist()) == [1, 2, 3, 10, 20]
+
+
+def test_verify_reports_duplicate_keys_written_by_another_engine(tmp_path: Any) -> None:
+    """PK6: a keyed table whose rows another engine wrote directly to Iceberg (here
+    PyIceberg's own SqlCatalog, which does not enforce identifier fields), registered in
+    the lakehouse: ``verify --data`` names the table, the key and a duplicate value;
+    a table written through the project (keys enforced) verifies clean."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from trinitylake_dbapi.verify import verify
+
+    other = SqlCatalog("other", uri=f"sqlite:///{tmp_path}/other.db", warehouse=f"file://{tmp_path}/warehouse")
+    other.create_namespace("ns")
+    schema = Schema(NestedField(1, "id", LongType(), required=True), NestedField(2, "name", StringType()),
+                    identifier_field_ids=[1])  # fmt: skip
+    foreign = other.create_table("ns.t", schema)
+    foreign.append(data(1, 2, 3))
+    foreign.append(data(2, 4))  # 2 twice: nothing stops it there
+    location = str(tmp_path / "lake")
+    catalog = load_catalog("lake", **{"py-catalog-impl": IMPL, "uri": location, "create": "true"})
+    catalog.create_namespace("ns")
+    catalog.register_table("ns.t", foreign.metadata_location)
+    conn = trinitylake_dbapi.connect(location, autocommit=True)
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE default.clean (id BIGINT PRIMARY KEY, name STRING)")
+    cur.execute("INSERT INTO default.clean VALUES (1, 'a'), (2, 'b')")
+    assert verify(location).ok  # without --data the rows are not read
+    report = verify(location, data=True)
+    found = [p for p in report.problems if p.rule == "primary key"]
+    assert len(found) == 1 and not report.ok, report.problems
+    assert "ns.t" in found[0].message and "(id) = (2)" in found[0].message and "2 live rows" in found[0].message
+    with pytest.raises(IntegrityError, match=r"\(4\)"):  # the project still refuses what it can see
+        cur.execute("INSERT INTO ns.t VALUES (4, 'x')")
+    cur.execute("INSERT INTO ns.t VALUES (5, 'x')")  # a new key: the old duplicate is verify's

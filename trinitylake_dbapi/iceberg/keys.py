@@ -30,6 +30,10 @@ Rules:
       :func:`~.planning.plan_snapshot`: ``in`` the new keys when they are few, else
       their range), and of those only the row groups that might (the same filter,
       pushed down). The comparison runs in DuckDB.
+  PK6 ``verify`` with ``--data`` reads every live row's key of each keyed table at the
+      versions it checks and reports a key held twice or a NULL key (an error naming the
+      table, the key and a value): rows written by other engines directly to Iceberg
+      were never checked by PK2.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from .manifests import manifest_entries, snapshot_manifests
 from .planning import plan_snapshot, snapshot_data_files
 from .tables import Confinement
 
-__all__ = ["IN_LIST_LIMIT", "check_commit", "existing_keys", "key_columns"]
+__all__ = ["IN_LIST_LIMIT", "check_commit", "duplicate_key", "existing_keys", "key_columns"]
 
 #: PK5: up to this many distinct new keys, planning prunes by ``in`` them; more, by their range.
 IN_LIST_LIMIT = 64
@@ -344,3 +348,53 @@ def check_commit(
             f"PRIMARY KEY constraint failed: table {table} already holds key ({names}) = "
             f"({_show(found.slice(0, 1).to_pylist()[0].values())}); nothing was written"
         )
+
+
+def duplicate_key(
+    table: str, metadata: TableMetadata, io: FileIO, *, key_ids: Sequence[int] = (),
+    confinement: Confinement | None = None,
+) -> str | None:
+    """PK6 (verify ``--data``): what breaks the key of ``metadata``'s current snapshot
+    (a key two live rows hold, or a NULL in a key column), said in a sentence naming the
+    table, the key and the value; None when nothing does or the table has no key.
+    ``key_ids``: the field ids of the definition's primary key (PK1), else the schema's
+    identifier fields. Reads every live data file's key columns (deletes applied):
+    tables written by other engines, directly to Iceberg, were never checked (PK2)."""
+    from pyiceberg.expressions import AlwaysTrue
+    from pyiceberg.table import FileScanTask
+
+    schema = metadata.schema()
+    fields = [schema.find_field(i) for i in key_ids] if key_ids else key_columns(metadata)
+    snapshot = metadata.current_snapshot()
+    if not fields or snapshot is None:
+        return None
+    data_paths, delete_paths = plan_snapshot(table, snapshot, io, confinement)
+    chosen = set(data_paths)
+    data_files = snapshot_data_files(snapshot, io, confinement, lambda p: p in chosen)
+    deletes = _delete_files(io, snapshot, set(delete_paths))
+    rows = _read_keys(metadata, io, fields, [FileScanTask(f, delete_files=set(deletes)) for f in data_files],
+                      AlwaysTrue())  # fmt: skip
+    names = ", ".join(f.name for f in fields)
+    for i, f in enumerate(fields):
+        nulls = rows.column(f"k{i}").null_count
+        if nulls:
+            return f"table {table}: key column {f.name!r} of key ({names}) holds NULL in {nulls} live row(s)"
+    con = _duck()
+    columns = ", ".join(f"k{i}" for i in range(len(fields)))
+    con.register("__pk_all", rows)
+    try:
+        twice = con.execute(
+            f"SELECT {columns}, count(*) FROM __pk_all GROUP BY ALL HAVING count(*) > 1 ORDER BY ALL LIMIT 1"
+        ).fetchall()
+        count = con.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM __pk_all GROUP BY {columns} HAVING count(*) > 1)"
+        ).fetchall()[0][0] if twice else 0
+    finally:
+        con.unregister("__pk_all")
+    if not twice:
+        return None
+    return (
+        f"table {table}: {twice[0][-1]} live rows hold key ({names}) = ({_show(twice[0][:-1])})"
+        f"{f', and {count - 1} other key(s) are held more than once' if count > 1 else ''}; the key is "
+        "enforced on writes through this project only (written by another engine directly to Iceberg?)"
+    )

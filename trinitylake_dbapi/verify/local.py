@@ -44,6 +44,7 @@ from .report import (
     R_ICEBERG,
     R_LAYOUT,
     R_MISSING,
+    R_PRIMARY_KEY,
     WARNING,
     Problem,
     VerifyReport,
@@ -492,7 +493,8 @@ class LocalVerifier:
                 continue
             self._tables_checked.add(path)
             try:
-                if codec.decode(key).kind != "table":
+                decoded = codec.decode(key)
+                if decoded.kind != "table":
                     continue
                 definition = decode_table_def(self._read_definition(path), path)
                 columns = from_proto_columns(definition.schema.columns)
@@ -501,6 +503,8 @@ class LocalVerifier:
             location = definition.format_properties.get(paths.METADATA_LOCATION)
             if location:
                 self._check_table(path, location, columns, managed=definition.table_type != "EXTERNAL")
+                self._check_keys(path, f"{decoded.namespace}.{decoded.table}", location,
+                                 list(definition.primary_key))
 
     def _check_table(self, path: str, location: str, columns: list, *, managed: bool = False) -> None:
         from ..iceberg.reach import IcebergReach
@@ -553,6 +557,25 @@ class LocalVerifier:
                 self.problem(path, R_MISSING, f"{file}, which its Iceberg metadata {location} reaches, does not exist")
             elif problem is not None:
                 self.problem(path, R_ICEBERG, f"{file}, which its Iceberg metadata {location} reaches, is damaged: {problem}")
+
+    def _check_keys(self, path: str, table: str, location: str, key_ids: list[int]) -> None:
+        """iceberg.keys PK6: no key two live rows of the table hold, no NULL key."""
+        from ..iceberg.io import DurableFileIO, file_io_properties
+        from ..iceberg.keys import duplicate_key
+
+        if self._iceberg is None:
+            return
+        try:
+            metadata = self._iceberg.metadata(location)
+            schema = metadata.schema()
+            if not key_ids and not schema.identifier_field_ids:
+                return
+            io = DurableFileIO(file_io_properties(self.storage_options))
+            found = duplicate_key(table, metadata, io, key_ids=key_ids)
+        except Exception as e:  # noqa: BLE001 - a file that cannot be read was reported by _check_table
+            found = None if isinstance(e, (Error, OSError, ValueError)) else f"its key could not be checked: {e}"
+        if found is not None:
+            self.problem(path, R_PRIMARY_KEY, found)
 
     # -- orphans ---------------------------------------------------------------------------------
 

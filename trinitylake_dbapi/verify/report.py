@@ -24,10 +24,12 @@ R_CATALOG = "K3"
 R_ICEBERG = "SPEC 8"
 R_MISSING = "missing"
 R_ORPHAN = "orphan"
+#: iceberg.keys PK6: two live rows of a keyed table hold one key (or a key is NULL).
+R_PRIMARY_KEY = "primary key"
 #: Every rule a problem can name.
 RULES = (
     R_NAMES, R_KEYS, R_LAYOUT, R_DEFINITION, R_MAJOR, R_HISTORY, R_CATALOG, R_MISSING,
-    R_ORPHAN, "T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8",
+    R_ORPHAN, R_PRIMARY_KEY, "T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8",
 )
 
 #: Problems reported per (file, rule) before the rest are summarised in one line.
