@@ -310,7 +310,7 @@ def _add_position_deletes(catalog: Any, identifier: str, data_path: str, positio
     from pyiceberg.table.update import AddSnapshotUpdate, AssertRefSnapshotId, SetSnapshotRefUpdate
     from pyiceberg.typedef import Record
 
-    from trinitylake_dbapi.iceberg.compaction import _DeleteManifestWriter
+    from trinitylake_dbapi.iceberg.compaction import DeleteManifestWriter
     from trinitylake_dbapi.iceberg.manifests import snapshot_manifests
 
     table = catalog.load_table(identifier)
@@ -329,7 +329,7 @@ def _add_position_deletes(catalog: Any, identifier: str, data_path: str, positio
     )  # fmt: skip
     snapshot_id = metadata.new_snapshot_id()
     manifest_path = f"{metadata.location}/metadata/{_uuid.uuid4()}-m0.avro"
-    writer = _DeleteManifestWriter(metadata.spec(), metadata.schema(), io.new_output(manifest_path), snapshot_id, "deflate")
+    writer = DeleteManifestWriter(metadata.spec(), metadata.schema(), io.new_output(manifest_path), snapshot_id, "deflate")
     with writer:
         writer.add(ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=snapshot_id, data_file=delete_file))
     manifest_list = f"{metadata.location}/metadata/snap-{snapshot_id}-0-{_uuid.uuid4()}.avro"

@@ -454,7 +454,10 @@ def test_memory_limit_applies_to_data_queries(memory_lake: Lake) -> None:
 
 
 def test_update_and_delete_rewrite_only_the_files_holding_matched_rows(auto: Any) -> None:
-    q(auto, "CREATE TABLE ns.f (id INT, v STRING)")
+    """Copy-on-write (the table's choice, iceberg.deletes RD1): the files holding
+    matched rows are rewritten, no other."""
+    q(auto, "CREATE TABLE ns.f (id INT, v STRING) "
+            "TBLPROPERTIES ('write.update.mode' = 'copy-on-write', 'write.delete.mode' = 'copy-on-write')")
     for batch in range(4):  # four appends: four data files of five rows
         auto.executemany("INSERT INTO ns.f VALUES (?, ?)", [(batch * 5 + i, "x") for i in range(5)])
     table = auto.connection.iceberg_catalog().load_table("ns.f")
@@ -554,7 +557,8 @@ def test_data_files_hold_row_groups_that_duckdb_scans_in_parallel(tmp_path: Any)
         q(cur, "CREATE TABLE ns.big AS SELECT range AS id FROM range(300000)")
         q(cur, "CREATE TABLE ns.own (id BIGINT) TBLPROPERTIES ('write.parquet.row-group-limit' = '50000')")
         q(cur, "INSERT INTO ns.own SELECT range FROM range(120000)")
-        q(cur, "UPDATE ns.big SET id = id + 1 WHERE id < 10")
+        q(cur, "ALTER TABLE ns.big SET TBLPROPERTIES ('write.update.mode' = 'copy-on-write')")
+        q(cur, "UPDATE ns.big SET id = id + 1 WHERE id < 10")  # copy-on-write: the file is rewritten
         assert q(cur, "SELECT count(*), sum(id) FROM ns.big") == [(300_000, sum(range(300_000)) + 10)]
         assert q(cur, "SELECT count(*), sum(id) FROM ns.own") == [(120_000, sum(range(120_000)))]
 

@@ -32,15 +32,29 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+#: The modes of UPDATE and DELETE (iceberg.deletes RD1): position delete files, or
+#: rewritten data files.
+MODES = ["merge-on-read", "copy-on-write"]
+
+
+def mode_properties(mode: str | None) -> str:
+    """The TBLPROPERTIES clause of a table whose UPDATEs and DELETEs use ``mode`` ("":
+    the default, merge-on-read)."""
+    if mode is None:
+        return ""
+    return f" TBLPROPERTIES ('write.delete.mode' = '{mode}', 'write.update.mode' = '{mode}')"
+
+
 class Twins:
     """One table in a lakehouse and the same table in a plain DuckDB database: each
-    statement runs on both and must give the same rowcount and the same rows."""
+    statement runs on both and must give the same rowcount and the same rows. ``mode``:
+    the table's UPDATE and DELETE mode (None: the default)."""
 
-    def __init__(self, conn: tl.Connection, columns: str) -> None:
+    def __init__(self, conn: tl.Connection, columns: str, mode: str | None = None) -> None:
         self.cur = conn.cursor()
         self.conn = conn
         self.duck = duckdb.connect()
-        self.cur.execute(f"CREATE TABLE default.f ({columns})")
+        self.cur.execute(f"CREATE TABLE default.f ({columns}){mode_properties(mode)}")
         self.duck.execute(f"CREATE TABLE f ({columns.replace('STRING', 'VARCHAR')})")
 
     def run(self, sql: str, params: Any = None) -> int:
@@ -117,7 +131,8 @@ def _statements(name: str, files: list[str]) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", HOSTILE)
 def test_a_column_named_like_an_internal_name_agrees_with_duckdb(lakehouse: tl.Connection, name: str) -> None:
-    twins = Twins(lakehouse, f"id BIGINT, {_quote(name)} STRING, v BIGINT")
+    mode = MODES[HOSTILE.index(name) % 2]  # each mode for half of the names
+    twins = Twins(lakehouse, f"id BIGINT, {_quote(name)} STRING, v BIGINT", mode)
     for batch in range(3):  # three data files
         rows = ", ".join(f"({batch * 4 + i}, '{'ab'[i % 2]}{batch}', {batch * 10 + i})" for i in range(4))
         twins.run(f"INSERT INTO f VALUES {rows}")
@@ -128,10 +143,11 @@ def test_a_column_named_like_an_internal_name_agrees_with_duckdb(lakehouse: tl.C
 
 
 @pytest.mark.slow
-def test_every_internal_name_as_a_column_of_one_table(lakehouse: tl.Connection) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_every_internal_name_as_a_column_of_one_table(lakehouse: tl.Connection, mode: str) -> None:
     """All at once, each one read and written (files named in their values)."""
     columns = ", ".join(f"{_quote(n)} STRING" for n in HOSTILE)
-    twins = Twins(lakehouse, f"id BIGINT, v BIGINT, {columns}")
+    twins = Twins(lakehouse, f"id BIGINT, v BIGINT, {columns}", mode)
     for batch in range(2):
         values = ", ".join(f"'{n}{batch}'" for n in HOSTILE)
         twins.run(f"INSERT INTO f VALUES ({batch}, {batch}, {values}), ({batch + 10}, 5, {values})")
@@ -159,7 +175,8 @@ def test_hostile_names_and_aliases_agree_with_duckdb(lakehouse: tl.Connection, n
     table = f"g{next(_TABLES)}"
     columns = ", ".join(f"{_quote(n)} STRING" for n in names)
     cur = lakehouse.cursor()
-    cur.execute(f"CREATE TABLE default.{table} (id BIGINT, v BIGINT, {columns})")
+    mode = data.draw(st.sampled_from(MODES), label="mode")
+    cur.execute(f"CREATE TABLE default.{table} (id BIGINT, v BIGINT, {columns}){mode_properties(mode)}")
     duck = duckdb.connect()
     duck.execute(f"CREATE TABLE {table} (id BIGINT, v BIGINT, {columns.replace('STRING', 'VARCHAR')})")
     for batch in range(data.draw(st.integers(1, 3), label="files")):
@@ -192,9 +209,9 @@ def test_hostile_names_and_aliases_agree_with_duckdb(lakehouse: tl.Connection, n
 # ---------------------------------------------------------------------------
 
 
-def _table(conn: tl.Connection, name: str, files: int, extra: str = "") -> Any:
+def _table(conn: tl.Connection, name: str, files: int, extra: str = "", mode: str | None = None) -> Any:
     cur = conn.cursor()
-    cur.execute(f"CREATE TABLE default.{name} (id BIGINT, v BIGINT, touched BIGINT{extra})")
+    cur.execute(f"CREATE TABLE default.{name} (id BIGINT, v BIGINT, touched BIGINT{extra}){mode_properties(mode)}")
     per_file = 60 // files
     for f in range(files):
         width = 3 + (1 if extra else 0)
@@ -221,14 +238,15 @@ VOLATILE_WHERES = [
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("files", [1, 4])
 @pytest.mark.parametrize("extra", ["", ", file_index STRING"], ids=["hidden-key", "lateral"])
-def test_a_volatile_where_counts_the_rows_it_changes(lakehouse: tl.Connection, files: int, extra: str) -> None:
+def test_a_volatile_where_counts_the_rows_it_changes(lakehouse: tl.Connection, files: int, extra: str, mode: str) -> None:
     """Each UPDATE marks the rows it changes (touched + 1), each DELETE removes rows:
     rowcount equals the rows that changed, statement after statement. ``file_index``
     as a column makes the rewrite take its other way (the LATERAL one, Q4b)."""
     name = f"vol{files}{'l' if extra else 'h'}"
-    cur = _table(lakehouse, name, files, extra)
+    cur = _table(lakehouse, name, files, extra, mode)
     for round_, where in itertools.product(range(3), VOLATILE_WHERES):
         where = where.format(t=name)
         before = _contents(cur, name)
@@ -328,12 +346,13 @@ def _delete_positions(table: Any, positions: dict[str, list[int]]) -> None:
             append._process_manifests = with_deletes
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("names", [["w"], ["filename", "file_row_number", "pos", "file_key", "d", "x", "file_path"]])
-def test_tables_with_position_deletes_agree_with_duckdb(lakehouse: tl.Connection, names: list[str]) -> None:
+def test_tables_with_position_deletes_agree_with_duckdb(lakehouse: tl.Connection, names: list[str], mode: str) -> None:
     """Reads skip deleted rows whatever the columns are named; UPDATE and DELETE count
     and change only live rows, a volatile WHERE included."""
     columns = ", ".join(f"{_quote(n)} STRING" for n in names)
-    twins = Twins(lakehouse, f"id BIGINT, v BIGINT, {columns}")
+    twins = Twins(lakehouse, f"id BIGINT, v BIGINT, {columns}", mode)
     for batch in range(3):
         rows = ", ".join(f"({batch * 10 + i}, {i}, " + ", ".join(f"'{n}{i % 3}'" for n in names) + ")" for i in range(10))
         twins.run(f"INSERT INTO f VALUES {rows}")
@@ -375,12 +394,15 @@ def test_a_cte_named_like_an_internal_name_shadows_no_table(lakehouse: tl.Connec
         twins.cur.execute("DELETE FROM default.f WHERE id IN (WITH __tl_1 AS (SELECT 1 AS id) SELECT id FROM __tl_1)")
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("old", ["file_index", "file_row_number", "filename"])
-def test_files_holding_a_column_under_an_internal_name_it_no_longer_has(lakehouse: tl.Connection, old: str) -> None:
+def test_files_holding_a_column_under_an_internal_name_it_no_longer_has(
+    lakehouse: tl.Connection, old: str, mode: str
+) -> None:
     """Data files keep a renamed column's old name: a file whose column is physically
     ``file_row_number`` (say) still reads, updates and deletes like any other, with
     position delete files too (DuckDB 1.5 refused its file_row_number option there)."""
-    twins = Twins(lakehouse, f"id BIGINT, v BIGINT, {old} STRING")
+    twins = Twins(lakehouse, f"id BIGINT, v BIGINT, {old} STRING", mode)
     twins.run("INSERT INTO f VALUES " + ", ".join(f"({i}, {i % 4}, 's{i}')" for i in range(12)))
     twins.cur.execute(f"ALTER TABLE default.f RENAME COLUMN {old} TO w")
     twins.duck.execute(f"ALTER TABLE f RENAME COLUMN {old} TO w")
@@ -391,18 +413,39 @@ def test_files_holding_a_column_under_an_internal_name_it_no_longer_has(lakehous
     assert deleted == before - len(twins.rows())
     twins.duck.execute("DELETE FROM f")
     twins.duck.executemany("INSERT INTO f VALUES (?, ?, ?)", twins.rows())
-    # The rewrite kept the rows' order: row 0 of the one data file is the lowest id.
-    _delete_positions(lakehouse.iceberg_catalog().load_table("default.f"), {twins.data_files()[0]: [0]})
+    # The row of the lowest id, found in the files (row 0 of the one data file under
+    # copy-on-write, which keeps the rows' order; the first file under merge-on-read).
+    path, pos = _position_of_lowest_id(twins.data_files())
+    _delete_positions(lakehouse.iceberg_catalog().load_table("default.f"), {path: [pos]})
     twins.duck.execute("DELETE FROM f WHERE id = (SELECT min(id) FROM f)")
     twins.same_rows()
     twins.run("UPDATE f SET w = upper(w) WHERE v < 2")
     twins.run("DELETE FROM f WHERE v = 3")
 
 
+def _position_of_lowest_id(files: list[str]) -> tuple[str, int]:
+    """The data file (of ``files``) and row number holding the lowest ``id`` (field id
+    1) of all, deleted rows included."""
+    import pyarrow.parquet as pq
+    import fsspec
+
+    best: tuple[int, str, int] | None = None
+    for path in files:
+        fs, inner = fsspec.core.url_to_fs(path)
+        with fs.open(inner, "rb") as f:
+            ids = pq.read_table(f).column(0).to_pylist()
+        low = min(ids)
+        if best is None or low < best[0]:
+            best = (low, path, ids.index(low))
+    assert best is not None
+    return best[1], best[2]
+
+
 @pytest.mark.parametrize("extra", ["", ", file_index STRING"], ids=["hidden-key", "lateral"])
 def test_a_rewritten_file_keeps_its_rows_order(lakehouse: tl.Connection, extra: str) -> None:
+    """Copy-on-write rewrites keep each file's rows in order."""
     cur = lakehouse.cursor()
-    cur.execute(f"CREATE TABLE default.o (id BIGINT, v BIGINT{extra})")
+    cur.execute(f"CREATE TABLE default.o (id BIGINT, v BIGINT{extra}){mode_properties('copy-on-write')}")
     cur.execute(f"INSERT INTO default.o SELECT range, range % 5{', NULL' if extra else ''} FROM range(5000)")
     cur.execute("UPDATE default.o SET v = v + 10 WHERE random() < 0.3")
     cur.execute("DELETE FROM default.o WHERE random() < 0.3")

@@ -127,17 +127,25 @@ def test_ctas_update_and_delete_keep_files_partitioned(conn: Any) -> None:
     assert rows(conn, "ns.t") == sorted(expected.values(), key=lambda r: r[1])
 
 
-def test_update_rewrites_only_the_files_of_matched_rows(conn: Any) -> None:
+@pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
+def test_update_rewrites_only_the_files_of_matched_rows(conn: Any, mode: str) -> None:
+    """Copy-on-write rewrites the one partition's file; merge-on-read (iceberg.deletes)
+    adds one delete file in that partition and one data file, rewriting none."""
     cur = conn.cursor()
-    cur.execute(f"CREATE TABLE ns.t {COLUMNS} PARTITIONED BY (region)")
+    cur.execute(f"CREATE TABLE ns.t {COLUMNS} PARTITIONED BY (region) TBLPROPERTIES ('write.update.mode' = '{mode}')")
     insert_values(conn, "ns.t", ROWS)
     files_before = {f.file_path for f in check_files(conn, "ns.t")}
     assert len(files_before) == 3
     cur.execute("UPDATE ns.t SET amount = -1 WHERE region = 'eu'")
     summary = conn.iceberg_catalog().load_table("ns.t").current_snapshot().summary
-    assert summary["deleted-data-files"] == "1" and summary["added-data-files"] == "1"
     after = {f.file_path for f in check_files(conn, "ns.t")}
-    assert len(files_before & after) == 2
+    if mode == "copy-on-write":
+        assert summary["deleted-data-files"] == "1" and summary["added-data-files"] == "1"
+        assert len(files_before & after) == 2
+    else:
+        assert summary["added-delete-files"] == "1" and summary["added-data-files"] == "1"
+        assert summary.get("deleted-data-files") is None
+        assert files_before < after and len(after) == 4
 
 
 def test_writes_after_partition_evolution_use_the_new_spec(conn: Any) -> None:

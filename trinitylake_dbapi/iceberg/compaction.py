@@ -41,7 +41,7 @@ Rules:
       CommitFailedException naming the table, and under SQL the statement runs again
       on the latest version (connection CN6).
   CP6 Automatic compaction, by table property (off unless set): after SQL commits to a
-      table (INSERT; :func:`auto_compact` for any writer), the table is compacted when
+      table (INSERT, UPDATE, DELETE; :func:`auto_compact` for any writer), the table is compacted when
       its snapshot's summary counts at least ``AUTO_MIN_SMALL_FILES`` data files whose
       average size is under CP1's threshold, or at least ``AUTO_MIN_DELETE_FILES``
       delete files. The check reads only the summary (no manifest); the compaction is
@@ -89,7 +89,8 @@ from pyiceberg.table.update import (
 
 from .manifests import manifest_entries, snapshot_manifests
 
-__all__ = ["AUTO_MIN_DELETE_FILES", "AUTO_MIN_SMALL_FILES", "CompactionPlan", "CompactionResult", "auto_compact",
+__all__ = ["AUTO_MIN_DELETE_FILES", "AUTO_MIN_SMALL_FILES", "CompactionPlan", "CompactionResult", "DeleteManifestWriter",
+           "auto_compact",
            "auto_compaction_due", "commit_compaction", "plan_compaction", "rewrite_group", "MANIFEST_ENTRIES", "MIN_FILE_SIZE_RATIO", "compact", "is_replace", "rebased_replace"]
 
 #: CP1: a data file smaller than this share of the target size is a candidate.
@@ -354,8 +355,9 @@ def _removable_deletes(io: FileIO, chosen: list[Any], rewritten: set[str], tasks
     return removable
 
 
-class _DeleteManifestWriter(ManifestWriterV2):
-    """PyIceberg 0.12's v2 manifest writer for delete files (content ``deletes``)."""
+class DeleteManifestWriter(ManifestWriterV2):
+    """PyIceberg 0.12's v2 manifest writer for delete files (content ``deletes``): CP4's
+    rewritten delete manifests and merge-on-read's new ones (iceberg.deletes RD3)."""
 
     def content(self) -> ManifestContent:
         return ManifestContent.DELETES
@@ -414,7 +416,7 @@ def replace_updates(
             count += 1
             output = io.new_output(location)
             if content == ManifestContent.DELETES:
-                writer: Any = _DeleteManifestWriter(specs[spec_id], schema, output, snapshot_id, "deflate")
+                writer: Any = DeleteManifestWriter(specs[spec_id], schema, output, snapshot_id, "deflate")
             else:
                 writer = write_manifest(metadata.format_version, specs[spec_id], schema, output, snapshot_id, "deflate")
             with writer:

@@ -19,7 +19,7 @@ One module per concern, each stating the rules it enforces:
   reads      SELECT as a streaming result (Q5)
   writes     INSERT and CREATE TABLE AS SELECT: checks and appends (Q3, Q9)
   bulk       executemany templates and their parameter sets
-  rewrite    UPDATE and DELETE, copy-on-write (Q4, Q4b)
+  rewrite    UPDATE and DELETE, merge-on-read or copy-on-write (Q4, Q4b)
   merge      MERGE INTO and INSERT ... ON CONFLICT on a working copy (MG1-MG5)
 
 DuckDB is imported by the first data statement only: catalog statements never pay for

@@ -1,18 +1,26 @@
-"""UPDATE and DELETE: copy-on-write rewrites of the data files holding matched rows.
+"""UPDATE and DELETE: merge-on-read (position delete files) or copy-on-write rewrites
+of the data files holding matched rows.
 
 Rules:
 
-  Q4. INSERT appends one set of data files. UPDATE and DELETE are copy-on-write: when
-      at least one row matches, the data files holding matched rows are replaced by
-      files of their new rows in one overwrite snapshot, written by the table's
-      current partition spec (iceberg.writing W8; the whole table is rewritten when
-      it has delete files); when none matches, nothing is
-      written. ``rowcount`` is the number of rows inserted, updated or deleted. The
+  Q4. INSERT appends one set of data files. UPDATE and DELETE follow the table's mode
+      (iceberg.deletes RD1: ``write.update.mode`` / ``write.delete.mode``, merge-on-read
+      unless the table says otherwise). Merge-on-read: the matched rows' positions
+      (their data file and row number, as the WHERE found them among the live rows)
+      are deleted by position delete files, and an UPDATE's new rows (the matched rows
+      with their new values, checked as Q3 says) are appended, in one snapshot
+      (iceberg.deletes RD2-RD4); no data file is rewritten. Copy-on-write: the data
+      files holding matched rows are replaced by files of their new rows in one
+      overwrite snapshot (the whole table is rewritten when it has delete files).
+      Either way, when no row matches, nothing is written, and after the commit the
+      table is compacted when its properties ask (iceberg.compaction CP6).
+      ``rowcount`` is the number of rows inserted, updated or deleted. The
       WHERE of an UPDATE or DELETE is evaluated once per row: the rows it keeps are
-      stored by key, and the count, the files replaced and the rows written all come
-      from that one evaluation, so a WHERE with random() or uuid() counts exactly the
-      rows it changes. A SET value is evaluated once per matched row, and never for a
-      row that did not match. A rewritten file keeps its rows' order.
+      stored by key, and the count, the positions deleted, the files replaced and the
+      rows written all come from that one evaluation, so a WHERE with random() or
+      uuid() counts exactly the rows it changes. A SET value is evaluated once per
+      matched row, and never for a row that did not match. A rewritten file keeps its
+      rows' order.
   Q4b. No name of the table's can change what a statement does: the statement's own
       expressions (WHERE, SET values, their subqueries) are evaluated where the target
       (under its name or alias) holds exactly the table's columns, as in a SELECT, and
@@ -187,6 +195,29 @@ class _Rewrite:
             f"WHERE {self._live(key)} AND {key} NOT IN (SELECT {self.key} FROM {self.matched})"
         )
 
+    def positions(self) -> Any:
+        """The matched rows as an Arrow table of (``f``: the file's position in the
+        scan, ``pos``: the row's position in that file), sorted (a merge-on-read
+        statement's position deletes, iceberg.deletes RD2)."""
+        return self.statement.arrow(
+            f"SELECT CAST({self.key} // {_ROW_KEY_SHIFT} AS BIGINT) AS f, {self.key} % {_ROW_KEY_SHIFT} AS pos "
+            f"FROM {self.matched} ORDER BY 1, 2"
+        )
+
+    def changed(self, files: Sequence[int], values: Sequence[str]) -> str:
+        """SELECT ``values`` (as :meth:`updated`) for the matched rows of ``files`` only:
+        a merge-on-read UPDATE's new rows (whether a row matched is read from the stored
+        keys, never evaluated again)."""
+        if self.hidden:
+            read, key = self._read(files, named=True)
+            return (
+                f"SELECT {', '.join(values)} FROM {read} AS {self.alias} "
+                f"WHERE {key} IN (SELECT {self.key} FROM {self.matched})"
+            )
+        named = ", ".join(f"{v} AS {self.name('v')}" for v in values)
+        source = self._lateral(files, named, "true", flag=True)
+        return f"SELECT {self.row}.* FROM {source} WHERE {self.outer}.{self.flag}"
+
     def updated(self, files: Sequence[int], values: Sequence[str]) -> str:
         """SELECT the live rows of ``files`` in their files' order: for a matched row
         ``values`` (SQL in the statement's scope, one per column, evaluated for matched
@@ -247,7 +278,17 @@ def _rewrite(
         matched = rewrite.match(condition)
         if not matched:
             return Result(None, [], 0)
+        from trinitylake_dbapi.iceberg.deletes import MERGE_ON_READ, write_mode
+
         table = load_iceberg_table(session, namespace, name)
+        if write_mode(table.metadata, "update" if values else "delete", f"{namespace}.{name}") == MERGE_ON_READ:
+            files = rewrite.matched_files()
+            positions = rewrite.positions()
+            changed = rewrite.changed(files, values) if values else None
+            data = None if changed is None else checked_values(statement, changed, columns, f"{namespace}.{name}")
+            _delete_positions(table, scan, positions, None if data is None else as_iceberg(data, table))
+            _compact_if_due(table)
+            return Result(None, [], matched)
         level = _file_level(scan, table)
         files = rewrite.matched_files() if level else list(range(len(scan.data_files)))
         rows = rewrite.updated(files, values) if values else rewrite.kept(files)
@@ -257,7 +298,42 @@ def _rewrite(
         table.overwrite(arrow)
     else:
         _replace_files(table, {scan.data_files[i] for i in files}, arrow)
+    _compact_if_due(table)
     return Result(None, [], matched)
+
+
+def _delete_positions(table: Any, scan: TableScan, positions: Any, rows: Any) -> None:
+    """A merge-on-read UPDATE or DELETE (Q4): the rows at ``positions`` (file index in
+    ``scan``, row number) deleted by position delete files and ``rows`` (an UPDATE's
+    new rows, or None) added, in one snapshot (iceberg.deletes RD2-RD4)."""
+    import numpy as np
+
+    from trinitylake_dbapi.iceberg.deletes import delete_rows
+
+    indexes = positions.column("f").to_numpy()
+    starts = np.flatnonzero(np.r_[True, indexes[1:] != indexes[:-1]]) if len(indexes) else np.array([], np.int64)
+    wanted = {data_file_key(scan.data_files[int(indexes[s])]): int(s) for s in starts}
+    found = {data_file_key(f.file_path): f for f in table.data_files(lambda p: data_file_key(p) in wanted)}
+    if set(found) != set(wanted):  # iceberg.planning PC6
+        raise OperationalError(f"table {table.name()}: the files whose rows are deleted are not all in its snapshot")
+    ends = [*(int(s) for s in starts[1:]), len(indexes)]
+    pos = positions.column("pos")
+    deleted = [(found[key], pos.slice(start, end - start)) for (key, start), end in zip(wanted.items(), ends)]
+    delete_rows(table, deleted, rows)
+
+
+def _compact_if_due(table: Any) -> None:
+    """iceberg.compaction CP6 after an UPDATE or DELETE: compact the table if its
+    properties ask (a compaction that loses to another writer is skipped)."""
+    from trinitylake_dbapi.errors import SerializationError
+    from trinitylake_dbapi.iceberg.compaction import auto_compact, auto_compaction_due
+
+    if not auto_compaction_due(table.metadata):
+        return
+    try:
+        auto_compact(table)
+    except SerializationError:
+        pass
 
 
 def _file_level(scan: TableScan, table: Any) -> bool:
