@@ -173,6 +173,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sqlglotc-overlay", default=".bench-sqlglotc",
                         help="where the 'parsing' section installs sqlglotc (pip --target; built on first use, "
                              "not by --quick)")
+    parser.add_argument("--commits", type=int, default=None,
+                        help="'commits': the table of many one-row commits has this many (default 1,000; --full 10,000)")
+    parser.add_argument("--auto-compact", type=int, default=None,
+                        help="'commits': create its tables with compaction.auto.min-small-files = N")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = parser.parse_args(argv)
 
@@ -253,9 +257,12 @@ def main(argv: list[str] | None = None) -> int:
         if "commits" in sections and with_dbapi:
             from .commits import commits
 
-            c = config["commits"]
+            c = dict(config["commits"])
+            if args.commits:
+                c["counts"] = [c["counts"][0], args.commits]
             log(f"commits: {c}")
-            results["commits"] = commits(workdir, c["counts"], args.reps or c["reps"], c["lookups"], log)
+            results["commits"] = commits(workdir, c["counts"], args.reps or c["reps"], c["lookups"], log,
+                                         auto_compact=args.auto_compact)  # fmt: skip
         if "appends" in sections and with_dbapi:
             from .appends import appends
 

@@ -33,14 +33,15 @@ COUNT = "SELECT count(*), sum(amount) FROM ns.t"
 LOOKUP = "SELECT id, name FROM ns.t WHERE id = ?"
 
 
-def _build(location: str, commits: int, log: Callable[[str], None]) -> float:
+def _build(location: str, commits: int, log: Callable[[str], None], auto_compact: int | None = None) -> float:
     import trinitylake_dbapi
 
     started = time.perf_counter()
     conn = trinitylake_dbapi.connect(location, create=True, autocommit=True)
     cur = conn.cursor()
     cur.execute("CREATE NAMESPACE ns")
-    cur.execute("CREATE TABLE ns.t (id BIGINT, name STRING, amount DOUBLE, day DATE, price DECIMAL(10,2))")
+    properties = "" if auto_compact is None else f" TBLPROPERTIES ('compaction.auto.min-small-files' = '{auto_compact}')"
+    cur.execute("CREATE TABLE ns.t (id BIGINT, name STRING, amount DOUBLE, day DATE, price DECIMAL(10,2))" + properties)
     for i in range(commits):
         cur.execute("INSERT INTO ns.t VALUES (?, ?, ?, ?, ?)",
                     (i, f"name {i}", i * 1.5, datetime.date(2026, 1, 1), decimal.Decimal("1.25")))  # fmt: skip
@@ -96,14 +97,19 @@ def _optimize(location: str) -> float:
     return elapsed
 
 
-def commits(workdir: str, counts: list[int], reps: int, lookups: int, log: Callable[[str], None]) -> dict:
+def commits(workdir: str, counts: list[int], reps: int, lookups: int, log: Callable[[str], None],
+            auto_compact: int | None = None) -> dict:  # fmt: skip
     """The figures of the module docstring at each of ``counts`` (the first is the
-    baseline, normally 1), medians of ``reps`` new connections, ``lookups`` each."""
+    baseline, normally 1), medians of ``reps`` new connections, ``lookups`` each.
+    ``auto_compact``: the tables are created with ``compaction.auto.min-small-files``
+    set to it (iceberg.compaction CP6), so that the INSERT that leaves that many small
+    files compacts the table."""
     points: dict[str, dict] = {}
     for n in counts:
         location = os.path.join(workdir, "commits", f"lake-{n}")
-        log(f"commits: building a table of {n:,} one-row commits")
-        build_s = _build(location, n, log)
+        log(f"commits: building a table of {n:,} one-row commits"
+            + ("" if auto_compact is None else f" (compaction.auto.min-small-files = {auto_compact})"))
+        build_s = _build(location, n, log, auto_compact)
         points[str(n)] = {"build_s": build_s, **_measure(location, n, reps, lookups)}
         log(f"  {n:,} commits: {points[str(n)]}")
     if len(counts) > 1:  # issue 34's compaction: the same reads after OPTIMIZE of the last table
@@ -112,7 +118,8 @@ def commits(workdir: str, counts: list[int], reps: int, lookups: int, log: Calla
         points["optimized"] = {"optimize_s": optimize_s, **_measure(location, counts[-1], reps, lookups)}
         log(f"  {counts[-1]:,} commits, then OPTIMIZE: {points['optimized']}")
     base, last = points[str(counts[0])], points[str(counts[-1])]
-    result: dict = {"counts": counts, "reps": reps, "lookups": lookups, "points": points}
+    result: dict = {"counts": counts, "reps": reps, "lookups": lookups, "points": points,
+                    "auto_compact": auto_compact}
     if len(counts) > 1:
         at = f"{counts[-1]:,} one-row commits"
         result["targets"] = [

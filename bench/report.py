@@ -336,6 +336,10 @@ def commits(c: dict) -> str:
                                     *(f"{p['cache_entries']:,}, {p['cache_mb']:.1f}" for p in c["points"].values())])
                  + " |")  # fmt: skip
     lines += ["", f"Medians of {c['reps']} new connections, {c['lookups']} lookups each."]
+    if c.get("auto_compact"):
+        lines[-1] += f" Tables created with compaction.auto.min-small-files = {c['auto_compact']}."
+    lines[-1] += " Build: " + ", ".join(f"{int(n):,} commits {p['build_s']:.0f} s" for n, p in c["points"].items()
+                                         if n.isdigit()) + "."  # fmt: skip
     if "optimized" in c["points"]:
         lines[-1] += f" OPTIMIZE of the last table took {c['points']['optimized']['optimize_s']:.1f} s."
     return "\n".join(lines)
