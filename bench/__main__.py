@@ -175,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
                              "not by --quick)")
     parser.add_argument("--commits", type=int, default=None,
                         help="'commits': the table of many one-row commits has this many (default 1,000; --full 10,000)")
+    parser.add_argument("--appends", type=int, default=None,
+                        help="'appends': this many one-row commits per side (default 1,000)")
     parser.add_argument("--auto-compact", type=int, default=None,
                         help="'commits': create its tables with compaction.auto.min-small-files = N")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -266,7 +268,9 @@ def main(argv: list[str] | None = None) -> int:
         if "appends" in sections and with_dbapi:
             from .appends import appends
 
-            c = config["appends"]
+            c = dict(config["appends"])
+            if args.appends:
+                c["commits"] = args.appends
             log(f"appends: {c}")
             results["appends"] = appends(workdir, c["commits"], args.reps or config["reps"], c["chunks"], log)
         if "rest" in sections:
