@@ -165,3 +165,40 @@ def test_committed_keys_match_a_set_model(memory_lake: Lake, batches: list[list[
             model.discard(deletes[i])
     assert {r[0] for r in rows(cur, "default.m")} == model
     conn.close()
+
+
+@pytest.mark.parametrize("partitioning", ["region", "bucket(4, id)"])
+def test_a_partitioned_keyed_table(conn: tl.Connection, partitioning: str) -> None:
+    """Keys are table-wide, whatever the partitions: a duplicate in another partition
+    (or in the same bucket) is refused as one in the same."""
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE default.p (id INT PRIMARY KEY, region STRING) PARTITIONED BY ({partitioning})")
+    cur.execute("INSERT INTO default.p VALUES (1, 'eu'), (2, 'us'), (3, 'eu')")
+    with pytest.raises(tl.IntegrityError, match=r"default\.p already holds key \(id\) = \(2\)"):
+        cur.execute("INSERT INTO default.p VALUES (4, 'eu'), (2, 'eu')")
+    with pytest.raises(tl.IntegrityError, match=r"\(id\) = \(5\) more than once"):
+        cur.execute("INSERT INTO default.p VALUES (5, 'eu'), (5, 'us')")
+    with pytest.raises(tl.IntegrityError, match=r"\(id\) = \(1\)"):
+        cur.execute("UPDATE default.p SET id = 1 WHERE id = 2")
+    cur.execute("UPDATE default.p SET region = 'us' WHERE id = 1")  # the row moves partition, keeps its key
+    cur.execute("INSERT INTO default.p VALUES (4, 'us')")
+    assert rows(cur, "default.p") == [(1, "us"), (2, "us"), (3, "eu"), (4, "us")]
+
+
+def test_a_table_created_and_filled_in_one_pyiceberg_transaction(conn: tl.Connection) -> None:
+    """The commit that creates a keyed table with its first rows is checked too."""
+    import pyarrow as pa
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField
+
+    catalog = conn.iceberg_catalog()
+    schema = Schema(NestedField(1, "id", LongType(), required=True), identifier_field_ids=[1])
+    arrow = pa.schema([pa.field("id", pa.int64(), nullable=False)])
+    txn = catalog.create_table_transaction("default.fresh", schema)
+    txn.append(pa.table({"id": [1, 2, 1]}, schema=arrow))
+    with pytest.raises(tl.IntegrityError, match=r"default\.fresh: the rows written hold key \(id\) = \(1\)"):
+        txn.commit_transaction()
+    txn = catalog.create_table_transaction("default.fresh", schema)
+    txn.append(pa.table({"id": [1, 2]}, schema=arrow))
+    txn.commit_transaction()
+    assert rows(conn.cursor(), "default.fresh") == [(1,), (2,)]
