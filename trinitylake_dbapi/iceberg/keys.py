@@ -46,6 +46,7 @@ from pyiceberg.manifest import DataFile, DataFileContent, ManifestContent, Manif
 from pyiceberg.table.metadata import TableMetadata
 
 from ..errors import IntegrityError
+from ..storage.locations import canonical_location
 from .manifests import manifest_entries, snapshot_manifests
 from .planning import plan_snapshot, snapshot_data_files
 from .tables import Confinement
@@ -91,7 +92,8 @@ def _read_keys(metadata: TableMetadata, io: FileIO, fields: list[Any], tasks: li
     parts = []
     rest = []
     for task in tasks:
-        part = _file_keys(io, task.file.file_path, fields, deletes.get(task.file.file_path), span, empty)
+        part = _file_keys(io, task.file.file_path, fields, deletes.get(canonical_location(task.file.file_path)), span,
+                          empty)
         if part is None:
             rest.append(task)
         elif part.num_rows:
@@ -113,7 +115,8 @@ def _arrow_type(field: Any) -> Any:
 
 
 def _positions(io: FileIO, delete_files: set[Any]) -> dict[str, Any]:
-    """The deleted row positions per data file path, from position delete files."""
+    """The deleted row positions per data file (canonical location: a delete file may
+    spell a path otherwise than the manifest), from position delete files."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
@@ -122,7 +125,8 @@ def _positions(io: FileIO, delete_files: set[Any]) -> dict[str, Any]:
         with io.new_input(d.file_path).open() as f:
             rows = pq.read_table(f, columns=["file_path", "pos"])
         for path in pc.unique(rows.column("file_path")).to_pylist():
-            found.setdefault(path, []).append(rows.filter(pc.equal(rows.column("file_path"), path)).column("pos"))
+            found.setdefault(canonical_location(path), []).append(
+                rows.filter(pc.equal(rows.column("file_path"), path)).column("pos"))
     import pyarrow as pa
 
     return {p: pa.chunked_array([c for part in parts for c in part.chunks], pa.int64()) for p, parts in found.items()}
