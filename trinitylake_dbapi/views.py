@@ -1,4 +1,4 @@
-"""The catalog views, defined once: namespaces, tables, columns and versions.
+"""The catalog views, defined once: namespaces, tables, columns, versions and partitions.
 
 SQL (``information_schema.schemata`` / ``tables`` / ``columns``, ``system.versions``,
 ``SHOW VERSIONS``) and Spark (the ``trinitylake`` data source's objects ``namespaces``,
@@ -32,6 +32,12 @@ Rules (CV = catalog views):
       UTC datetime. SQL shows every timestamp in UTC without a time zone
       (``sql.session``), so :func:`sql_rows` drops the zone of timestamptz fields and
       :func:`sql_columns` calls them ``timestamp``; Spark shows a TimestampType.
+  CV5 (issue 36) The partitions view has one row per partition of a table's live data
+      files at one snapshot: the spec the files were written with, the partition as
+      Iceberg names it in paths (``ts_day=2024-01-01/region=eu``; '' for files of an
+      unpartitioned spec), its rows (data files' record counts, before position
+      deletes), files and bytes. Its rows come from :mod:`.iceberg.partitioning`'s
+      summaries; SQL shows it as ``SHOW PARTITIONS t``.
 """
 
 from __future__ import annotations
@@ -49,7 +55,9 @@ __all__ = [
     "CATALOG_NAME",
     "COLUMNS",
     "NAMESPACES",
+    "PARTITIONS",
     "SPARK",
+    "SHOW_PARTITIONS",
     "SQL",
     "TABLES",
     "VERSIONS",
@@ -58,6 +66,7 @@ __all__ = [
     "View",
     "column_rows",
     "namespace_row",
+    "partition_rows",
     "present",
     "sql_columns",
     "sql_rows",
@@ -150,10 +159,26 @@ VERSIONS = View("versions", (
     _field("changes", _VARCHAR, False),  # joined by ", " (CV3)
 ))  # fmt: skip
 
+PARTITIONS = View("partitions", (
+    _field("namespace", _VARCHAR, False),
+    _field("table_name", _VARCHAR, False),
+    _field("spec_id", _INT4, False),
+    _field("partition", _VARCHAR, False),  # Iceberg's partition path (CV5)
+    _field("record_count", _INT8, False),
+    _field("file_count", _INT8, False),
+    _field("total_size_bytes", _INT8, False),
+))  # fmt: skip
+
 
 # ---------------------------------------------------------------------------
 # Rows (CV1): the value of every field, computed here only
 # ---------------------------------------------------------------------------
+
+
+def partition_rows(namespace: str, table_name: str, summaries: Iterable[tuple[int, str, int, int, int]]) -> list[tuple]:
+    """The PARTITIONS rows of a table (CV5) from its partitions' (spec id, partition
+    path, records, files, bytes), ordered by spec and partition."""
+    return [(namespace, table_name, *summary) for summary in sorted(summaries, key=lambda s: (s[0], s[1]))]
 
 
 def namespace_row(info: "NamespaceInfo") -> tuple:
@@ -265,6 +290,11 @@ SQL: dict[tuple[str, str], Presentation] = {
     )),
     ("system", "versions"): Presentation(VERSIONS, _same(VERSIONS, *(f.name for f in VERSIONS.fields))),
 }  # fmt: skip
+
+#: SHOW PARTITIONS t (CV5): the partitions view of one table, without the table's name.
+SHOW_PARTITIONS = Presentation(PARTITIONS, _same(
+    PARTITIONS, "spec_id", "partition", "record_count", "file_count", "total_size_bytes",
+))  # fmt: skip
 
 SPARK: dict[str, Presentation] = {
     "tables": Presentation(TABLES, _same(TABLES, *(f.name for f in TABLES.fields))),

@@ -200,3 +200,53 @@ def test_partitioning_in_a_rolled_back_transaction_leaves_nothing(tmp_path: Path
     cur.execute("ALTER TABLE ns.t ADD PARTITION FIELD bucket(2, a)")
     c.rollback()
     assert "PARTITIONED BY (b)\n" in show_create(c, "ns.t") + "\n"
+
+
+def show_partitions(conn: Any, table: str) -> list[tuple]:
+    cur = conn.cursor()
+    cur.execute(f"SHOW PARTITIONS {table}")
+    assert [d[0] for d in cur.description] == ["spec_id", "partition", "record_count", "file_count", "total_size_bytes"]
+    return [tuple(r) for r in cur.fetchall()]
+
+
+def test_show_partitions_counts_rows_files_and_bytes(conn: Any) -> None:
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE ns.t (id bigint, region string, d date) PARTITIONED BY (region, month(d))")
+    assert show_partitions(conn, "ns.t") == []
+    cur.executemany("INSERT INTO ns.t VALUES (?, ?, DATE '2024-01-05' + ?)", [(i, ["eu", "us"][i % 2], i * 20) for i in range(6)])
+    cur.execute("INSERT INTO ns.t VALUES (10, 'eu', DATE '2024-01-06')")
+    shown = show_partitions(conn, "ns.t")
+    t = conn.iceberg_catalog().load_table("ns.t")
+    sizes: dict[str, int] = {}
+    for task in t.scan().plan_files():
+        path = t.spec().partition_to_path(task.file.partition, t.schema())
+        sizes[path] = sizes.get(path, 0) + task.file.file_size_in_bytes
+    assert [(s, p, r, f) for s, p, r, f, _ in shown] == [
+        (0, "region=eu/d_month=2024-01", 2, 2), (0, "region=eu/d_month=2024-02", 1, 1),
+        (0, "region=eu/d_month=2024-03", 1, 1), (0, "region=us/d_month=2024-01", 1, 1),
+        (0, "region=us/d_month=2024-03", 1, 1), (0, "region=us/d_month=2024-04", 1, 1),
+    ]  # fmt: skip
+    assert {p: b for _, p, _, _, b in shown} == sizes
+    cur.execute("DELETE FROM ns.t WHERE region = 'us'")
+    assert [p for _, p, _, _, _ in show_partitions(conn, "ns.t")] == [
+        "region=eu/d_month=2024-01", "region=eu/d_month=2024-02", "region=eu/d_month=2024-03",
+    ]
+    cur.execute("SHOW VERSIONS LIMIT 3")
+    before_delete = cur.fetchall()[1][0]
+    cur.execute(f"SHOW PARTITIONS ns.t FOR SYSTEM_VERSION AS OF {before_delete}")
+    assert len(cur.fetchall()) == 6
+
+
+def test_show_partitions_of_evolved_and_unpartitioned_tables(conn: Any) -> None:
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE ns.u (id bigint)")
+    cur.execute("INSERT INTO ns.u VALUES (1), (2)")
+    assert [r[:4] for r in show_partitions(conn, "ns.u")] == [(0, "", 2, 1)]
+    cur.execute("ALTER TABLE ns.u ADD PARTITION FIELD bucket(2, id)")
+    cur.execute("INSERT INTO ns.u VALUES (3), (4), (5)")
+    rows = [r[:4] for r in show_partitions(conn, "ns.u")]
+    assert rows[0] == (0, "", 2, 1) and {r[0] for r in rows[1:]} == {1} and sum(r[2] for r in rows) == 5
+    with pytest.raises(ObjectNotFoundError, match="missing"):
+        cur.execute("SHOW PARTITIONS ns.missing")
+    with pytest.raises(SQLSyntaxError):
+        cur.execute("SHOW PARTITIONS")

@@ -516,6 +516,26 @@ def _partitioned_by(session: Session, catalog: CatalogTransaction, info: Any) ->
     return spec_sql(metadata.schema(), metadata.spec(), quote_identifier)
 
 
+@_handles(st.ShowPartitions)
+def _show_partitions(s: st.ShowPartitions, session: Session) -> Result:
+    """SHOW PARTITIONS t: the partitions view of the table (views CV5), at the
+    statement's version; an unpartitioned table shows one row of spec 0 and '' when it
+    holds data files."""
+    from trinitylake_dbapi.iceberg.partitioning import partition_summaries
+
+    with reading(session, s.args.get("version")) as catalog:
+        namespace, name = table_name(session, s.this)
+        states = session.table_states()
+        info, metadata, location = states.state(catalog, namespace, name)
+        if info.table_format.upper() != "ICEBERG":
+            raise NotSupportedError(f"table {namespace}.{name} is a {info.table_format} table: it has no partitions")
+        summaries = [] if location is None else partition_summaries(
+            f"{namespace}.{name}", metadata, states.reader_io(catalog), states.confinement(info, metadata)
+        )  # fmt: skip
+    rows = views.partition_rows(info.namespace, info.name, summaries)
+    return rows_result(views.sql_columns(views.SHOW_PARTITIONS), views.sql_rows(views.SHOW_PARTITIONS, rows))
+
+
 #: SHOW VERSIONS shows system.versions' columns (trinitylake_dbapi.views CV2).
 _VERSIONS = views.SQL[("system", "versions")]
 

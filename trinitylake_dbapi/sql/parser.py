@@ -63,6 +63,7 @@ from trinitylake_dbapi.sql.statements import (
     RollbackWork,
     SetTableProperties,
     ShowCreateTable,
+    ShowPartitions,
     ShowNamespaces,
     ShowTables,
     ShowVersions,
@@ -636,6 +637,9 @@ class TrinityLakeParser(TrinityLakeParserPieces, ParserCompat, SparkParser):
         if self._match_text_seq("CREATE", "TABLE"):
             table = self._tl_table()
             return ShowCreateTable(this=table, version=self._tl_version())
+        if self._match_text_seq("PARTITIONS"):
+            table = self._tl_table()
+            return ShowPartitions(this=table, version=self._tl_version())
         if self._match_text_seq("VERSIONS"):
             limit = self._tl_value("a number of versions") if self._match(TokenType.LIMIT) else None
             return ShowVersions(limit=limit)

@@ -39,6 +39,7 @@ __all__ = [
     "ShowTables",
     "DescribeTable",
     "ShowCreateTable",
+    "ShowPartitions",
     "ShowVersions",
     "UseNamespace",
     "Begin",
@@ -207,6 +208,11 @@ class ShowCreateTable(Statement):
     arg_types = {"this": True, "version": False}
 
 
+class ShowPartitions(Statement):
+    title = "SHOW PARTITIONS"
+    arg_types = {"this": True, "version": False}
+
+
 class ShowVersions(Statement):
     title = "SHOW VERSIONS"
     arg_types: t.ClassVar[dict[str, bool]] = {"limit": False}
@@ -266,7 +272,7 @@ LAKEHOUSE_STATEMENTS = (RollbackToVersion, ExportSnapshot, ExpireVersions)
 #: The statements TrinityLake SQL supports, as an error message lists them.
 SUPPORTED = (
     "CREATE/ALTER/DROP NAMESPACE, SHOW NAMESPACES, DESCRIBE NAMESPACE, CREATE/ALTER/DROP "
-    "TABLE, SHOW TABLES, DESCRIBE TABLE, SHOW CREATE TABLE, COMMENT ON, USE, BEGIN, COMMIT, "
+    "TABLE, SHOW TABLES, DESCRIBE TABLE, SHOW CREATE TABLE, SHOW PARTITIONS, COMMENT ON, USE, BEGIN, COMMIT, "
     "ROLLBACK, ROLLBACK TO VERSION, SHOW VERSIONS, EXPORT SNAPSHOT, EXPIRE VERSIONS, SELECT, "
     "INSERT, UPDATE, DELETE, MERGE, OPTIMIZE"
 )
