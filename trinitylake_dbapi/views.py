@@ -36,7 +36,8 @@ Rules (CV = catalog views):
       files at one snapshot: the spec the files were written with, the partition as
       Iceberg names it in paths (``ts_day=2024-01-01/region=eu``; '' for files of an
       unpartitioned spec), its rows (data files' record counts, before position
-      deletes), files and bytes. Its rows come from :mod:`.iceberg.partitioning`'s
+      deletes), files and bytes, and its position delete files' rows and files (merge-on-read
+      deletes: the live rows are ``record_count - position_delete_record_count``). Its rows come from :mod:`.iceberg.partitioning`'s
       summaries; SQL shows it as ``SHOW PARTITIONS t``.
 """
 
@@ -167,6 +168,8 @@ PARTITIONS = View("partitions", (
     _field("record_count", _INT8, False),
     _field("file_count", _INT8, False),
     _field("total_size_bytes", _INT8, False),
+    _field("position_delete_record_count", _INT8, False),
+    _field("position_delete_file_count", _INT8, False),
 ))  # fmt: skip
 
 
@@ -175,9 +178,10 @@ PARTITIONS = View("partitions", (
 # ---------------------------------------------------------------------------
 
 
-def partition_rows(namespace: str, table_name: str, summaries: Iterable[tuple[int, str, int, int, int]]) -> list[tuple]:
+def partition_rows(namespace: str, table_name: str, summaries: Iterable[tuple]) -> list[tuple]:
     """The PARTITIONS rows of a table (CV5) from its partitions' (spec id, partition
-    path, records, files, bytes), ordered by spec and partition."""
+    path, records, files, bytes, position delete records, position delete files),
+    ordered by spec and partition."""
     return [(namespace, table_name, *summary) for summary in sorted(summaries, key=lambda s: (s[0], s[1]))]
 
 
@@ -294,6 +298,7 @@ SQL: dict[tuple[str, str], Presentation] = {
 #: SHOW PARTITIONS t (CV5): the partitions view of one table, without the table's name.
 SHOW_PARTITIONS = Presentation(PARTITIONS, _same(
     PARTITIONS, "spec_id", "partition", "record_count", "file_count", "total_size_bytes",
+    "position_delete_record_count", "position_delete_file_count",
 ))  # fmt: skip
 
 SPARK: dict[str, Presentation] = {

@@ -205,7 +205,10 @@ def test_partitioning_in_a_rolled_back_transaction_leaves_nothing(tmp_path: Path
 def show_partitions(conn: Any, table: str) -> list[tuple]:
     cur = conn.cursor()
     cur.execute(f"SHOW PARTITIONS {table}")
-    assert [d[0] for d in cur.description] == ["spec_id", "partition", "record_count", "file_count", "total_size_bytes"]
+    assert [d[0] for d in cur.description] == [
+        "spec_id", "partition", "record_count", "file_count", "total_size_bytes", "position_delete_record_count",
+        "position_delete_file_count",
+    ]  # fmt: skip
     return [tuple(r) for r in cur.fetchall()]
 
 
@@ -221,18 +224,22 @@ def test_show_partitions_counts_rows_files_and_bytes(conn: Any) -> None:
     for task in t.scan().plan_files():
         path = t.spec().partition_to_path(task.file.partition, t.schema())
         sizes[path] = sizes.get(path, 0) + task.file.file_size_in_bytes
-    assert [(s, p, r, f) for s, p, r, f, _ in shown] == [
+    assert [(s, p, r, f) for s, p, r, f, _, _, _ in shown] == [
         (0, "region=eu/d_month=2024-01", 2, 2), (0, "region=eu/d_month=2024-02", 1, 1),
         (0, "region=eu/d_month=2024-03", 1, 1), (0, "region=us/d_month=2024-01", 1, 1),
         (0, "region=us/d_month=2024-03", 1, 1), (0, "region=us/d_month=2024-04", 1, 1),
     ]  # fmt: skip
-    assert {p: b for _, p, _, _, b in shown} == sizes
-    cur.execute("DELETE FROM ns.t WHERE region = 'us'")
-    assert [p for _, p, _, _, _ in show_partitions(conn, "ns.t")] == [
-        "region=eu/d_month=2024-01", "region=eu/d_month=2024-02", "region=eu/d_month=2024-03",
-    ]
-    cur.execute("SHOW VERSIONS LIMIT 3")
-    before_delete = cur.fetchall()[1][0]
+    assert {p: b for _, p, _, _, b, _, _ in shown} == sizes
+    assert all(r[5:] == (0, 0) for r in shown)
+    cur.execute("SHOW VERSIONS LIMIT 1")
+    before_delete = cur.fetchall()[0][0]
+    cur.execute("ALTER TABLE ns.t SET TBLPROPERTIES ('write.delete.mode' = 'copy-on-write')")
+    cur.execute("DELETE FROM ns.t WHERE region = 'us' AND d < DATE '2024-02-01'")  # whole files go
+    cur.execute("ALTER TABLE ns.t SET TBLPROPERTIES ('write.delete.mode' = 'merge-on-read')")
+    cur.execute("DELETE FROM ns.t WHERE id = 10")  # a position delete in that partition
+    assert [r[1:] for r in show_partitions(conn, "ns.t") if r[1].startswith("region=eu/d_month=2024-01") or
+            r[1].startswith("region=us/d_month=2024-01")] == [("region=eu/d_month=2024-01", 2, 2, sizes[
+                "region=eu/d_month=2024-01"], 1, 1)]  # fmt: skip
     cur.execute(f"SHOW PARTITIONS ns.t FOR SYSTEM_VERSION AS OF {before_delete}")
     assert len(cur.fetchall()) == 6
 

@@ -23,8 +23,9 @@ Rules:
       ``UpdateSpec`` (field ids reused for a field seen in an earlier spec, a compatible
       earlier spec reused, format 1 keeping a dropped field as ``void``): one new
       default spec; files written earlier keep the spec they were written with.
-  PT5 :func:`partition_summaries`: a snapshot's live data files grouped by (spec,
-      partition value), with their record counts, file counts and sizes (views CV5);
+  PT5 :func:`partition_summaries`: a snapshot's live data and position delete files
+      grouped by (spec, partition value), with their record counts, file counts and
+      data sizes (views CV5);
       the files are first planned (planning PC3: a managed table's manifests are
       checked to lie under its location before they are read).
   PT4 :func:`spec_sql` renders a spec in PT1's syntax (``AS name`` only where the name is
@@ -270,12 +271,11 @@ def spec_sql(schema: Schema, spec: PartitionSpec, quote: Any = str) -> str:
     return ", ".join(field_sql(schema, f, quote) for f in spec.fields if not isinstance(f.transform, VoidTransform))
 
 
-def partition_summaries(
-    table: str, metadata: TableMetadata, io: Any, confinement: Any
-) -> list[tuple[int, str, int, int, int]]:
-    """PT5: (spec id, partition path, records, files, bytes) of each partition of the
-    live data files of ``metadata``'s current snapshot."""
-    from pyiceberg.manifest import DataFileContent, ManifestContent
+def partition_summaries(table: str, metadata: TableMetadata, io: Any, confinement: Any) -> list[tuple]:
+    """PT5: (spec id, partition path, records, files, bytes, position delete records,
+    position delete files) of each partition of the live files of ``metadata``'s
+    current snapshot."""
+    from pyiceberg.manifest import DataFileContent
 
     from .manifests import manifest_entries, snapshot_manifests
     from .planning import plan_snapshot
@@ -288,16 +288,18 @@ def partition_summaries(
     specs = metadata.specs()
     totals: dict[tuple[int, str], list[int]] = {}
     for manifest in snapshot_manifests(io, snapshot):
-        if manifest.content != ManifestContent.DATA:
-            continue
         for entry in manifest_entries(io, manifest):
             data = entry.data_file
-            if data.content != DataFileContent.DATA:
+            if data.content not in (DataFileContent.DATA, DataFileContent.POSITION_DELETES):
                 continue
             spec = specs.get(data.spec_id or 0)
             path = "" if spec is None or spec.is_unpartitioned() else spec.partition_to_path(data.partition, schema)
-            total = totals.setdefault((data.spec_id or 0, path), [0, 0, 0])
-            total[0] += data.record_count
-            total[1] += 1
-            total[2] += data.file_size_in_bytes
+            total = totals.setdefault((data.spec_id or 0, path), [0, 0, 0, 0, 0])
+            if data.content == DataFileContent.DATA:
+                total[0] += data.record_count
+                total[1] += 1
+                total[2] += data.file_size_in_bytes
+            else:
+                total[3] += data.record_count
+                total[4] += 1
     return [(spec_id, path, *total) for (spec_id, path), total in totals.items()]
