@@ -42,6 +42,9 @@ SUITE_PEER = "pyiceberg"
 DUCKLAKE_TARGETS = {"": 10.0}
 #: ... and the data workloads: at least as fast.
 DUCKLAKE_DATA_TARGETS = {"INSERT": 1.0, "aggregate over": 1.0}
+#: Issue 34 vs DuckLake at its defaults (bench/everyday.py): every workload of the
+#: issue's table at least as fast.
+EVERYDAY_MIN = 1.0
 #: A time-travel read costs at most this much of reading the latest version.
 TIME_TRAVEL_MAX = 1.2
 
@@ -161,3 +164,10 @@ def collect(results: dict, order: Iterable[str]) -> tuple[list[tuple[str, dict]]
         elif isinstance(value.get("skipped"), str):
             skipped[section] = value["skipped"]
     return rows, skipped
+
+
+def everyday(summary: dict) -> list[dict]:
+    """Issue 34: each of its workloads (bench/everyday.py) >= EVERYDAY_MIN x DuckLake."""
+    if "skipped" in summary:
+        return []
+    return [at_least(f"{label}, vs DuckLake", w["speedup"], EVERYDAY_MIN) for label, w in summary["workloads"].items()]
