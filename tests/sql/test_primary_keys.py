@@ -147,29 +147,45 @@ def test_two_transactions_inserting_one_key_never_both_commit(memory_lake: Lake)
     assert rows(setup.cursor()) == [(7, "one")]
 
 
+#: A statement of the model test: ("insert", keys) | ("update", old, new) | ("delete", key).
+_STEPS = st.one_of(
+    st.tuples(st.just("insert"), st.lists(st.integers(0, 12), min_size=1, max_size=5)),
+    st.tuples(st.just("update"), st.integers(0, 12), st.integers(0, 12)),
+    st.tuples(st.just("delete"), st.integers(0, 12)),
+)
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(batches=st.lists(st.lists(st.integers(0, 12), min_size=1, max_size=5), min_size=1, max_size=6),
-       deletes=st.lists(st.integers(0, 12), max_size=3))
-def test_committed_keys_match_a_set_model(memory_lake: Lake, batches: list[list[int]], deletes: list[int]) -> None:
-    """Any sequence of inserts (and deletes between them): a batch commits exactly when
-    its keys are distinct and new, and the table then holds exactly the model's keys."""
-    conn = memory_lake.connect()
+@given(steps=st.lists(_STEPS, min_size=1, max_size=10), mode=st.sampled_from(["merge-on-read", "copy-on-write"]))
+def test_committed_keys_match_a_set_model(memory_lake: Lake, steps: list[tuple], mode: str) -> None:
+    """Any sequence of inserts, key updates and deletes: a statement commits exactly when
+    the keys it leaves are distinct (an INSERT's keys distinct and new, an UPDATE's new
+    key free or its own), else IntegrityError and nothing changes; the table then holds
+    exactly the model's keys."""
+    conn = memory_lake.connect(autocommit=True)
     cur = conn.cursor()
     cur.execute("DROP TABLE IF EXISTS default.m")
-    cur.execute("CREATE TABLE default.m (k INT PRIMARY KEY)")
+    cur.execute(f"CREATE TABLE default.m (k INT PRIMARY KEY) TBLPROPERTIES ('write.update.mode' = '{mode}', "
+                f"'write.delete.mode' = '{mode}')")
     model: set[int] = set()
-    for i, batch in enumerate(batches):
-        ok = len(set(batch)) == len(batch) and model.isdisjoint(batch)
-        values = ", ".join(f"({k})" for k in batch)
+    for step in steps:
+        if step[0] == "insert":
+            batch = step[1]
+            ok = len(set(batch)) == len(batch) and model.isdisjoint(batch)
+            sql, params, after = f"INSERT INTO default.m VALUES {', '.join('(?)' for _ in batch)}", batch, model | set(batch)
+        elif step[0] == "update":
+            old, new = step[1], step[2]
+            ok = old not in model or old == new or new not in model
+            sql, params = "UPDATE default.m SET k = ? WHERE k = ?", (new, old)
+            after = (model - {old}) | {new} if old in model else model
+        else:
+            ok, sql, params, after = True, "DELETE FROM default.m WHERE k = ?", (step[1],), model - {step[1]}
         if ok:
-            cur.execute(f"INSERT INTO default.m VALUES {values}")
-            model |= set(batch)
+            cur.execute(sql, params)
+            model = after
         else:
             with pytest.raises(tl.IntegrityError):
-                cur.execute(f"INSERT INTO default.m VALUES {values}")
-        if i < len(deletes):
-            cur.execute("DELETE FROM default.m WHERE k = ?", (deletes[i],))
-            model.discard(deletes[i])
+                cur.execute(sql, params)
     assert {r[0] for r in rows(cur, "default.m")} == model
     conn.close()
 
