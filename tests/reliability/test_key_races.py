@@ -21,8 +21,11 @@ from key_race_workers import key_inserter
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("explicit", [False, True], ids=["autocommit", "transactions"])
-def test_racing_inserts_of_overlapping_keys(tmp_path: Any, explicit: bool) -> None:
+@pytest.mark.parametrize("explicit", [False, True, "mixed"], ids=["autocommit", "transactions", "with-pyiceberg"])
+def test_racing_inserts_of_overlapping_keys(tmp_path: Any, explicit: bool | str) -> None:
+    """``mixed``: two SQL workers (one autocommit, one in transactions) and two PyIceberg
+    appenders through the project's catalog (a refused append: IntegrityError, or
+    CommitFailedException when other writers kept winning)."""
     location = str(tmp_path / "lake")
     with trinitylake_dbapi.connect(location, create=True, autocommit=True) as conn:
         conn.cursor().execute("CREATE TABLE default.k (id INT PRIMARY KEY, w INT)")
@@ -30,7 +33,9 @@ def test_racing_inserts_of_overlapping_keys(tmp_path: Any, explicit: bool) -> No
     context = warm_processes.context("key_race_workers")
     with context.Pool(workers) as pool:
         pending = [
-            pool.apply_async(key_inserter, (location, w, batches, key_range, explicit, str(tmp_path / f"err{w}")))
+            pool.apply_async(key_inserter, (location, w, batches, key_range,
+                                            [False, True, "pyiceberg", "pyiceberg"][w] if explicit == "mixed"
+                                            else explicit, str(tmp_path / f"err{w}")))  # fmt: skip
             for w in range(workers)
         ]
         results = [p.get(timeout=HANG_S) for p in pending]
@@ -51,7 +56,7 @@ def test_racing_inserts_of_overlapping_keys(tmp_path: Any, explicit: bool) -> No
                 acknowledged |= set(keys)
                 continue
             refused += 1
-            assert outcome.startswith(("IntegrityError: PRIMARY KEY", "SerializationError")), outcome
+            assert outcome.startswith(("IntegrityError: PRIMARY KEY", "SerializationError", "CommitFailedException")), outcome
             if outcome.startswith("IntegrityError"):
                 # refused for a key another batch committed: it names one of the stored keys
                 assert any(k in owner for k in keys), (keys, outcome)
