@@ -216,6 +216,7 @@ def test_the_catalog_api_compacts_one_table(tmp_path: Path) -> None:
     assert table.maintenance.rewrite_data_files().snapshot_id is None
 
 
+@pytest.mark.slow  # a compaction per storage call (~5 s of CPU each): the full run only
 @pytest.mark.parametrize("when", ["before", "after"])
 def test_a_fault_at_any_storage_call_of_a_compaction_leaves_old_or_new(faulty_memory: type[FaultyMemory], when: str) -> None:  # noqa: F811
     import uuid

@@ -23,6 +23,7 @@ def open_fds() -> int:
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
 
 
+@pytest.mark.slow  # 10,000 connections (~2.2 s of CPU): the full run only
 def test_ten_thousand_connections_and_cursors(tmp_path: Any) -> None:
     location = str(tmp_path / "lake")
     setup = trinitylake_dbapi.connect(location, create=True, autocommit=True)

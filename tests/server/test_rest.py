@@ -563,6 +563,7 @@ def run_serve(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(server_command(*args), env=server_env(), capture_output=True, text=True, timeout=HANG_S)
 
 
+@pytest.mark.slow  # starts `trinitylake serve` processes (~8 s of CPU): the full run only
 def test_the_server_refuses_to_start_without_authentication(tmp_path: Any) -> None:
     lake = str(tmp_path / "lake")
     trinitylake_dbapi.connect(lake, create=True).close()
@@ -588,6 +589,7 @@ def test_the_server_refuses_to_start_without_authentication(tmp_path: Any) -> No
     assert open_server.process.returncode == 0
 
 
+@pytest.mark.slow  # a second server process (~4.5 s of CPU): the full run only
 def test_concurrent_transactions_and_two_servers_on_one_lakehouse(rest: RestServer) -> None:
     """Transactions of plain appends to the same two tables, posted at once from 4
     threads to two server processes on the same lakehouse: every one lands, each as one

@@ -47,6 +47,7 @@ def test_there_are_many_keywords() -> None:
 BATCH = 50
 
 
+@pytest.mark.slow  # every keyword, twice (~5 s of CPU): the full run only
 @pytest.mark.parametrize("case", [str.upper, str.lower], ids=["upper", "lower"])
 def test_show_create_table_recreates_the_table_for_every_keyword_as_every_name(case) -> None:  # type: ignore[no-untyped-def]
     conn = trinitylake_dbapi.connect(f"memory://keywords-{case.__name__}", create=True, autocommit=False)

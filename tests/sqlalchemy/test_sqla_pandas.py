@@ -140,6 +140,7 @@ def _versions(engine: sa.Engine) -> int:
         return conn.exec_driver_sql("SELECT count(*) FROM system.versions").scalar()
 
 
+@pytest.mark.slow  # 100,000 rows (~2.1 s of CPU): the full run only
 def test_to_sql_of_100000_rows_is_one_append_per_chunk(engine):
     n = 100_000
     frame = pd.DataFrame({"id": range(n), "x": [i / 4 for i in range(n)],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -168,6 +169,7 @@ def test_a_flush_rewrites_only_the_nodes_on_the_flushed_paths() -> None:
           f"{on_path} of {len(old_nodes)} nodes lie on the flushed paths")
 
 
+@pytest.mark.slow  # a 100,000-key tree (~2.6 s of CPU): the full run only
 def test_lookup_in_100k_keys_reads_at_most_height_files_cold_and_none_warm() -> None:
     config = TreeConfig(order=128, buffer_capacity_bytes=1_048_576 - 128 * 404)
     harness = TreeHarness(config)
