@@ -362,7 +362,16 @@ class TrinityLakeDialect(compiler.TrinityLakeSQL):
 
     @reflection_cache
     def get_table_options(self, connection: Any, table_name: str, schema: str | None = None, **kw: Any) -> dict:
+        """``trinitylake_partitioned_by`` of a partitioned table (the fields of SHOW CREATE
+        TABLE's PARTITIONED BY); {} otherwise."""
         self._no_such_table(connection, table_name, schema, **kw)
+        if self._is_system_schema(schema):
+            return {}
+        quote = self.identifier_preparer.quote
+        rows = self._rows(connection, f"SHOW CREATE TABLE {quote(self._schema(schema))}.{quote(table_name)}")
+        for line in rows[0][0].splitlines():
+            if line.startswith("PARTITIONED BY (") and line.endswith(")"):
+                return {"trinitylake_partitioned_by": line[len("PARTITIONED BY ("):-1]}
         return {}
 
     def get_view_names(self, connection: Any, schema: str | None = None, **kw: Any) -> list:

@@ -2,8 +2,11 @@
 
 DDL
     ``CREATE TABLE [IF NOT EXISTS] ns.t (c TYPE [NOT NULL] [COMMENT '..'], ..,
-    PRIMARY KEY (..)) [COMMENT '..']``; comments are written inline
+    PRIMARY KEY (..)) [PARTITIONED BY (..)] [COMMENT '..']``; comments are written inline
     (``inline_comments``), later changes as ``COMMENT ON TABLE | COLUMN .. IS ..``.
+    ``Table(..., trinitylake_partitioned_by="day(ts), region")`` (a string or a list of
+    partition fields, in TrinityLake SQL's syntax) is written as ``PARTITIONED BY``
+    and reflected by ``get_table_options``.
     The format has no foreign keys, unique or check constraints and no indexes: they are
     accepted and left out of CREATE TABLE, and CREATE/DROP INDEX and ALTER TABLE ADD/DROP
     CONSTRAINT compile to an empty statement that the dialect does not send
@@ -31,6 +34,7 @@ from sqlalchemy import exc, types as sqltypes
 from sqlalchemy.dialects.sqlite import base as _sqlite_base
 from sqlalchemy.engine import default
 from sqlalchemy.sql import compiler, elements
+from sqlalchemy.sql import schema as _sa_schema
 from sqlalchemy.sql.schema import PrimaryKeyConstraint as _PrimaryKey
 
 from trinitylake_dbapi import KEYWORDS
@@ -330,9 +334,13 @@ class TrinityLakeDDLCompiler(compiler.DDLCompiler):
         return "PRIMARY KEY (%s)" % ", ".join(self.preparer.quote(c.name) for c in constraint.columns)
 
     def post_create_table(self, table: Any) -> str:
+        text = ""
+        partitioned_by = partition_fields(table.dialect_options["trinitylake"].get("partitioned_by"))
+        if partitioned_by:
+            text += f" PARTITIONED BY ({partitioned_by})"
         if table.comment is not None:
-            return " COMMENT " + string_literal(table.comment)
-        return ""
+            text += " COMMENT " + string_literal(table.comment)
+        return text
 
     # -- comments ----------------------------------------------------------------
 
@@ -378,6 +386,21 @@ class TrinityLakeDDLCompiler(compiler.DDLCompiler):
         raise exc.CompileError("TrinityLake has no sequences")
 
 
+def partition_fields(value: Any) -> str:
+    """The ``trinitylake_partitioned_by`` option as PARTITIONED BY's fields: a string as
+    it is, a list or tuple of fields joined with ", " ("" for none)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return ", ".join(v.strip() for v in value)
+    raise exc.ArgumentError(
+        f"trinitylake_partitioned_by takes a string or a list of strings "
+        f"(e.g. \"day(ts), region\"), not {value!r}"
+    )
+
+
 class TrinityLakeSQL(default.DefaultDialect):
     """How the dialect writes SQL: its name, the compilers above and the settings they
     read. :class:`.base.TrinityLakeDialect` is this plus connecting, executing and
@@ -395,6 +418,9 @@ class TrinityLakeSQL(default.DefaultDialect):
 
     supports_statement_cache = True
     default_paramstyle = "qmark"
+
+    #: Dialect keywords: ``Table(..., trinitylake_partitioned_by=...)``.
+    construct_arguments = [(_sa_schema.Table, {"partitioned_by": None})]
 
     # Names of namespaces and tables are limited to 100 bytes by default (SPEC 5).
     max_identifier_length = 100
