@@ -53,6 +53,13 @@ Rules (SPEC 7):
      before its check (G2), so it never publishes a file this run deletes. The
      handshake's files (``_tl_sync/``) are not Iceberg files; those older than the
      lease (left by crashed processes, G4) are deleted after the rest.
+  E11 (iceberg.retention RT7) Before the plan, every managed Iceberg table drops the
+     snapshots its retention properties (``history.expire.max-snapshot-age-ms``,
+     ``history.expire.min-snapshots-to-keep``) no longer keep, in one ordinary
+     commit (none in a dry run, which lists what it would drop): the new latest
+     version then no longer reaches what only dropped snapshots reached, so this
+     same run reclaims it once the older versions that reach it expire. The commit
+     adds no file, so E4 and E8-E10 protect commits in flight exactly as before.
   E7 A root is deleted no sooner than EXPIRED_ROOT_DELETE_DELAY_S after the listing that
      showed it (measured on this process's monotonic clock). A root that was missing
      when a writer last looked therefore cannot appear and vanish within that writer's
@@ -298,6 +305,8 @@ class ExpireResult:
 
     versions: list[int]  # expired, oldest first
     files: list[str]  # every file deleted, roots first
+    #: E11: "namespace.table" -> the Iceberg snapshots dropped (or, dry run, to drop)
+    snapshots: dict[str, list[int]] = field(default_factory=dict)
 
 
 def expire_versions(
@@ -319,13 +328,30 @@ def expire_versions(
     """
     grace = DEFAULT_ORPHAN_GRACE_MILLIS if orphan_grace_millis is None else orphan_grace_millis
     lakehouse = catalog.lakehouse
+    snapshots = expire_table_snapshots(catalog, dry_run)  # E11
     plan = plan_expiration(
         lakehouse, retain_last, older_than_millis, millis_now(), grace, catalog.storage_options
     )
     if not dry_run:
         plan.execute(lakehouse)
         lakehouse.forget_versions(plan.versions)
-    return ExpireResult(plan.versions, plan.files)
+    return ExpireResult(plan.versions, plan.files, snapshots)
+
+
+def expire_table_snapshots(catalog: LakehouseCatalog, dry_run: bool = False) -> dict[str, list[int]]:
+    """E11: every managed Iceberg table drops the snapshots its retention properties
+    no longer keep (iceberg.retention RT6, RT7), in one commit, before the plan; a
+    lakehouse with no table metadata imports nothing of the Iceberg layer."""
+    txn = catalog.begin()
+    try:
+        any_table = bool(txn.list_tables())
+    finally:
+        txn.rollback()
+    if not any_table:
+        return {}
+    from .iceberg.retention import apply_retention
+
+    return apply_retention(catalog, millis_now(), dry_run=dry_run, storage_options=catalog.storage_options)
 
 
 def table_definitions(lakehouse: Lakehouse, files: Iterable[str]) -> list[TableDef]:

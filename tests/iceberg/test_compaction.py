@@ -201,7 +201,7 @@ def test_optimize_refuses_a_read_only_connection_and_explains_errors(tmp_path: P
     with pytest.raises(trinitylake_dbapi.ProgrammingError, match="no_such|does not exist"):
         cur.execute("OPTIMIZE no_such")
     with pytest.raises(trinitylake_dbapi.NotSupportedError, match="EXECUTE"):
-        cur.execute("ALTER TABLE t EXECUTE expire_snapshots")
+        cur.execute("ALTER TABLE t EXECUTE remove_orphan_files")
     with pytest.raises(trinitylake_dbapi.ProgrammingError, match="read-only"):
         cur.execute("OPTIMIZE system.versions")
 

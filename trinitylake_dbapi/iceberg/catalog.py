@@ -148,6 +148,7 @@ from ..format.paths import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
 from ..storage.locations import location_within
 from .keys import check_commit as check_keys
 from .rebase import is_plain_append, own_file, rebased_append
+from .retention import check_removals, expire_table_snapshots
 from .scope import MAX_COMMIT_ATTEMPTS, CatalogScope, OwnScope
 from .io import DurableFileIO, file_io_properties, storage_options_from_properties
 from .schema import columns_from_schema
@@ -650,6 +651,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
                 if rebased is None:
                     raise CommitFailedException(f"table {namespace}.{name}: {e}") from None
                 updates = rebased
+            check_removals(f"{namespace}.{name}", current, updates)  # retention RT4
             updated = apply_updates(current, updates, metadata_location=current_location)
             if current_location is not None and updated == current:
                 return CommitTableResponse(metadata=current, metadata_location=current_location)
@@ -722,6 +724,36 @@ class TrinityLakeCatalog(MetastoreCatalog):
         from .compaction import compact
 
         return compact(self.load_table(identifier), target_size=target_file_size_bytes)
+
+    # -- snapshot retention (iceberg.retention RT1-RT6) ------------------------------------------
+
+    def expire_snapshots(
+        self,
+        identifier: str | Identifier,
+        older_than_ms: int | None = None,
+        retain_last: int | None = None,
+    ) -> list[int]:
+        """Drop the table's snapshots that its retention no longer keeps (Iceberg's
+        ``expire_snapshots``; retention RT1-RT5): older than ``older_than_ms`` (epoch
+        ms; default now minus ``history.expire.max-snapshot-age-ms``, 5 days), except
+        the newest ``retain_last`` of each branch (default
+        ``history.expire.min-snapshots-to-keep``, 1) and every ref's head. One new
+        metadata file, one lakehouse version (none when nothing is dropped); the
+        files the dropped snapshots alone reach are reclaimed by version expiration
+        once no kept lakehouse version names an older metadata file. Returns the
+        dropped snapshot ids, oldest first."""
+        namespace, name = self._names(identifier)
+        self._scope.note_commit((namespace, name), False)
+
+        def expire(txn: CatalogTransaction) -> list[int]:
+            try:
+                return expire_table_snapshots(
+                    self.tables, txn, namespace, name, int(time.time() * 1000), older_than_ms, retain_last
+                )
+            except ObjectNotFoundError:
+                raise _no_such_table(namespace, name) from None
+
+        return self._write_object(expire)
 
     # -- SQL DDL: the Iceberg metadata follows the definition (P7) -------------------------------
 

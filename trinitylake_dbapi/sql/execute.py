@@ -614,6 +614,7 @@ def _expire_versions(s: st.ExpireVersions, session: Session) -> Result:
         session.lakehouse, retain_last=retain, older_than_millis=older_millis, dry_run=bool(s.args.get("dry_run"))
     )
     rows = [("version", str(v)) for v in result.versions] + [("file", f) for f in result.files]
+    rows += [("snapshot", f"{table}@{snapshot_id}") for table, ids in result.snapshots.items() for snapshot_id in ids]
     return rows_result((("object", "varchar"), ("name", "varchar")), rows)
 
 
@@ -623,6 +624,22 @@ def _optimize(s: st.OptimizeTable, session: Session) -> Result:
     from trinitylake_dbapi.sql.query.writes import optimize_table
 
     return optimize_table(session, s.this)
+
+
+@_handles(st.ExpireSnapshots, DATA)
+def _expire_snapshots(s: st.ExpireSnapshots, session: Session) -> Result:
+    """ALTER TABLE t EXECUTE expire_snapshots(...): the table's Iceberg snapshots its
+    retention no longer keeps are dropped, in the statement's transaction
+    (iceberg.retention RT1-RT5); one row per dropped snapshot."""
+    namespace, name = table_name(session, s.this)
+    session.transaction().describe_table(namespace, name)  # the precise PEP 249 error
+    older = s.args.get("older_than")
+    older_millis = None if older is None else to_millis(constant(older, "older_than"), "older_than")
+    retain = None if s.args.get("retain_last") is None else _int(s.args["retain_last"], "retain_last")
+    if retain is not None and retain < 1:
+        raise ProgrammingError(f"retain_last must be at least 1, not {retain}")
+    dropped = session.statement_catalog().expire_snapshots((namespace, name), older_millis, retain)
+    return rows_result((("snapshot_id", "int8"),), [(snapshot_id,) for snapshot_id in dropped])
 
 
 def _select(query: exp.Query, session: Session) -> Result:

@@ -56,6 +56,7 @@ from trinitylake_dbapi.sql.statements import (
     ExpireVersions,
     ExportSnapshot,
     OptimizeTable,
+    ExpireSnapshots,
     PartitionField,
     RenameColumn,
     RenameTable,
@@ -594,6 +595,8 @@ class TrinityLakeParser(TrinityLakeParserPieces, ParserCompat, SparkParser):
         """Trino's ``ALTER TABLE t EXECUTE optimize [()]``: the table procedure OPTIMIZE
         runs (the table's own target file size applies; Trino's arguments are refused)."""
         word = self._tl_word()
+        if word == "EXPIRE_SNAPSHOTS":
+            return self._tl_expire_snapshots(table)
         if word != "OPTIMIZE":
             self._tl_unsupported(0, f"ALTER TABLE ... EXECUTE {word or ''}".strip())
         self._advance()
@@ -602,6 +605,29 @@ class TrinityLakeParser(TrinityLakeParserPieces, ParserCompat, SparkParser):
                 self._tl_unsupported(0, "arguments of ALTER TABLE ... EXECUTE optimize (set the table property "
                                      "write.target-file-size-bytes instead)")
         return OptimizeTable(this=table)
+
+    def _tl_expire_snapshots(self, table: exp.Table) -> exp.Expr:
+        """``ALTER TABLE t EXECUTE expire_snapshots [( [older_than => ts] [, retain_last
+        => n] )]``: Iceberg's snapshot expiration with Spark's argument names."""
+        self._advance()
+        args: dict[str, exp.Expr] = {}
+        if self._match(TokenType.L_PAREN) and not self._match(TokenType.R_PAREN):
+            while True:
+                name = (self._tl_word() or "").lower()
+                if name not in ("older_than", "retain_last") or name in args:
+                    self.raise_error("Expected an argument older_than => ... or retain_last => ... (each once)")
+                self._advance()
+                if not self._match(TokenType.FARROW):
+                    self.raise_error(f"Expected => after {name}")
+                value = self._parse_bitwise()
+                if value is None:
+                    self.raise_error(f"Expected a value for {name}")
+                args[name] = value
+                if self._match(TokenType.R_PAREN):
+                    break
+                if not self._match(TokenType.COMMA):
+                    self.raise_error("Expected , or )")
+        return ExpireSnapshots(this=table, **args)
 
     def _tl_optimize(self) -> exp.Expr:
         """OPTIMIZE [TABLE] t (Delta Lake's and Databricks' spelling)."""

@@ -49,6 +49,7 @@ __all__ = [
     "ExportSnapshot",
     "ExpireVersions",
     "OptimizeTable",
+    "ExpireSnapshots",
     "LAKEHOUSE_STATEMENTS",
     "SUPPORTED",
 ]
@@ -264,6 +265,16 @@ class OptimizeTable(Statement):
     title = "OPTIMIZE"
     writes = True
     arg_types = {"this": True}
+
+
+class ExpireSnapshots(Statement):
+    """ALTER TABLE t EXECUTE expire_snapshots[(older_than => ts, retain_last => n)]
+    (Trino's table procedure, Spark's ``expire_snapshots`` arguments): the table's
+    Iceberg snapshots its retention no longer keeps are dropped (iceberg.retention)."""
+
+    title = "EXPIRE SNAPSHOTS"
+    writes = True
+    arg_types = {"this": True, "older_than": False, "retain_last": False}
 
 
 #: Statements that act on the lakehouse directly, each its own commit.
