@@ -50,59 +50,76 @@ def rows_at(cur: Any, version: int | None = None) -> list[tuple]:
     return [tuple(r) for r in cur.fetchall()]
 
 
-def updated_table(root: Path, updates: int) -> tuple[Any, dict[int, list[tuple]]]:
-    """A table UPDATEd ``updates`` times (copy-on-write), rows recorded at each version."""
+def updated_table(root: Path, updates: int, mode: str = "copy-on-write") -> tuple[Any, dict[int, list[tuple]]]:
+    """A table UPDATEd ``updates`` times (``mode``: Iceberg's ``write.update.mode``;
+    ``+optimize``: OPTIMIZE after them), rows recorded at each version."""
     LakehouseCatalog(str(root), create=True, lakehouse_options={"minimum_versions_to_keep": 1})
     conn = trinitylake_dbapi.connect(str(root), autocommit=True)
     cur = conn.cursor()
     cur.execute("CREATE TABLE t (id BIGINT, v BIGINT)")
+    cur.execute(f"ALTER TABLE t SET TBLPROPERTIES ('write.update.mode' = '{mode.split('+')[0]}')")
     cur.execute("INSERT INTO t VALUES (1, 0), (2, 0), (3, 0)")
     oracle = {}
     for i in range(updates):
         cur.execute(f"UPDATE t SET v = {i + 1} WHERE id = {1 + i % 3}")
-        version = LakehouseCatalog(str(root)).latest_version()
-        oracle[version] = rows_at(cur)
+        oracle[LakehouseCatalog(str(root)).latest_version()] = rows_at(cur)
+    if mode.endswith("+optimize"):
+        cur.execute("OPTIMIZE t")
+        oracle[LakehouseCatalog(str(root)).latest_version()] = rows_at(cur)
     return conn, oracle
 
 
-def test_an_updated_table_gets_its_replaced_files_back_and_kept_versions_still_read(tmp_path: Path) -> None:
+def current_files(table: Any) -> set[str]:
+    """The data and delete files the table's current snapshot reads."""
+    found = set()
+    for task in table.scan().plan_files():
+        found.add(task.file.file_path)
+        found.update(d.file_path for d in task.delete_files)
+    return found
+
+
+def test_default_retention_keeps_every_replaced_file(tmp_path: Path) -> None:
+    """Before retention (and with Iceberg's default of 5 days), a table UPDATEd 8 times
+    copy-on-write keeps all 9 data files through any EXPIRE VERSIONS."""
     root = tmp_path / "lake"
-    conn, oracle = updated_table(root, 8)
-    cur = conn.cursor()
+    updated_table(root, 8)
     before = parquet_files(root)
-    assert len(before) == 9  # the INSERT's file and one per UPDATE: nothing was ever reclaimed
-    # default retention (5 days): EXPIRE drops no snapshot, so every data file stays live
+    assert len(before) == 9  # the INSERT's file and one per UPDATE
     done = maintenance.expire_versions(LakehouseCatalog(str(root)), retain_last=1, older_than_millis=FAR_FUTURE,
                                        orphan_grace_millis=0)  # fmt: skip
     assert done.snapshots == {} and parquet_files(root) == before
 
-    conn, oracle = updated_table(tmp_path / "lake2", 8)
-    root = tmp_path / "lake2"
+
+@pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read", "merge-on-read+optimize"])
+def test_an_updated_table_gets_its_replaced_files_back_and_kept_versions_still_read(tmp_path: Path, mode: str) -> None:
+    root = tmp_path / "lake"
+    conn, oracle = updated_table(root, 8, mode)
     cur = conn.cursor()
+    before = parquet_files(root)
     cur.execute(f"ALTER TABLE t SET TBLPROPERTIES ('{MAX_SNAPSHOT_AGE_MS}' = '0')")
     oracle[LakehouseCatalog(str(root)).latest_version()] = rows_at(cur)
     lakehouse = LakehouseCatalog(str(root))
     done = maintenance.expire_versions(lakehouse, retain_last=3, older_than_millis=FAR_FUTURE, orphan_grace_millis=0)
-    [(table, dropped)] = done.snapshots.items()
-    assert table == "default.t" and len(dropped) == 8  # the INSERT's and the UPDATEs', all but the current
+    if mode == "copy-on-write":
+        [(table, dropped)] = done.snapshots.items()
+        assert table == "default.t" and len(dropped) == 8  # the INSERT's and the UPDATEs', all but the current
     latest = lakehouse.latest_version()
     oracle[latest] = rows_at(cur)
     kept = [v.version for v in lakehouse.iter_versions(latest, 0)]
     assert len(kept) == 3 and latest in kept
-    # the two older kept versions name metadata listing every snapshot: nothing reclaimed yet
-    assert len(parquet_files(root)) == 9
     for version in kept:
         assert rows_at(cur, version) == oracle[version]
 
-    # once those versions expire too, only the current snapshot's files remain on disk
+    # once the versions before the retention commit expire too, only the current
+    # snapshot's files remain on disk
     done = maintenance.expire_versions(lakehouse, retain_last=1, older_than_millis=FAR_FUTURE, orphan_grace_millis=0)
     assert done.snapshots == {}  # nothing more to drop: one snapshot left
     catalog = TrinityLakeCatalog("lake", uri=str(root))
     table = catalog.load_table("default.t")
-    current = {t.file.file_path for t in table.scan().plan_files()}
     on_disk = parquet_files(root)
-    assert len(on_disk) == len(current) == 1, (on_disk, current)
-    assert {f"{root.as_uri()}/{p}" for p in on_disk} == current
+    assert {f"{root.as_uri()}/{p}" for p in on_disk} == current_files(table)
+    if mode != "merge-on-read":  # merge-on-read alone replaces no file: every one stays live
+        assert len(on_disk) == 1 < len(before)
     assert len(table.metadata.snapshots) == 1
     assert rows_at(cur) == oracle[latest]
     assert sorted(table.scan().to_arrow().to_pylist(), key=lambda r: r["id"]) == [
