@@ -133,8 +133,14 @@ def test_merge_that_changes_nothing_writes_nothing(lakehouse: tl.Connection) -> 
     assert _versions(cur) == before
 
 
-def test_merge_replaces_only_the_files_it_changes(lakehouse: tl.Connection) -> None:
+@pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read", None])
+def test_merge_writes_only_what_it_changes(lakehouse: tl.Connection, mode: str | None) -> None:
+    """MG1 and MG6: copy-on-write replaces the one file holding the updated row;
+    merge-on-read (also a table that sets no write.merge.mode) deletes that row by a
+    position delete file and adds its new version with the inserted row."""
     cur = _keyed(lakehouse, 3)
+    if mode is not None:
+        cur.execute(f"ALTER TABLE default.f SET TBLPROPERTIES ('write.merge.mode' = '{mode}')")
     table = lakehouse.iceberg_catalog().load_table("default.f")
     files = {t.file.file_path for t in table.scan().plan_files()}
     cur.execute(
@@ -142,9 +148,27 @@ def test_merge_replaces_only_the_files_it_changes(lakehouse: tl.Connection) -> N
         "WHEN MATCHED THEN UPDATE SET b = s.b WHEN NOT MATCHED THEN INSERT (id, b) VALUES (s.id, s.b)"
     )
     table = lakehouse.iceberg_catalog().load_table("default.f")
-    after = {t.file.file_path for t in table.scan().plan_files()}
-    assert len(files - after) == 1 and len(after - files) == 1  # the file of row 4 and its rows + row 20
+    tasks = list(table.scan().plan_files())
+    after = {t.file.file_path for t in tasks}
+    deletes = [d for t in tasks for d in t.delete_files]
+    if mode == "copy-on-write":
+        assert len(files - after) == 1 and len(after - files) == 1  # the file of row 4: its rows + row 20
+        assert not deletes
+    else:
+        assert files < after and len(after - files) == 1  # rows 4 (new version) and 20
+        assert {d.record_count for d in deletes} == {1}
     assert table.current_snapshot().summary.operation.value == "overwrite"
+    expected = [(0, 0, "r0"), (1, 1, "r1"), (2, 2, "r2"), (3, 0, "r3"), (4, 1, "x"), (5, 2, "r5"),
+                (6, 0, "r6"), (7, 1, "r7"), (8, 2, "r8"), (20, None, "n")]  # fmt: skip
+    assert sorted(_rows(cur)) == expected
+    assert sorted(tuple(r.values()) for r in table.scan().to_arrow().to_pylist()) == expected  # PyIceberg agrees
+
+
+def test_a_bad_merge_mode_is_named(lakehouse: tl.Connection) -> None:
+    cur = _keyed(lakehouse, 1)
+    cur.execute("ALTER TABLE default.f SET TBLPROPERTIES ('write.merge.mode' = 'merge-on-write')")
+    with pytest.raises(tl.ProgrammingError, match=r"default\.f: write\.merge\.mode is 'merge-on-write'"):
+        cur.execute("INSERT INTO default.f VALUES (1, 5, 'x') ON CONFLICT (id) DO UPDATE SET a = excluded.a")
 
 
 def test_merge_errors_name_what_is_wrong(lakehouse: tl.Connection) -> None:

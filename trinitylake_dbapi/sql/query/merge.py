@@ -28,6 +28,17 @@ Rules:
        result would hold one key twice is IntegrityError naming the table, the key and
        the duplicate value; a table already holding duplicate keys (written by another
        engine) is IntegrityError naming it, and nothing is written.
+  MG6. Merge-on-read by default: on a table of format version 2 whose
+       ``write.merge.mode`` (Iceberg's property of MERGE) is ``merge-on-read`` or
+       unset, the rows a MERGE or ON CONFLICT updates or deletes are deleted by position
+       delete files and their new versions added with the inserted rows, in one
+       snapshot (iceberg.deletes RD2-RD4); ``copy-on-write`` rewrites their files
+       (MG1).
+  MG7. The working copy holds the target rows the statement can act on: those some
+       source row matches by the ON condition (every row when a WHEN NOT MATCHED BY
+       SOURCE clause acts on the others), or for ON CONFLICT those holding a key of a
+       row proposed for insertion (the proposed rows are evaluated once, before). Keys
+       stay unique across the whole table by iceberg.keys PK2 at the commit.
   MG5. No name of ours can be reached by the statement: the working copy, its key and
        its marker column are named with words the statement's text and the table's
        columns do not contain; ``INSERT *`` and ``UPDATE SET *`` (which would reach
@@ -76,34 +87,46 @@ class _WorkingCopy:
         self.scan = scan
         self.table = table
         self.columns: list[ColumnSpec] = list(scan.info.columns)
-        words = (text + " " + " ".join(c.name for c in self.columns)).lower()
-        fresh = itertools.count(1)
-
-        def name(base: str) -> str:
-            while True:
-                candidate = f"__tl_{base}_{next(fresh)}"
-                if candidate not in words:
-                    return candidate
-
-        self.name, self.key, self.mark = name("target"), name("k"), name("m")
+        self._words = (text + " " + " ".join(c.name for c in self.columns)).lower()
+        self._fresh = itertools.count(1)
+        self.name, self.key, self.mark = self.fresh("target"), self.fresh("k"), self.fresh("m")
         self.primary_key = list(scan.info.primary_key)
+        self.before: dict[int, int] = {}
+
+    def fresh(self, base: str) -> str:
+        """A name the statement and the table's columns do not contain (MG5)."""
+        while True:
+            candidate = f"__tl_{base}_{next(self._fresh)}"
+            if candidate not in self._words:
+                return candidate
+
+    def load(self, alias: str, restrict: str | None, bind: str | None = None) -> None:
+        """Copy the live rows (under ``alias``) meeting ``restrict`` (SQL, None: all of
+        them) into the working copy: the rows the statement can act on (MG7). ``bind``:
+        a query over the (still empty) working copy, bound first so that its errors
+        are the statement's own (a correlated subquery's are less precise)."""
+        statement = self.statement
         definitions = [f"{quote_identifier(c.name)} {duck_type(c.type, stored=False)}" for c in self.columns]
         definitions += [f"{self.key} BIGINT", f"{self.mark} BOOLEAN DEFAULT false"]
         if self.primary_key:
             definitions.append(f"PRIMARY KEY ({', '.join(quote_identifier(k) for k in self.primary_key)})")
         statement.run(f"CREATE TEMP TABLE {self.name} ({', '.join(definitions)})")
-        self.before: dict[int, int] = {}
-        if scan.data_files and self.columns:
+        if bind is not None:
+            statement.relation(bind)
+        if self.scan.data_files and self.columns:
+            where = "" if restrict is None else f" WHERE {restrict}"
             try:
-                statement.run(f"INSERT INTO {self.name} {self._live_rows()}")
+                statement.run(f"INSERT INTO {self.name} SELECT * FROM ({self._live_rows()}) AS {alias}{where}")
             except statement.engine.errors.ConstraintException:
                 raise IntegrityError(
-                    f"table {table} already holds duplicate values of its primary key "
+                    f"table {self.table} already holds duplicate values of its primary key "
                     f"({', '.join(self.primary_key)}){self._duplicate_hint()}; MERGE and ON CONFLICT need "
                     "unique keys (see VERIFY)"
                 ) from None
             rows = statement.run(f"SELECT {self.key} // {_SHIFT}, count(*) FROM {self.name} GROUP BY 1")
             self.before = {int(f): int(n) for f, n in rows}
+        # The keys before the statement: those a DELETE removes are gone from the copy.
+        statement.run(f"CREATE TEMP TABLE {self.name}_keys AS SELECT {self.key} FROM {self.name}")
 
     def _live_rows(self) -> str:
         """SELECT the live rows of the scan: the table's columns, the row's key, false."""
@@ -149,20 +172,34 @@ class _WorkingCopy:
 
     def changes(self) -> tuple[list[int], int]:
         """The positions of the files a row of which was updated or deleted, and the
-        number of rows inserted."""
-        rows = self.statement.run(
+        number of rows inserted; the keys of the rows updated or deleted are stored."""
+        statement = self.statement
+        rows = statement.run(
             f"SELECT {self.key} // {_SHIFT}, count(*) FILTER (WHERE NOT {self.mark}) FROM {self.name} "
             f"WHERE {self.key} IS NOT NULL GROUP BY 1"
         )
         after = {int(f): int(n) for f, n in rows}
         touched = sorted(f for f, n in self.before.items() if after.get(f, 0) != n)
-        inserted = int(self.statement.scalar(f"SELECT count(*) FROM {self.name} WHERE {self.key} IS NULL"))
+        inserted = int(statement.scalar(f"SELECT count(*) FROM {self.name} WHERE {self.key} IS NULL"))
+        statement.run(
+            f"CREATE TEMP TABLE {self.name}_changed AS SELECT {self.key} FROM {self.name}_keys WHERE {self.key} NOT IN "
+            f"(SELECT {self.key} FROM {self.name} WHERE NOT {self.mark} AND {self.key} IS NOT NULL)"
+        )
         return touched, inserted
 
+    def positions(self) -> Any:
+        """The rows the statement updated or deleted, as Arrow (``f``: the file's
+        position in the scan, ``pos``: the row's position in it), sorted."""
+        return self.statement.arrow(
+            f"SELECT CAST({self.key} // {_SHIFT} AS BIGINT) AS f, {self.key} % {_SHIFT} AS pos "
+            f"FROM {self.name}_changed ORDER BY 1, 2"
+        )
+
     def kept(self, where: str, schema: Any, new: Any) -> Any:
-        """The rows meeting ``where`` that the statement left as they were, in their
-        files' order, as Arrow in the stored types (``schema``: that of the checked new
-        rows), followed by ``new``."""
+        """The live rows meeting ``where`` that the statement left as they were, in
+        their files' order, as Arrow in the stored types (``schema``: that of the
+        checked new rows), followed by ``new``. Read from the table's files: the working
+        copy holds only the rows the statement could act on (MG7)."""
         import pyarrow as pa
 
         stored = ", ".join(
@@ -170,8 +207,8 @@ class _WorkingCopy:
             for c in self.columns
         )
         rows = self.statement.arrow(
-            f"SELECT {stored} FROM {self.name} WHERE NOT {self.mark} AND {self.key} IS NOT NULL AND ({where}) "
-            f"ORDER BY {self.key}"
+            f"SELECT {stored} FROM ({self._live_rows()}) l WHERE ({where}) "
+            f"AND {self.key} NOT IN (SELECT {self.key} FROM {self.name}_changed) ORDER BY {self.key}"
         )
         return pa.concat_tables([rows.cast(schema), new])
 
@@ -233,6 +270,9 @@ def _write(session: Session, work: _WorkingCopy, namespace: str, name: str, chan
     if not touched:
         table.append(as_iceberg(new, table))
         return Result(None, [], changed)
+    if _merge_on_read(table.metadata, full):
+        _delete_positions(table, work.scan, work.positions(), as_iceberg(new, table))
+        return Result(None, [], changed)
     if not file_level:
         table.overwrite(as_iceberg(work.kept("true", new.schema, new), table))
         return Result(None, [], changed)
@@ -240,6 +280,45 @@ def _write(session: Session, work: _WorkingCopy, namespace: str, name: str, chan
     rows = work.kept(f"{work.key} // {_SHIFT} IN ({files})", new.schema, new)
     _replace_files(table, {work.scan.data_files[f] for f in touched}, as_iceberg(rows, table))
     return Result(None, [], changed)
+
+
+#: Iceberg's table property of a MERGE's mode (as write.update.mode and
+#: write.delete.mode are UPDATE's and DELETE's, iceberg.deletes RD1).
+MERGE_MODE = "write.merge.mode"
+
+
+def _merge_on_read(metadata: Any, table: str) -> bool:
+    """MG6: whether a MERGE or ON CONFLICT on the table of ``metadata`` deletes the rows
+    it changes by position delete files (iceberg.deletes RD1's rule, read from
+    ``write.merge.mode``) rather than rewriting their files."""
+    from trinitylake_dbapi.iceberg.deletes import MERGE_ON_READ, MODE_DEFAULT
+
+    raw = metadata.properties.get(MERGE_MODE)
+    mode = MODE_DEFAULT if raw is None else raw.strip().lower()
+    if mode not in (MERGE_ON_READ, "copy-on-write"):
+        raise ProgrammingError(
+            f"table {table}: {MERGE_MODE} is {raw!r}; it must be 'merge-on-read' or 'copy-on-write'"
+        )
+    return mode == MERGE_ON_READ and metadata.format_version == 2
+
+
+def _delete_positions(table: Any, scan: TableScan, positions: Any, rows: Any) -> None:
+    """MG6: the rows at ``positions`` (file position in ``scan``, row number) deleted
+    by position delete files and ``rows`` added, in one snapshot (iceberg.deletes)."""
+    import numpy as np
+
+    from trinitylake_dbapi.iceberg.deletes import delete_rows
+
+    indexes = positions.column("f").to_numpy()
+    starts = np.flatnonzero(np.r_[True, indexes[1:] != indexes[:-1]]) if len(indexes) else np.array([], np.int64)
+    wanted = {data_file_key(scan.data_files[int(indexes[s])]): int(s) for s in starts}
+    found = {data_file_key(f.file_path): f for f in table.data_files(lambda p: data_file_key(p) in wanted)}
+    if set(found) != set(wanted):  # iceberg.planning PC6
+        raise OperationalError(f"table {table.name()}: the files whose rows change are not all in its snapshot")
+    ends = [*(int(s) for s in starts[1:]), len(indexes)]
+    pos = positions.column("pos")
+    deleted = [(found[key], pos.slice(start, end - start)) for (key, start), end in zip(wanted.items(), ends)]
+    delete_rows(table, deleted, rows)
 
 
 def _replace_files(table: Any, replaced: set[str], rows: Any) -> None:
@@ -375,6 +454,10 @@ def run_merge(merge: exp.Merge, session: Session) -> Result:
                 parts.append(f"{head} THEN DO NOTHING")
             else:
                 raise NotSupportedError(f"MERGE INTO {full}: {when.sql(dialect=TrinityLake)!r} is not supported")
+        # MG7: the target rows some source row matches; every row when a clause acts on the others.
+        by_source = any(w.args.get("source") for w in clauses)
+        work.load(alias, None if by_source else f"EXISTS (SELECT 1 FROM {using_sql} WHERE {on})",
+                  bind=f"SELECT 1 FROM {work.name} AS {alias} JOIN {using_sql} ON {on}")
         if any(w.args.get("matched") for w in clauses):
             _refuse_multiple_matches(work, alias, using_sql, on, full)
         sql = f"MERGE INTO {work.name} AS {alias} USING {using_sql} ON {on} {' '.join(parts)}"
@@ -447,6 +530,20 @@ def run_upsert(insert: exp.Insert, session: Session, parameter_rows: Sequence[An
         width = len(statement.relation(source.sql(dialect=duckdb_dialect())).columns)
         if width != len(columns):
             raise ProgrammingError(f"INSERT INTO {full}: {width} value(s) per row for {len(columns)} column(s)")
+        # The rows proposed, evaluated once; MG7: the target rows holding one of their keys.
+        proposed = work.fresh("proposed")
+        names = [work.fresh("c") for _ in columns]
+        statement.run(
+            f"CREATE TEMP TABLE {proposed} AS SELECT * FROM ({source.sql(dialect=duckdb_dialect())}) "
+            f"AS {proposed}({', '.join(names)})"
+        )
+        alias = quote_identifier(target.alias_or_name)
+        by_name = {c.lower(): n for c, n in zip(columns, names)}
+        if all(k.lower() in by_name for k in key):
+            same = " AND ".join(f"{proposed}.{by_name[k.lower()]} = {alias}.{quote_identifier(k)}" for k in key)
+            work.load(alias, f"EXISTS (SELECT 1 FROM {proposed} WHERE {same})")
+        else:
+            work.load(alias, "false")  # a key column left NULL: NOT NULL fails (MG4)
         action = conflict.args.get("action")
         action_text = action.name.upper() if action is not None else ""
         keys = ", ".join(quote_identifier(k) for k in key)
@@ -461,8 +558,7 @@ def run_upsert(insert: exp.Insert, session: Session, parameter_rows: Sequence[An
                 tail += f" WHERE {where.this.sql(dialect=duckdb_dialect())}"
         else:
             raise NotSupportedError(f"INSERT INTO {full}: ON CONFLICT {action_text or '?'} is not supported")
-        alias = quote_identifier(target.alias_or_name)
         listed = ", ".join(quote_identifier(c) for c in columns)
-        sql = f"INSERT INTO {work.name} AS {alias} ({listed}) {source.sql(dialect=duckdb_dialect())} {tail}"
+        sql = f"INSERT INTO {work.name} AS {alias} ({listed}) SELECT * FROM {proposed} {tail}"
         changed = work.run(sql, insert)
         return _write(session, work, namespace, name, changed)
