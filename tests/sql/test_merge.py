@@ -376,6 +376,10 @@ def test_statements_agree_with_duckdb(memory_lake: Lake, data: Any, files: int) 
     duck = duckdb.connect()
     for c in (cur, duck):
         c.execute(f"CREATE TABLE {'default.f' if c is cur else 'f'} (id INT PRIMARY KEY, a INT, b VARCHAR)")
+    modes = {kind: data.draw(st.sampled_from(["merge-on-read", "copy-on-write"]), label=kind)
+             for kind in ("merge", "update", "delete")}  # MG6 both ways, with UPDATE's and DELETE's delete files
+    properties = ", ".join(f"'write.{kind}.mode' = '{mode}'" for kind, mode in modes.items())
+    cur.execute(f"ALTER TABLE default.f SET TBLPROPERTIES ({properties})")
     for f in range(files):
         rows = ", ".join(f"({f * 4 + i}, {i - 1}, 'r{f}')" for i in range(4))
         cur.execute(f"INSERT INTO default.f VALUES {rows}")
