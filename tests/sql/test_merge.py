@@ -457,3 +457,44 @@ def test_merge_and_on_conflict_on_a_partitioned_table(lakehouse: tl.Connection) 
     regions = {t.file.partition[0] for t in table.scan().plan_files()}
     assert regions == {"eu", "us"}
     assert sorted(r["id"] for r in table.scan().to_arrow().to_pylist()) == [1, 2, 3, 4, 5]
+
+
+def test_racing_upserts_lose_no_update(tmp_path: Any) -> None:
+    """Three connections upsert the same key 10 times each (autocommit): every statement
+    either commits or fails with SerializationError, and the counter equals the number
+    of commits (a lost update would leave it lower); each statement's new key is there."""
+    import threading
+
+    from deadlines import HANG_S
+
+    path = str(tmp_path / "lake")
+    with tl.connect(path, create=True, autocommit=True) as conn:
+        conn.cursor().execute("CREATE TABLE default.f (id INT PRIMARY KEY, n INT)")
+        conn.cursor().execute("INSERT INTO default.f VALUES (1, 0)")
+    committed: list[int] = []
+    failures: list[Exception] = []
+
+    def work(k: int) -> None:
+        with tl.connect(path, autocommit=True) as mine:
+            cur = mine.cursor()
+            for i in range(10):
+                key = 100 * (k + 1) + i
+                try:
+                    cur.execute("INSERT INTO default.f VALUES (1, 1), (?, 1) ON CONFLICT (id) DO UPDATE SET n = f.n + 1", (key,))
+                    committed.append(key)
+                except tl.Error as e:  # noqa: PERF203
+                    failures.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(HANG_S)
+        assert not thread.is_alive()
+    assert all(isinstance(e, tl.SerializationError) for e in failures), failures
+    with tl.connect(path) as conn:
+        cur = conn.cursor()
+        cur.execute("SELECT id, n FROM default.f ORDER BY id")
+        rows = cur.fetchall()
+    assert rows[0] == (1, len(committed))
+    assert sorted(r[0] for r in rows[1:]) == sorted(committed)
