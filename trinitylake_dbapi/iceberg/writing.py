@@ -73,7 +73,7 @@ from .manifests import live_data_paths, manifest_entries, snapshot_manifests
 from .tables import Confinement, ConfinedScan, apply_updates
 
 __all__ = ["MANIFEST_MERGE_DEFAULT", "ROW_GROUP_ROWS", "LakehouseTable", "for_writing", "merges_manifests",
-           "new_append", "write_data_files", "write_unpartitioned"]
+           "new_append", "write_data_files", "write_partitioned", "write_unpartitioned"]
 
 #: W1: the most rows in one row group of a data file written here.
 ROW_GROUP_ROWS = 122_880
@@ -126,26 +126,33 @@ def write_data_files(table: Any, rows: Any, write_uuid: uuid.UUID) -> Iterator[A
     """Write ``rows`` (a PyArrow table in ``table``'s Iceberg schema) as data files of
     the PyIceberg ``table`` in its current partition spec (W8; W1, W3 per partition);
     the DataFiles to add to a snapshot."""
-    spec = table.spec()
-    if spec.is_unpartitioned():
+    if table.spec().is_unpartitioned():
         return write_unpartitioned(table, rows, write_uuid)
+    return write_partitioned(table.io, table.metadata, rows, write_uuid)
+
+
+def write_partitioned(io: Any, metadata: TableMetadata, rows: Any, write_uuid: uuid.UUID, first_task: int = 0) -> Iterator[Any]:
+    """W8 for a table of ``metadata`` (its current spec) written through ``io``: ``rows``
+    split by partition, each partition's rows cut into files of the target size; tasks
+    numbered from ``first_task`` (unique per ``write_uuid``: a file's name holds it)."""
     from pyiceberg.io.pyarrow import _determine_partitions, bin_pack_arrow_table, write_file
     from pyiceberg.table import WriteTask
 
     if not rows.num_rows:
         return iter(())
-    target_size = int(table.properties.get(
+    target_size = int(metadata.properties.get(
         TableProperties.WRITE_TARGET_FILE_SIZE_BYTES, TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT
     ))  # fmt: skip
-    schema = table.schema()
+    schema = metadata.schema()
+    spec = metadata.spec()
     tasks = []
     for part in _determine_partitions(spec, schema, rows):
         for batches in bin_pack_arrow_table(part.arrow_table_partition, target_size):
             tasks.append(WriteTask(
-                write_uuid=write_uuid, task_id=len(tasks), schema=schema, record_batches=batches,
+                write_uuid=write_uuid, task_id=first_task + len(tasks), schema=schema, record_batches=batches,
                 partition_key=part.partition_key,
             ))  # fmt: skip
-    return write_file(table.io, for_writing(table.metadata), iter(tasks))
+    return write_file(io, for_writing(metadata), iter(tasks))
 
 
 class _CachedReads:

@@ -98,6 +98,7 @@ class _Options:
     filter: str | None = None
     stage: str | None = None
     target: str | None = None
+    dynamic: bool = False  # partitionOverwriteMode dynamic (tabledata SD8)
 
     @classmethod
     def parse(cls, options: Any) -> "_Options":
@@ -137,7 +138,17 @@ class _Options:
             rt.Location.of(str(location), storage_options), kind, version, namespace, table,
             create=_flag(opts, "create"), filter=opts.get("filter") or None,
             stage=opts.get("trinitylake.stage"), target=opts.get("trinitylake.target"),
+            dynamic=_overwrite_mode(opts),
         )  # fmt: skip
+
+
+def _overwrite_mode(opts: dict) -> bool:
+    """Whether an overwrite replaces only the partitions written (option
+    ``partitionOverwriteMode`` ``dynamic``; ``static``, the default, replaces all)."""
+    value = str(opts.get("partitionoverwritemode", "static")).strip().lower()
+    if value not in ("static", "dynamic"):
+        raise ProgrammingError(f"option partitionOverwriteMode is 'static' or 'dynamic', not {value!r}")
+    return value == "dynamic"
 
 
 def _flag(opts: dict, name: str) -> bool:
@@ -186,7 +197,7 @@ class TrinityLakeDataSource(DataSource):
                 target = plan_write(catalog, opts.table, schema, opts.create)
             finally:
                 catalog.close()
-        return TableWriter(opts.location, target, overwrite, opts.stage)
+        return TableWriter(opts.location, target, overwrite, opts.stage, dynamic=opts.dynamic)
 
 
 class _KeyRange(InputPartition):

@@ -44,6 +44,13 @@ Rules:
      dropped and created again since planning fails the commit. An aborted job commits
      nothing and deletes the files its successful tasks reported; files of a task that
      died are reclaimed by version expiration (maintenance E8).
+  SD8 (issue 36) A partitioned table is written by its current partition spec: each
+     writer task splits its rows by partition (iceberg.writing W8), so every data file
+     holds one partition's rows. ``.option("partitionOverwriteMode", "dynamic")`` with
+     mode ``overwrite`` replaces only the partitions written: the current files of the
+     table's current spec whose partition value one of the new files has (Iceberg's
+     dynamic overwrite, ``ReplacePartitions``); other partitions, and files of earlier
+     specs, stay. On an unpartitioned table it replaces everything, as a static one.
   SD7 In :func:`transaction`, DDL through ``tx.catalog`` and each ``tx.write`` are staged
      in one lakehouse transaction (TrinityLakeCatalog P4), published together when the
      block ends without an error, or not at all. The driver plans each write on the
@@ -78,7 +85,7 @@ from ..format import paths
 from ..iceberg.catalog import TrinityLakeCatalog
 from ..iceberg.io import DurableFileIO, file_io_properties
 from ..iceberg.schema import schema_from_columns
-from ..iceberg.writing import for_writing
+from ..iceberg.writing import for_writing, write_partitioned
 from .schema import from_spark_schema, split_table_name, table_schema
 from . import _runtime as rt
 
@@ -343,11 +350,6 @@ def plan_write(catalog: TrinityLakeCatalog, table: str, schema: T.StructType, cr
         location = paths.new_table_location(catalog.tables.warehouse, namespace, name)
         metadata = new_table_metadata(iceberg_schema, UNPARTITIONED_PARTITION_SPEC, UNSORTED_SORT_ORDER, location)
         return WriteTarget(f"{namespace}.{name}", metadata, True)
-    if not metadata.spec().is_unpartitioned():
-        raise ProgrammingError(
-            f"table {namespace}.{name} is partitioned: Spark writes go to unpartitioned tables only "
-            "(write partitioned tables with PyIceberg or SQL)"
-        )
     known = {f.name.lower() for f in metadata.schema().fields}
     extra = [f.name for f in schema.fields if f.name.lower() not in known]
     if extra:
@@ -369,8 +371,11 @@ class TableWriter(DataSourceArrowWriter):
     """Executors write data files; the driver commits them (SD5, SD6), or hands them to the
     transaction that started the job (SD7: ``stage``)."""
 
-    def __init__(self, location: rt.Location, target: WriteTarget, overwrite: bool, stage: str | None) -> None:
+    def __init__(
+        self, location: rt.Location, target: WriteTarget, overwrite: bool, stage: str | None, *, dynamic: bool = False
+    ) -> None:
         self.location, self.target, self.overwrite, self.stage = location, target, overwrite, stage
+        self.dynamic = dynamic
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WrittenFiles:
         from pyiceberg.io.pyarrow import schema_to_pyarrow, write_file
@@ -385,9 +390,15 @@ class TableWriter(DataSourceArrowWriter):
         pending: list[pa.RecordBatch] = []
         size = 0
 
+        partitioned = not metadata.spec().is_unpartitioned()
+        files: list[Any] = []
+
         def flush() -> None:
             nonlocal pending, size
-            if pending:
+            if pending and partitioned:  # SD8: this chunk's rows, by partition
+                first = len(tasks) + len(files)
+                files.extend(write_partitioned(io, metadata, pa.Table.from_batches(pending), write_uuid, first))
+            elif pending:
                 tasks.append(WriteTask(write_uuid=write_uuid, task_id=len(tasks), schema=schema, record_batches=pending))
             pending, size = [], 0
 
@@ -400,7 +411,7 @@ class TableWriter(DataSourceArrowWriter):
             if size >= _FILE_BYTES:
                 flush()
         flush()
-        files = list(write_file(io, metadata, iter(tasks))) if tasks else []
+        files += list(write_file(io, metadata, iter(tasks))) if tasks else []
         io.sync_written()  # io F1: durable before the driver names them
         return WrittenFiles(files)
 
@@ -413,7 +424,7 @@ class TableWriter(DataSourceArrowWriter):
         catalog = open_catalog(self.location)
         try:
             with catalog.lakehouse_transaction():
-                commit_write(catalog, self.target, files, self.overwrite)
+                commit_write(catalog, self.target, files, self.overwrite, dynamic=self.dynamic)
         finally:
             catalog.close()
 
@@ -425,9 +436,12 @@ class TableWriter(DataSourceArrowWriter):
                     io.delete(data_file.file_path)
 
 
-def commit_write(catalog: TrinityLakeCatalog, target: WriteTarget, files: list, overwrite: bool) -> None:
+def commit_write(
+    catalog: TrinityLakeCatalog, target: WriteTarget, files: list, overwrite: bool, *, dynamic: bool = False
+) -> None:
     """SD6: create the table if planned, then append ``files`` (or replace every current
-    data file with them), as one table commit in the catalog's open block."""
+    data file with them; with ``dynamic``, those of the partitions written, SD8), as one
+    table commit in the catalog's open block."""
     from pyiceberg.exceptions import CommitFailedException
 
     namespace, name = split_table_name(target.table)
@@ -448,9 +462,17 @@ def commit_write(catalog: TrinityLakeCatalog, target: WriteTarget, files: list, 
             )
     if not files and not overwrite:
         return
+    if files and table.metadata.spec() != planned.spec():
+        raise CommitFailedException(
+            f"table {target.table}: its partitioning changed since the write was planned; write again"
+        )
     with table.transaction() as txn:
         if overwrite:
             current = [task.file for task in table.scan().plan_files()] if table.metadata.current_snapshot_id else []
+            spec = table.metadata.spec()
+            if dynamic and not spec.is_unpartitioned():  # SD8: only the partitions written (new files: this spec)
+                written = {tuple(f.partition) for f in files}
+                current = [f for f in current if f.spec_id == spec.spec_id and tuple(f.partition) in written]
             with txn.update_snapshot().overwrite() as change:
                 for data_file in current:
                     change.delete_data_file(data_file)
