@@ -66,6 +66,9 @@ UNGROUPED = ("tests/spark/test_install.py",)
 #: Modules whose tests share a module-scoped fixture that takes seconds to build: kept
 #: on one worker so it is built once. (Leaving one out costs time, never correctness.)
 WHOLE_MODULES = (
+    # One `python -m bench --quick` run (~29 s of CPU) for the module's two tests: on two
+    # workers each ran it (measured: 28.1 s and 30.1 s of CPU, on gw1 and gw0).
+    "tests/bench/test_bench_smoke.py",
     # One child pytest runs PyIceberg's whole suite for the module's tests.
     "tests/iceberg/test_pyiceberg_behaviors.py",
     "tests/reliability/test_corruption.py",
@@ -180,6 +183,33 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+#: ``TL_TEST_CPU_LOG=FILE``: each test's wall seconds, CPU seconds of its process (every
+#: thread) and of the child processes it waited for, and its worker, appended to FILE as
+#: one tab-separated line (how the lanes' budgets are measured on a shared host, where
+#: wall time says little: scripts/test's header).
+CPU_LOG = os.environ.get("TL_TEST_CPU_LOG")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: Any) -> Iterator[None]:
+    if not CPU_LOG:
+        yield
+        return
+    import resource
+    import time
+
+    def cpu() -> tuple[float, float]:
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+    start, (own0, children0) = time.monotonic(), cpu()
+    yield
+    own1, children1 = cpu()
+    with open(CPU_LOG, "a") as log:
+        log.write(f"{item.nodeid}\t{time.monotonic() - start:.3f}\t{own1 - own0:.3f}\t{children1 - children0:.3f}"
+                  f"\t{os.environ.get('PYTEST_XDIST_WORKER', '-')}\n")
 
 
 @pytest.hookimpl(optionalhook=True)
