@@ -5,6 +5,9 @@ each upsert one commit, side by side:
 * ``trinitylake-merge``: ``MERGE INTO big USING src ON big.id = src.id WHEN MATCHED
   THEN UPDATE SET k = src.k, v = src.v WHEN NOT MATCHED THEN INSERT VALUES (...)``
   through the DB-API (autocommit), the source a table of the same lakehouse;
+* ``trinitylake-on-conflict``: ``INSERT INTO big SELECT * FROM src ON CONFLICT (id) DO
+  UPDATE SET k = excluded.k, v = excluded.v`` on a table declaring ``PRIMARY KEY (id)``
+  (so its key is also enforced at the commit, iceberg.keys);
 * ``trinitylake-pyiceberg``: PyIceberg's ``table.upsert(df, join_cols=["id"])`` through
   this project's catalog (TrinityLakeCatalog);
 * ``pyiceberg``: the same ``upsert`` through PyIceberg 0.12's SqlCatalog (SQLite);
@@ -80,6 +83,23 @@ class _Sql:
         self.side.close()
 
 
+class _OnConflict(_Sql):
+    """Ours, on a keyed table: INSERT ... ON CONFLICT DO UPDATE."""
+
+    def build(self, rows: int) -> None:
+        self.side.call("execute", self.names["schema"])
+        self.side.call("execute", f"CREATE TABLE {self.names['big']} (id BIGINT NOT NULL, k BIGINT, v DECIMAL(21, 1), "
+                                  "PRIMARY KEY (id))")  # fmt: skip
+        self.side.call("execute", f"INSERT INTO {self.names['big']} SELECT range, range % 100, (range % 997) * 1.5 "
+                                  f"FROM range({rows})")  # fmt: skip
+
+    def upsert(self, rep: int) -> float:
+        seconds, _ = self.side.call(
+            "execute", f"INSERT INTO {self.names['big']} SELECT * FROM {self.names['src']}{rep} "
+                       "ON CONFLICT (id) DO UPDATE SET k = excluded.k, v = excluded.v")  # fmt: skip
+        return seconds
+
+
 class _PyIceberg:
     """A PyIceberg catalog side: ``table.upsert``."""
 
@@ -122,6 +142,9 @@ def upsert(workdir: str, python: str | None, rows: int, upsert_rows: int, reps: 
     try:
         sides[OURS] = _Sql(InProcess(os.path.join(base, "tl-merge")),
                            {"schema": "CREATE NAMESPACE ns", "big": "ns.big", "src": "ns.src"})  # fmt: skip
+        sides["trinitylake-on-conflict"] = _OnConflict(
+            InProcess(os.path.join(base, "tl-on-conflict")), {"schema": "CREATE NAMESPACE ns", "big": "ns.big", "src": "ns.src"}
+        )
         for name in ("trinitylake", "pyiceberg"):
             directory = os.path.join(base, name)
             os.makedirs(directory, exist_ok=True)
