@@ -103,6 +103,8 @@ class _Rewrite:
         self.key, self.flag = self.name("k"), self.name("m")
         self.outer, self.row = self.name("o"), self.name("p")
         self.matched = self.name("matched")
+        #: The names of the new values match() stored with the keys (None: not stored).
+        self.stored: list[str] | None = None
         self.deleted: str | None = None
         if scan.position_deletes:
             self.deleted = self.name("deleted")
@@ -162,15 +164,22 @@ class _Rewrite:
             f"WHERE ({where}) AND {outer}.{self.key} IS NOT NULL) {self.row}"
         )
 
-    def match(self, condition: str) -> int:
+    def match(self, condition: str, values: Sequence[str] | None = None) -> int:
         """Evaluate the WHERE once per live row: the keys of the rows it keeps are
-        stored; their number."""
+        stored; their number. ``values`` (a merge-on-read UPDATE's, one per column):
+        stored with the keys, evaluated in the same pass for the kept rows only, so
+        that :meth:`changed` reads no file again (the hidden-key way only)."""
         everything = range(len(self.scan.data_files))
+        self.stored = None
         if self.hidden:
             read, key = self._read(everything, named=True)
+            extra = ""
+            if values is not None:
+                self.stored = [self.name("v") for _ in values]
+                extra = "".join(f", {v} AS {n}" for v, n in zip(values, self.stored))
             # CASE: the statement's condition is evaluated for live rows only.
             rows = (
-                f"SELECT {key} AS {self.key} FROM {read} AS {self.alias} "
+                f"SELECT {key} AS {self.key}{extra} FROM {read} AS {self.alias} "
                 f"WHERE CASE WHEN {self._live(key)} THEN ({condition}) ELSE false END"
             )
         else:
@@ -208,6 +217,8 @@ class _Rewrite:
         """SELECT ``values`` (as :meth:`updated`) for the matched rows of ``files`` only:
         a merge-on-read UPDATE's new rows (whether a row matched is read from the stored
         keys, never evaluated again)."""
+        if self.stored is not None:  # evaluated by match()
+            return f"SELECT {', '.join(self.stored)} FROM {self.matched}"
         if self.hidden:
             read, key = self._read(files, named=True)
             return (
@@ -274,14 +285,15 @@ def _rewrite(
         statement.relation(f"SELECT {select} FROM {view} AS {alias} WHERE {condition}")
         if not scan.data_files or not columns:
             return Result(None, [], 0)
-        rewrite = _Rewrite(statement, scan, alias, f"{condition} {select} {alias}")
-        matched = rewrite.match(condition)
-        if not matched:
-            return Result(None, [], 0)
         from trinitylake_dbapi.iceberg.deletes import MERGE_ON_READ, write_mode
 
         table = load_iceberg_table(session, namespace, name)
-        if write_mode(table.metadata, "update" if values else "delete", f"{namespace}.{name}") == MERGE_ON_READ:
+        merge = write_mode(table.metadata, "update" if values else "delete", f"{namespace}.{name}") == MERGE_ON_READ
+        rewrite = _Rewrite(statement, scan, alias, f"{condition} {select} {alias}")
+        matched = rewrite.match(condition, values if merge and values else None)
+        if not matched:
+            return Result(None, [], 0)
+        if merge:
             files = rewrite.matched_files()
             positions = rewrite.positions()
             changed = rewrite.changed(files, values) if values else None
