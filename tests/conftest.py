@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
@@ -212,14 +213,64 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: Any) -> Iterator[None]:
                   f"\t{os.environ.get('PYTEST_XDIST_WORKER', '-')}\n")
 
 
+#: Units that take minutes each (a JVM, child processes, kill rounds, an emulator's
+#: hundreds of requests), as node-id prefixes: started before every other unit, in this
+#: order. xdist orders units by their number of tests, so a one-test unit of minutes (the
+#: hostile run, 32 SIGKILL rounds of compaction, an Azure fault variant) used to start
+#: last, when the other workers had nothing left to do, and made the run's tail.
+LONG_FIRST = (
+    "tests/spark/",  # the "spark" group: every Spark test, one JVM
+    "tests/docs/test_docs.py::test_code_blocks_run_and_show_their_output",  # the "docs" group
+    *WHOLE_MODULES,
+    "tests/reliability/",
+    "tests/transaction/test_fault_injection.py",
+    "tests/iceberg/test_compaction.py::test_a_fault_at_any",
+    "tests/storage/test_exclusive_race.py",
+    "tests/docs/",
+)
+
+
+def _long_rank(scope: str) -> int | None:
+    """The place of a unit in LONG_FIRST (its first test's node id, or its group's
+    name), or None for every other unit."""
+    for rank, prefix in enumerate(LONG_FIRST):
+        if scope.startswith(prefix) or any(prefix.startswith(group) and scope == name for group, name in GROUPS.items()):
+            return rank
+    return None
+
+
+class _LongFirstQueue(OrderedDict):  # type: ignore[type-arg]
+    """xdist's work queue (an OrderedDict it pops from the front): the units of
+    LONG_FIRST come out first, in its order, then the others in xdist's order. (The
+    long units are found once, at the first pop, when xdist has filled the queue.)"""
+
+    _long: list[str] | None = None
+
+    def popitem(self, last: bool = True) -> Any:
+        if not last:
+            if self._long is None:
+                ranked = sorted((rank, i, scope) for i, scope in enumerate(self) if (rank := _long_rank(scope)) is not None)
+                self._long = [scope for _, _, scope in reversed(ranked)]
+            while self._long:
+                scope = self._long.pop()
+                if scope in self:
+                    return scope, self.pop(scope)
+        return super().popitem(last)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """Under ``-n``: distribute the units of :func:`xdist_scope`, largest first."""
+    """Under ``-n``: distribute the units of :func:`xdist_scope`, the long ones
+    (LONG_FIRST) first, then the largest first."""
     if config.getvalue("dist") not in ("load", "loadgroup", "loadscope"):
         return None  # --dist each / loadfile / worksteal: as asked
     from xdist.scheduler import LoadScopeScheduling
 
     class Scheduling(LoadScopeScheduling):
+        def __init__(self, config: pytest.Config, log: Any) -> None:
+            super().__init__(config, log)
+            self.workqueue = _LongFirstQueue()
+
         def _split_scope(self, nodeid: str) -> str:
             return xdist_scope(nodeid)
 
