@@ -498,3 +498,32 @@ def test_racing_upserts_lose_no_update(tmp_path: Any) -> None:
         rows = cur.fetchall()
     assert rows[0] == (1, len(committed))
     assert sorted(r[0] for r in rows[1:]) == sorted(committed)
+
+
+def test_executemany_upserts_every_parameter_set(lakehouse: tl.Connection) -> None:
+    """An executemany of INSERT ... VALUES (?, ...) ON CONFLICT runs as one statement
+    over its parameter sets as one Arrow table (with a column list, decimals and lists),
+    and binds them as literals when the ON CONFLICT clause has markers of its own."""
+    from decimal import Decimal
+
+    cur = lakehouse.cursor()
+    cur.execute("CREATE TABLE default.p (id BIGINT PRIMARY KEY, price DECIMAL(8, 2), tags ARRAY<STRING>, n INT)")
+    cur.executemany("INSERT INTO default.p (id, price, tags) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                    [(i, Decimal(i) / 4, [f"t{i}"] * (i % 3)) for i in range(300)])  # fmt: skip
+    assert cur.rowcount == 300
+    before = _versions(cur)
+    cur.executemany(
+        "INSERT INTO default.p (id, price, tags) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET price = excluded.price",
+        [(i * 2, Decimal("9.99"), ["x"]) for i in range(200)],
+    )
+    assert cur.rowcount == 200 and _versions(cur) == before + 1
+    cur.executemany(
+        "INSERT INTO default.p (id, n) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET n = excluded.n + ?",
+        [(1, 5, 100), (1000, 1, 100)],  # the last set's 100 binds the clause's marker
+    )
+    cur.execute("SELECT count(*), sum(price), count(*) FILTER (WHERE price = 9.99), max(n) FROM default.p")
+    count, total, updated, top = cur.fetchone()
+    assert (count, updated, top) == (300 + 50 + 1, 200, 105)
+    assert total == sum(Decimal(i) / 4 for i in range(1, 300, 2)) + Decimal("9.99") * 200
+    cur.execute("SELECT tags FROM default.p WHERE id IN (5, 6, 398) ORDER BY id")
+    assert [r[0] for r in cur.fetchall()] == [["t5", "t5"], [], ["x"]]

@@ -64,10 +64,10 @@ from trinitylake_dbapi.errors import (
 from trinitylake_dbapi.format.types import ColumnSpec
 from trinitylake_dbapi.sql.compat import duckdb_dialect
 from trinitylake_dbapi.sql.dialect import TrinityLake
-from trinitylake_dbapi.sql.query.bulk import bound_rows
+from trinitylake_dbapi.sql.query.bulk import bound_rows, bulk_insert_template, parameter_table
 from trinitylake_dbapi.sql.query.engine import data_file_key, data_file_key_sql
 from trinitylake_dbapi.sql.query.translate import duckdb_message, text_position, translating, with_position
-from trinitylake_dbapi.sql.query.types import duck_type, quote_identifier, string_literal
+from trinitylake_dbapi.sql.query.types import duck_type, quote_identifier, stored_arrow_type, string_literal
 from trinitylake_dbapi.sql.query.views import DataStatement, TableScan, column_expr, data_read, schema_map
 from trinitylake_dbapi.sql.query.writes import as_iceberg, checked_values, load_iceberg_table, write_target
 from trinitylake_dbapi.sql.session import Result, Session, refuse_write
@@ -489,8 +489,6 @@ def run_upsert(insert: exp.Insert, session: Session, parameter_rows: Sequence[An
     DO UPDATE SET ... [WHERE ...] (MG1, MG3, MG4, MG5). ``parameter_rows``: the
     parameter sets of an ``executemany``, inserted as one statement."""
     refuse_write(session, "INSERT")
-    if parameter_rows is not None:
-        insert = bound_rows(insert, parameter_rows)
     conflict = insert.args["conflict"]
     target, namespace, name = write_target(session, insert.this, "INSERT")
     full = f"{namespace}.{name}"
@@ -518,6 +516,17 @@ def run_upsert(insert: exp.Insert, session: Session, parameter_rows: Sequence[An
                 f"INSERT INTO {full} ... ON CONFLICT ({given}): the conflict target must be the table's "
                 f"primary key ({', '.join(key)})"
             )
+        parameters = None
+        if parameter_rows is not None:  # an executemany: its rows as one Arrow table when they type
+            listed = [c.name for c in insert.this.expressions] if isinstance(insert.this, exp.Schema) else None
+            names = listed if listed is not None else [c.name for c in info.columns]
+            holes = bulk_insert_template(insert)
+            if holes is not None and not any(True for _ in conflict.find_all(exp.Placeholder)) and (
+                {n.lower() for n in names} <= {c.name.lower() for c in info.columns}
+            ):
+                parameters = parameter_table(holes, parameter_rows, lambda i: stored_arrow_type(info.columns, names[i]))
+            if parameters is None:
+                insert = bound_rows(insert, parameter_rows)
         copy = insert.copy()
         statement.replace_tables(copy, skip=copy.this if isinstance(copy.this, exp.Table) else copy.this.this)
         _unqualify_target(copy, target)
@@ -530,15 +539,20 @@ def run_upsert(insert: exp.Insert, session: Session, parameter_rows: Sequence[An
                 raise ProgrammingError(f"INSERT INTO {full}: a column is named twice")
         else:
             columns = [c.name for c in work.columns]
-        source = copy.expression
-        width = len(statement.relation(source.sql(dialect=duckdb_dialect())).columns)
+        if parameters is not None:
+            registered = work.fresh("parameters")
+            statement.cursor.register(registered, parameters)
+            source_sql = f"SELECT * FROM {registered}"
+        else:
+            source_sql = copy.expression.sql(dialect=duckdb_dialect())
+        width = len(statement.relation(source_sql).columns)
         if width != len(columns):
             raise ProgrammingError(f"INSERT INTO {full}: {width} value(s) per row for {len(columns)} column(s)")
         # The rows proposed, evaluated once; MG7: the target rows holding one of their keys.
         proposed = work.fresh("proposed")
         names = [work.fresh("c") for _ in columns]
         statement.run(
-            f"CREATE TEMP TABLE {proposed} AS SELECT * FROM ({source.sql(dialect=duckdb_dialect())}) "
+            f"CREATE TEMP TABLE {proposed} AS SELECT * FROM ({source_sql}) "
             f"AS {proposed}({', '.join(names)})"
         )
         alias = quote_identifier(target.alias_or_name)
