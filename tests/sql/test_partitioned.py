@@ -257,3 +257,17 @@ def test_show_partitions_of_evolved_and_unpartitioned_tables(conn: Any) -> None:
         cur.execute("SHOW PARTITIONS ns.missing")
     with pytest.raises(SQLSyntaxError):
         cur.execute("SHOW PARTITIONS")
+
+
+def test_describe_extended_shows_the_partitioning(conn: Any) -> None:
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE ns.t {COLUMNS} PARTITIONED BY (day(ts), bucket(4, id) AS `my shard`)")
+    cur.execute("DESCRIBE ns.t")
+    plain = cur.fetchall()
+    assert len(plain) == 7
+    cur.execute("DESCRIBE TABLE EXTENDED ns.t")
+    assert cur.fetchall() == [*plain, ("# Partitioning", "", None, None), ("Part 0", "day(ts)", None, None),
+                              ("Part 1", "bucket(4, id) AS `my shard`", None, None)]  # fmt: skip
+    cur.execute("CREATE TABLE ns.u (a int)")
+    cur.execute("DESCRIBE EXTENDED ns.u")
+    assert cur.fetchall() == [("a", "int4", True, None)]

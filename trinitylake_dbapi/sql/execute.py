@@ -491,7 +491,10 @@ def _prepare_show_tables(s: st.ShowTables) -> plain.PlainStatement:
 
 @_prepares(st.DescribeTable)
 def _prepare_describe_table(s: st.DescribeTable) -> plain.PlainStatement:
-    return plain.PlainStatement(plain.DESCRIBE, s.this.text("db") or None, s.this.name, version=s.args.get("version"))
+    return plain.PlainStatement(
+        plain.DESCRIBE, s.this.text("db") or None, s.this.name, version=s.args.get("version"),
+        extended=bool(s.args.get("extended")),
+    )  # fmt: skip
 
 
 @_handles(st.ShowCreateTable)

@@ -678,9 +678,9 @@ class TrinityLakeParser(TrinityLakeParserPieces, ParserCompat, SparkParser):
             name = self._tl_namespace()
             return DescribeNamespace(this=name, version=self._tl_version())
         self._match(TokenType.TABLE)
-        self._match_text_seq("EXTENDED")
+        extended = self._match_text_seq("EXTENDED")
         table = self._tl_table()
-        return DescribeTable(this=table, version=self._tl_version())
+        return DescribeTable(this=table, version=self._tl_version(), extended=extended)
 
     def _tl_use(self) -> exp.Expr:
         self._match_texts(_NAMESPACE_WORDS)

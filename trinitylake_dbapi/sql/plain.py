@@ -24,6 +24,10 @@ Rules:
      cannot differ between the two paths.
   PS4 No sqlglot: neither this module nor anything it imports imports sqlglot (checked
      in a new process by tests/sql/test_plain.py).
+  PS5 (issue 36) ``DESCRIBE [TABLE] EXTENDED t`` (the parser's) shows the column rows,
+     then, for a partitioned Iceberg table, ``# Partitioning`` and a ``Part <n>`` row per
+     field of its current spec (the field as PARTITIONED BY writes it), as Spark lays
+     it out. Plain DESCRIBE reads no Iceberg metadata and shows the columns only.
 """
 
 from __future__ import annotations
@@ -89,13 +93,41 @@ class PlainStatement:
     pattern: str | None = None
     if_exists: bool = False
     version: Any = None
+    #: DESCRIBE EXTENDED: the column rows, then the table's partitioning (PS5).
+    extended: bool = False
 
 
 @register(DESCRIBE, CATALOG)
 def _run_describe(s: PlainStatement, session: Session, parameter_rows: Any = None) -> Result:
     assert s.name is not None
     with reading(session, s.version) as catalog:
-        return describe_table(session, catalog, *resolve_table(session, s.namespace, s.name))
+        result = describe_table(session, catalog, *resolve_table(session, s.namespace, s.name))
+        if s.extended:
+            result = _with_partitioning(session, catalog, result, *resolve_table(session, s.namespace, s.name))
+        return result
+
+
+def _with_partitioning(session: Session, catalog: CatalogTransaction, result: Result, namespace: str, name: str) -> Result:
+    """PS5: DESCRIBE EXTENDED of a partitioned Iceberg table: after the columns, a row
+    ``# Partitioning`` and one per partition field, ``Part <n>`` and the field as
+    PARTITIONED BY writes it (Spark's layout); the columns alone otherwise."""
+    from trinitylake_dbapi.format.paths import METADATA_LOCATION
+
+    info = catalog.describe_table(namespace, name)
+    if info.table_format.upper() != "ICEBERG" or METADATA_LOCATION not in info.format_properties:
+        return result
+    from trinitylake_dbapi.iceberg.partitioning import field_sql
+
+    def quote_identifier(name: str) -> str:  # PS4: not the dialect's (sqlglot); names as SQL reads them
+        return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else "`" + name.replace("`", "``") + "`"
+
+    _, metadata, _ = session.table_states().state(catalog, namespace, name)
+    fields = [f for f in metadata.spec().fields if str(f.transform) != "void"]
+    if not fields:
+        return result
+    rows = list(result.rows) + [("# Partitioning", "", None, None)]
+    rows += [(f"Part {i}", field_sql(metadata.schema(), f, quote_identifier), None, None) for i, f in enumerate(fields)]
+    return rows_result(DESCRIBE_COLUMNS, rows)
 
 
 @register(SHOW_TABLES, CATALOG)

@@ -201,7 +201,7 @@ class ShowTables(Statement):
 
 class DescribeTable(Statement):
     title = "DESCRIBE TABLE"
-    arg_types = {"this": True, "version": False}
+    arg_types = {"this": True, "version": False, "extended": False}
 
 
 class ShowCreateTable(Statement):
