@@ -55,3 +55,25 @@ def test_spark_and_local_expiration_reclaim_the_same_iceberg_files(spark, tmp_pa
     fresh = TrinityLakeCatalog("check", uri=str(root))
     assert sorted(fresh.load_table("default.a").scan().to_arrow()["id"].to_pylist()) == expected_a
     assert sorted(fresh.load_table("default.b").scan().to_arrow()["id"].to_pylist()) == expected_b
+
+
+def test_spark_expiration_applies_each_tables_snapshot_retention(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """maintenance E11 on Spark too: the same snapshots as the local dry run, and the
+    replaced data files go in the same run (iceberg.retention RT7)."""
+    root = tmp_path / "lake"
+    LakehouseCatalog(str(root), create=True, lakehouse_options={"minimum_versions_to_keep": 1})
+    catalog = TrinityLakeCatalog("lake", uri=str(root))
+    table = catalog.create_table("default.t", SCHEMA, properties={"history.expire.max-snapshot-age-ms": "0"})
+    for step in range(4):
+        table.overwrite(rows(step))
+    history = [s.snapshot_id for s in catalog.load_table("default.t").metadata.snapshots]
+    local = maintenance.expire_versions(LakehouseCatalog(str(root)), retain_last=1, older_than_millis=2**62,
+                                        dry_run=True, orphan_grace_millis=0)  # fmt: skip
+    remote = expire_versions(spark, str(root), retain_last=1, older_than=2**62, dry_run=True, orphan_grace_millis=0)
+    assert remote.snapshots == local.snapshots == {"default.t": history[:-1]}
+    assert len(list((root / "tables").rglob("*.parquet"))) == 4
+    done = expire_versions(spark, str(root), retain_last=1, older_than=2**62, orphan_grace_millis=0)
+    assert done.snapshots == local.snapshots
+    assert len(list((root / "tables").rglob("*.parquet"))) == 1
+    fresh = TrinityLakeCatalog("check", uri=str(root)).load_table("default.t")
+    assert fresh.scan().to_arrow()["id"].to_pylist() == [3] and len(fresh.metadata.snapshots) == 1

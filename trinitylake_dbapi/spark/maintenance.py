@@ -54,7 +54,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 from pyspark.sql import DataFrame, SparkSession
@@ -526,6 +526,8 @@ class SparkExpireResult:
     files: DataFrame
     file_count: int
     dry_run: bool
+    #: maintenance E11: "namespace.table" -> the Iceberg snapshots dropped (dry run: to drop)
+    snapshots: dict[str, list[int]] = field(default_factory=dict)
 
     def file_list(self) -> list[str]:
         """The files on the driver, in ``ExpireResult.files`` order: expired roots
@@ -555,7 +557,9 @@ def expire_versions(
     age from the lakehouse definition), unless it is among the newest
     ``max(retain_last, minimum_versions_to_keep)`` or an exported snapshot. Orphans
     younger than ``orphan_grace_millis`` (default one hour) are left alone. A dry run
-    computes the same result and deletes nothing.
+    computes the same result and deletes nothing. First, as locally (E11), every
+    managed Iceberg table drops the snapshots its retention properties no longer keep
+    (one commit, on the driver; ``snapshots`` says which).
 
     ``progress``: a callable receiving each step's description, True to print progress
     to stderr, False for silence; by default progress is printed on a local master when
@@ -565,8 +569,10 @@ def expire_versions(
     grace = local.DEFAULT_ORPHAN_GRACE_MILLIS if orphan_grace_millis is None else orphan_grace_millis
     if retain_last is not None and (isinstance(retain_last, bool) or not isinstance(retain_last, int) or retain_last < 0):
         raise ProgrammingError(f"retain_last must be a non-negative integer, not {retain_last!r}")
-    now = now_millis()
     loc, storage, lakehouse = _open(location, storage_options)
+    # E11 on the driver (one metadata file per table): each table's own snapshot retention
+    snapshots = local.expire_table_snapshots(LakehouseCatalog(loc.uri, storage_options=loc.storage_options), dry_run)
+    now = now_millis()
     with Progress(spark, "expire_versions", progress) as progress_:
         job = _Job(spark, loc, progress_)
         progress_.step("listing the root directory and planning")
@@ -635,6 +641,7 @@ def expire_versions(
         files=doomed.select("path"),
         file_count=count,
         dry_run=dry_run,
+        snapshots=snapshots,
     )
 
 
