@@ -19,6 +19,7 @@ from pyiceberg.transforms import (
 
 import trinitylake_dbapi
 from trinitylake_dbapi.errors import (
+    NotSupportedError,
     ObjectNotFoundError,
     ProgrammingError,
     SQLSyntaxError,
@@ -33,7 +34,7 @@ def conn(tmp_path: Path) -> Any:
     c.close()
 
 
-COLUMNS = "(ts timestamp, d date, id int, big bigint, name string, amount decimal(10, 2), region string)"
+COLUMNS = "(ts timestamp, d date, id int, big bigint, name string, amount decimal(10, 2), region string, bin binary, tm time)"
 
 
 def spec_of(conn: Any, table: str) -> list[tuple[str, str, Any]]:
@@ -123,6 +124,8 @@ def test_clauses_in_any_order_and_ctas(conn: Any) -> None:
         ("(month(d), years(d))", ProgrammingError, "redundant with month(d)"),
         ("(months(ts), hour(ts))", ProgrammingError, "redundant"),
         ("()", SQLSyntaxError, "Expected a partition column name"),
+        ("(truncate(2, bin))", NotSupportedError, "truncate of a binary column is not supported"),
+        ("(bucket(2, tm))", NotSupportedError, "bucket of a time column is not supported"),
         ("(bucket(4, 5))", SQLSyntaxError, "Expected a column name"),
     ],
 )
@@ -264,7 +267,7 @@ def test_describe_extended_shows_the_partitioning(conn: Any) -> None:
     cur.execute(f"CREATE TABLE ns.t {COLUMNS} PARTITIONED BY (day(ts), bucket(4, id) AS `my shard`)")
     cur.execute("DESCRIBE ns.t")
     plain = cur.fetchall()
-    assert len(plain) == 7
+    assert len(plain) == 9
     cur.execute("DESCRIBE TABLE EXTENDED ns.t")
     assert cur.fetchall() == [*plain, ("# Partitioning", "", None, None), ("Part 0", "day(ts)", None, None),
                               ("Part 1", "bucket(4, id) AS `my shard`", None, None)]  # fmt: skip

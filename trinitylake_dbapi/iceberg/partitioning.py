@@ -17,7 +17,8 @@ Rules:
       cannot take the column's type (``day`` of a string), a bucket count or a truncate
       width below 1, a field given twice, two time transforms (year, month, day, hour)
       of one column in one spec (Iceberg's redundant partitions), or a name taken
-      (ProgrammingError).
+      (ProgrammingError); truncate of a binary and bucket of a time column, which
+      PyIceberg cannot write (NotSupportedError).
   PT3 CREATE TABLE's spec is spec 0 with field ids from 1000 (Iceberg's start), as an
       Iceberg engine creates it. Evolution (ADD / DROP PARTITION FIELD) is PyIceberg's
       ``UpdateSpec`` (field ids reused for a field seen in an earlier spec, a compatible
@@ -53,7 +54,7 @@ from pyiceberg.transforms import (
     YearTransform,
 )
 
-from ..errors import ObjectNotFoundError, ProgrammingError
+from ..errors import NotSupportedError, ObjectNotFoundError, ProgrammingError
 
 __all__ = ["FieldRequest", "TRANSFORMS", "create_spec", "evolve_spec", "field_sql", "partition_summaries", "spec_sql",
            "transform_of"]
@@ -129,6 +130,17 @@ def _field_name(schema: Schema, field: Any, transform: Transform[Any, Any]) -> s
     return field.name
 
 
+def _unsupported(transform: Transform[Any, Any], field_type: Any) -> bool:
+    """PT2: transforms Iceberg allows that PyIceberg 0.12 cannot write: truncate of a
+    binary column (pyiceberg-core has no truncate of large_binary) and bucket of a time
+    column (its bucket hash fails on the time's microseconds)."""
+    from pyiceberg.types import BinaryType, TimeType
+
+    return (isinstance(transform, TruncateTransform) and isinstance(field_type, BinaryType)) or (
+        isinstance(transform, BucketTransform) and isinstance(field_type, TimeType)
+    )
+
+
 def _checked(schema: Schema, request: FieldRequest, table: str) -> tuple[Any, Transform[Any, Any]]:
     transform = transform_of(request)
     field = _column(schema, request, table)
@@ -136,6 +148,11 @@ def _checked(schema: Schema, request: FieldRequest, table: str) -> tuple[Any, Tr
         raise ProgrammingError(
             f"partition field {request.text()}: {TRANSFORMS[request.transform.lower()]} cannot partition "
             f"column {field.name!r} of type {field.field_type}"
+        )
+    if _unsupported(transform, field.field_type):
+        raise NotSupportedError(
+            f"partition field {request.text()}: {TRANSFORMS[request.transform.lower()]} of a {field.field_type} "
+            "column is not supported (PyIceberg cannot write it); use another transform"
         )
     return field, transform
 
