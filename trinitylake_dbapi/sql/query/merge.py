@@ -25,9 +25,11 @@ Rules:
        the same statement); DO UPDATE SET col = excluded.col [WHERE ...] updates the
        existing row instead, with DuckDB's meaning for keys repeated in one statement.
   MG4. The working copy declares the table's PRIMARY KEY: a MERGE or ON CONFLICT whose
-       result would hold one key twice is IntegrityError naming the table, the key and
-       the duplicate value; a table already holding duplicate keys (written by another
-       engine) is IntegrityError naming it, and nothing is written.
+       rows there would hold one key twice is IntegrityError naming the table, the key
+       and the duplicate value, before anything is written; rows the copy does not
+       hold (MG7) are compared at the commit (iceberg.keys PK2, IntegrityError too). A
+       table whose rows in the copy already hold a key twice (written by another engine)
+       is IntegrityError naming it, and nothing is written.
   MG6. Merge-on-read by default: on a table of format version 2 whose
        ``write.merge.mode`` (Iceberg's property of MERGE) is ``merge-on-read`` or
        unset, the rows a MERGE or ON CONFLICT updates or deletes are deleted by position
@@ -382,13 +384,8 @@ def _unqualify_target(statement: exp.Expr, target: exp.Table) -> None:
             column.set("db", None)
 
 
-def _source_alias(using: exp.Expr) -> str | None:
-    alias = using.args.get("alias")
-    return alias.name if isinstance(alias, exp.TableAlias) and alias.name else None
-
-
 def run_merge(merge: exp.Merge, session: Session) -> Result:
-    """MERGE INTO target [AS t] USING source [AS s] ON ... WHEN ... (MG1, MG2, MG4, MG5)."""
+    """MERGE INTO target [AS t] USING source [AS s] ON ... WHEN ... (MG1, MG2, MG4-MG7)."""
     refuse_write(session, "MERGE")
     target, namespace, name = write_target(session, merge.this, "MERGE")
     full = f"{namespace}.{name}"
@@ -486,7 +483,7 @@ def _refuse_multiple_matches(work: _WorkingCopy, alias: str, using_sql: str, on:
 
 def run_upsert(insert: exp.Insert, session: Session, parameter_rows: Sequence[Any] | None = None) -> Result:
     """INSERT INTO t [(columns)] VALUES ... | SELECT ... ON CONFLICT [(key)] DO NOTHING |
-    DO UPDATE SET ... [WHERE ...] (MG1, MG3, MG4, MG5). ``parameter_rows``: the
+    DO UPDATE SET ... [WHERE ...] (MG1, MG3-MG7). ``parameter_rows``: the
     parameter sets of an ``executemany``, inserted as one statement."""
     refuse_write(session, "INSERT")
     conflict = insert.args["conflict"]
