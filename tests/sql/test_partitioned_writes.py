@@ -191,6 +191,17 @@ def test_pyiceberg_append_through_the_catalog_is_partitioned(conn: Any) -> None:
     files = check_files(conn, "ns.t")
     assert len(files) > 1
     assert rows(conn, "ns.t") == sorted(ROWS, key=lambda r: r[1])
+    # PyIceberg's dynamic overwrite through the catalog (identity partitions only, in
+    # PyIceberg 0.12) replaces the partitions written only.
+    conn.cursor().execute(f"CREATE TABLE ns.r {COLUMNS} PARTITIONED BY (region)")
+    insert_values(conn, "ns.r", ROWS)
+    replacement = [(ts(7), 500, "new", "eu", None)]
+    table = conn.iceberg_catalog().load_table("ns.r")
+    table.dynamic_partition_overwrite(pa.Table.from_pylist(
+        [dict(zip(["ts", "id", "name", "region", "amount"], r)) for r in replacement], schema=table.schema().as_arrow(),
+    ))  # fmt: skip
+    assert rows(conn, "ns.r") == sorted([r for r in ROWS if r[3] != "eu"] + replacement, key=lambda r: r[1])
+    check_files(conn, "ns.r")
 
 
 ROW = st.tuples(
