@@ -12,6 +12,7 @@ from pyiceberg.utils.datetime import datetime_to_micros
 
 import trinitylake_dbapi
 from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
+from trinitylake_dbapi.spark import transaction
 
 
 @pytest.fixture(scope="module")
@@ -87,3 +88,18 @@ def test_append_static_and_dynamic_overwrite_and_pruned_reads(spark, lake) -> No
     assert sql_rows(lake) == rows([7], "us", 5)
     with pytest.raises(Exception, match="partitionOverwriteMode"):
         write(spark.createDataFrame(rows([8], "us", 5), schema), lake, "n.p", "overwrite", partitionOverwriteMode="sometimes")
+
+
+def test_a_dynamic_overwrite_in_a_spark_transaction(spark, lake) -> None:  # type: ignore[no-untyped-def]
+    schema = "id BIGINT, region STRING, ts TIMESTAMP"
+    with trinitylake_dbapi.connect(lake, autocommit=True) as conn:
+        conn.cursor().execute("CREATE TABLE n.q (id BIGINT, region STRING, ts TIMESTAMP) PARTITIONED BY (region)")
+        conn.cursor().executemany("INSERT INTO n.q VALUES (?, ?, ?)", rows(range(4), "eu", 1) + rows(range(4, 6), "us", 1))
+    with transaction(spark, lake) as tx:
+        tx.write(spark.createDataFrame(rows([50], "us", 2), schema), "n.q", "overwrite", partition_overwrite_mode="dynamic")
+        with pytest.raises(Exception, match="partition_overwrite_mode"):
+            tx.write(spark.createDataFrame(rows([51], "us", 2), schema), "n.q", "overwrite", partition_overwrite_mode="x")
+    with trinitylake_dbapi.connect(lake) as conn:
+        cur = conn.cursor()
+        cur.execute("SELECT id, region FROM n.q ORDER BY id")
+        assert cur.fetchall() == [(0, "eu"), (1, "eu"), (2, "eu"), (3, "eu"), (50, "us")]

@@ -499,11 +499,20 @@ class SparkTransaction:
         self.version = version
         self._stage_dir = tempfile.mkdtemp(prefix="trinitylake-tx-")
 
-    def write(self, df: Any, table: str, mode: str = "append", *, create: bool = False) -> None:
+    def write(
+        self, df: Any, table: str, mode: str = "append", *, create: bool = False,
+        partition_overwrite_mode: str = "static",
+    ) -> None:
         """Write ``df`` into ``table`` (``mode`` append or overwrite; ``create``: make the
-        table from ``df``'s schema if it does not exist); published at the block's end."""
+        table from ``df``'s schema if it does not exist; ``partition_overwrite_mode``
+        ``"dynamic"``: an overwrite replaces only the partitions written, SD8); published
+        at the block's end."""
         if mode not in ("append", "overwrite"):
             raise ProgrammingError(f"mode {mode!r}: use 'append' or 'overwrite'")
+        if partition_overwrite_mode not in ("static", "dynamic"):
+            raise ProgrammingError(
+                f"partition_overwrite_mode {partition_overwrite_mode!r}: use 'static' or 'dynamic'"
+            )
         target = plan_write(self.catalog, table, df.schema, create)
         stage = os.path.join(self._stage_dir, f"{uuid.uuid4().hex}.pkl")
         writer = df.write.format("trinitylake").option("location", self.location.uri)
@@ -516,7 +525,7 @@ class SparkTransaction:
         with open(stage, "rb") as staged:
             files = pickle.load(staged)
         os.unlink(stage)
-        commit_write(self.catalog, target, files, mode == "overwrite")
+        commit_write(self.catalog, target, files, mode == "overwrite", dynamic=partition_overwrite_mode == "dynamic")
 
     def read(self, table: str) -> Any:
         """``table`` as the block started (its committed state at :attr:`version`)."""
