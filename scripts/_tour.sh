@@ -32,7 +32,8 @@ tl "CREATE NAMESPACE IF NOT EXISTS sales COMMENT 'Orders and customers';
       id BIGINT NOT NULL, name STRING NOT NULL, city STRING, tags ARRAY<STRING>, PRIMARY KEY (id));
     CREATE TABLE IF NOT EXISTS sales.orders (
       id BIGINT NOT NULL, customer_id BIGINT NOT NULL, total DECIMAL(12, 2),
-      placed_at TIMESTAMP, status STRING, PRIMARY KEY (id))" --create
+      placed_at TIMESTAMP, status STRING, PRIMARY KEY (id))
+      PARTITIONED BY (day(placed_at))" --create
 
 step "2. Rows: one transaction over both tables, committed as one version"
 tl "BEGIN;
@@ -51,14 +52,18 @@ tl "SELECT c.city, COUNT(DISTINCT c.id) AS customers, COUNT(*) AS orders, SUM(o.
     FROM sales.customers c JOIN sales.orders o ON o.customer_id = c.id
     GROUP BY c.city ORDER BY revenue DESC"
 
-step "4. A second transaction changes both tables"
+step "4. A second transaction changes both tables (an upsert by MERGE among them)"
 tl "BEGIN;
     DELETE FROM sales.orders WHERE customer_id = 3;
     UPDATE sales.orders SET status = 'shipped' WHERE status = 'paid';
-    INSERT INTO sales.customers VALUES (4, 'Dee', 'Porto', NULL);
+    MERGE INTO sales.customers c
+      USING (VALUES (2, 'Bo', 'Bergen'), (4, 'Dee', 'Porto')) AS s (id, name, city) ON c.id = s.id
+      WHEN MATCHED THEN UPDATE SET city = s.city
+      WHEN NOT MATCHED THEN INSERT (id, name, city) VALUES (s.id, s.name, s.city);
     INSERT INTO sales.orders VALUES (14, 4, 310.00, TIMESTAMP '2026-11-04 12:00:00', 'new');
     COMMIT;
-    SELECT version, changes FROM system.versions ORDER BY version DESC LIMIT 3"
+    SELECT version, changes FROM system.versions ORDER BY version DESC LIMIT 3;
+    SHOW PARTITIONS sales.orders"
 
 step "5. Time travel: version $PAID is still there, next to the present"
 tl "SELECT (SELECT COUNT(*) FROM sales.customers FOR SYSTEM_VERSION AS OF $PAID) AS customers_then,
@@ -72,8 +77,9 @@ tl "ROLLBACK TO VERSION $PAID;
     SELECT c.name, c.city, o.id AS order_id, o.total, o.status
     FROM sales.customers c JOIN sales.orders o ON o.customer_id = c.id ORDER BY o.id"
 
-step "7. Errors say what and where"
+step "7. Errors say what and where; a primary key is enforced"
 tl "CREATE TABLE sales.bad (id BIGINT, amount MONEY)" || true
+tl "INSERT INTO sales.customers VALUES (1, 'Ana again', NULL, NULL)" || true
 tl "SELECT name FROM sales.customers WHERE" || true
 
 step "Done"

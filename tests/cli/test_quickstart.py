@@ -25,7 +25,7 @@ def _squeeze(text: str) -> str:
     return re.sub(r"[ \t]+", " ", text)
 
 
-def test_the_tour_runs_and_shows_data_time_travel_and_rollback(tmp_path: Path) -> None:
+def test_the_tour_runs_and_shows_data_merge_partitions_keys_time_travel_and_rollback(tmp_path: Path) -> None:
     env = {**os.environ, "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]]),
            "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "dialect"), os.environ.get("PYTHONPATH", "")])}
     lake = tmp_path / "lake"
@@ -42,6 +42,9 @@ def test_the_tour_runs_and_shows_data_time_travel_and_rollback(tmp_path: Path) -
     # 4: the second transaction is one version that names both tables
     assert " 5 | table sales.orders, table sales.customers" in out or \
         " 5 | table sales.customers, table sales.orders" in out
+    # 4: the MERGE updated one customer and inserted one; orders are partitioned by day
+    assert "OK, 1 row\nOK, 2 rows\nOK, 2 rows\nOK, 1 row\nOK\n" in out
+    assert " 0 | placed_at_day=2026-11-04 | 1 | 1 |" in out and "(4 rows)" in out
     # 5: time travel next to the present
     assert " 3 | 4 | 166.75 | 434.75 | paid\n(1 row)" in out
     # 6: the rollback brings back both tables' rows
@@ -50,6 +53,7 @@ def test_the_tour_runs_and_shows_data_time_travel_and_rollback(tmp_path: Path) -
     # 7: errors name what is wrong, the shell goes on
     assert "ERROR: column 'amount': unknown type 'MONEY'" in out
     assert "ERROR: syntax error at line 1, column 39" in out
+    assert "ERROR: PRIMARY KEY constraint failed: table sales.customers already holds key (id) = (1)" in out
     assert lake.is_dir()  # KEEP=1
 
 
