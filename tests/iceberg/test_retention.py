@@ -24,7 +24,7 @@ from pyiceberg.table.snapshots import Snapshot, SnapshotLogEntry
 import trinitylake_dbapi
 from trinitylake_dbapi import maintenance
 from trinitylake_dbapi.catalog import LakehouseCatalog
-from trinitylake_dbapi.errors import InvalidDefinitionError, ProgrammingError
+from trinitylake_dbapi.errors import CorruptFileError, InvalidDefinitionError, ProgrammingError
 from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
 from trinitylake_dbapi.iceberg.retention import (
     MAX_SNAPSHOT_AGE_MS,
@@ -370,3 +370,20 @@ def test_expiration_with_retention_racing_writers_loses_nothing(tmp_path: Path, 
     report = verify(str(root), data=True, all_versions=True)
     assert report.ok, report.text()
     conn.close()
+
+
+def test_a_table_whose_metadata_is_missing_is_left_to_expirations_own_rule(tmp_path: Path) -> None:
+    """RT6: retention skips a table it cannot read; maintenance E8 then refuses to delete
+    any Iceberg file, naming the metadata file, as without retention."""
+    root = tmp_path / "lake"
+    updated_table(root, 2)
+    conn = trinitylake_dbapi.connect(str(root), autocommit=True)
+    conn.cursor().execute(f"ALTER TABLE t SET TBLPROPERTIES ('{MAX_SNAPSHOT_AGE_MS}' = '0')")
+    conn.close()
+    location = TrinityLakeCatalog("lake", uri=str(root)).load_table("default.t").metadata_location
+    os.remove(location[len("file://"):])
+    version = LakehouseCatalog(str(root)).latest_version()
+    with pytest.raises(CorruptFileError, match="named by a kept version"):
+        maintenance.expire_versions(LakehouseCatalog(str(root)), retain_last=1, older_than_millis=FAR_FUTURE,
+                                    orphan_grace_millis=0)  # fmt: skip
+    assert LakehouseCatalog(str(root)).latest_version() == version  # no retention commit

@@ -46,7 +46,10 @@ Rules:
       before anything is written; so is ``retain_last`` < 1.
   RT6 Only MANAGED Iceberg tables whose definition names a metadata file are expired
       by ``EXPIRE VERSIONS``: an EXTERNAL table's files are never the lakehouse's to
-      reclaim (maintenance E8), so its metadata is left as its owner wrote it.
+      reclaim (maintenance E8), so its metadata is left as its owner wrote it. A
+      table whose metadata cannot be read (missing, damaged, outside the root) is
+      left alone too: expiration then decides as it did without retention (E8 stops
+      its Iceberg deletions when a kept version's metadata cannot be read).
   RT7 ``EXPIRE VERSIONS`` applies retention (RT6) before it plans, in one lakehouse
       commit for every table (so one run drops the snapshots and reclaims what only
       expired versions reach), and never in a dry run. That commit is an ordinary one
@@ -75,7 +78,7 @@ from pyiceberg.table.update import (
 )
 
 from ..catalog import MANAGED, CatalogTransaction, LakehouseCatalog
-from ..errors import InvalidDefinitionError, SerializationError
+from ..errors import CorruptFileError, InvalidDefinitionError, MissingFileError, SerializationError
 from ..format.paths import METADATA_LOCATION
 from .tables import TableStates, apply_updates
 
@@ -297,11 +300,14 @@ def apply_retention(
         try:
             dropped: dict[str, list[int]] = {}
             for namespace, name in managed_tables(txn):
-                if dry_run:
-                    _, current, _ = tables.state(txn, namespace, name)
-                    ids = snapshots_to_expire(f"{namespace}.{name}", current, now_ms)
-                else:
-                    ids = expire_table_snapshots(tables, txn, namespace, name, now_ms)
+                try:
+                    if dry_run:
+                        _, current, _ = tables.state(txn, namespace, name)
+                        ids = snapshots_to_expire(f"{namespace}.{name}", current, now_ms)
+                    else:
+                        ids = expire_table_snapshots(tables, txn, namespace, name, now_ms)
+                except (CorruptFileError, MissingFileError):
+                    continue  # RT6: a damaged table keeps its metadata; expiration's own rules decide
                 if ids:
                     dropped[f"{namespace}.{name}"] = ids
             if dropped and not dry_run:
