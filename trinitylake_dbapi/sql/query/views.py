@@ -15,6 +15,9 @@ Rules:
       anti-join on (file, row). Equality deletes are refused (PyIceberg cannot read
       them either). Files are read where they are: a local path, or the lakehouse's
       fsspec filesystem registered in DuckDB; nothing is ever downloaded or installed.
+      A deleted row is matched by its data file's position in the scan (the delete
+      file's ``file_path`` compared with each data file's canonical key) and its row
+      number (read_parquet's ``file_index`` and ``file_row_number``).
       A view can be scanned any number of times (self-joins, CTEs, recursion).
       System tables (information_schema.*, system.versions) are Arrow tables of the
       same version and join with data tables in one query.
@@ -234,14 +237,26 @@ def _view_sql(scan: TableScan) -> str:
     if not scan.position_deletes:
         return f"SELECT {select} FROM {read} d"
     deletes = ", ".join(string_literal(f) for f in scan.position_deletes)
+    keys = ", ".join(data_file_key_sql(string_literal(f)) for f in scan.data_files)
     return (
-        # ``filename`` and ``file_row_number``: read_parquet's hidden columns, which no
+        # ``file_index`` and ``file_row_number``: read_parquet's hidden columns, which no
         # column of the file shadows (its own are read as c0, c1...), where the options
-        # of those names fail on a file holding such a column (DuckDB 1.5).
+        # of those names fail on a file holding such a column (DuckDB 1.5). A deleted
+        # row's file is found by its path's key once per delete row, and rows are matched
+        # by one BIGINT (file position * 2**40 + row): comparing the key of every data
+        # row's ``filename`` made the read after a 1% merge-on-read DELETE of 1,000,000
+        # rows about 3x slower.
         f"SELECT {select} FROM {read} d "
-        f"ANTI JOIN (SELECT {data_file_key_sql('file_path')} AS file_key, pos FROM read_parquet([{deletes}])) x "
-        f"ON x.file_key = {data_file_key_sql('d.filename')} AND x.pos = d.file_row_number"
+        f"ANTI JOIN (SELECT m.i * {_ROW_KEY_SHIFT} + x.pos AS row_key FROM read_parquet([{deletes}]) x "
+        f"JOIN (SELECT unnest([{keys}]) AS file_key, generate_subscripts([{keys}], 1) - 1 AS i) m "
+        f"ON m.file_key = {data_file_key_sql('x.file_path')}) y "
+        f"ON y.row_key = CAST(d.file_index AS BIGINT) * {_ROW_KEY_SHIFT} + d.file_row_number"
     )
+
+
+#: A deleted row's key in a view (Q2): its file's position in the scan times 2**40 plus
+#: its row number in the file.
+_ROW_KEY_SHIFT = 1 << 40
 
 
 class DataStatement:
