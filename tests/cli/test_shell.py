@@ -417,6 +417,7 @@ def test_a_result_taller_or_wider_than_the_terminal_goes_through_the_pager(tmp_p
         session.close()
 
 
+@pytest.mark.slow  # a shell process (~2.8 s of CPU): the full run only
 def test_without_a_pager_a_tall_result_is_cut_with_a_notice(tmp_path: Path, lake: str) -> None:
     # No pager variable, and no less or more on PATH.
     empty = tmp_path / "bin"

@@ -42,6 +42,7 @@ mutation = st.tuples(
 )
 
 
+@pytest.mark.slow  # a property test (~3.9 s of CPU): the full run only
 @settings(max_examples=600, deadline=None)
 @given(
     node_files(text, max_order=6, system_names=SYSTEM_NAMES[:2], max_messages=4, child_name="c{}"),

@@ -77,6 +77,7 @@ def test_a_column_name_twice_is_corrupt() -> None:
     _corrupt(data.replace(b"txn", b"key"), "column 'key' appears twice")
 
 
+@pytest.mark.slow  # a property test (~2.6 s of CPU): the full run only
 @settings(max_examples=400, deadline=None)
 @given(
     node_files(max_order=6, max_messages=4),

@@ -524,6 +524,7 @@ def _all_ids(proto: list[pb.Column]) -> list[int]:
     return out
 
 
+@pytest.mark.slow  # 300 examples (~3.7 s of CPU): the full run only
 @settings(max_examples=300, deadline=None)
 @given(columns, st.integers(1, 1000))
 def test_columns_round_trip_through_proto_and_a_table_def(cols, next_id) -> None:

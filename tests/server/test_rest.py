@@ -527,6 +527,7 @@ def test_concurrent_appends_from_many_clients_all_land(rest: RestServer) -> None
         assert rows(rest, f"SELECT count(*) FROM busy.own{w}") == [(3,)]
 
 
+@pytest.mark.slow  # client processes (~3.0 s of CPU): the full run only
 def test_a_slow_client_blocks_no_one(rest: RestServer) -> None:
     host, port = rest.url.removeprefix("http://").rsplit(":", 1)
     slow = socket.create_connection((host, int(port)), timeout=HANG_S)

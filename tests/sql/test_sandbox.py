@@ -616,6 +616,7 @@ def binder_oracle(world: tuple[Path, Forbidden]) -> Iterator[tuple[Any, Any]]:
     conn.close()
 
 
+@pytest.mark.slow  # a property test against DuckDB's binder (~5.8 s of CPU): the full run only
 def test_scope_resolution_agrees_with_duckdbs_binder(binder_oracle: tuple[Any, Any]) -> None:
     """Whatever the nesting: where DuckDB binds every ``NOWHERE`` to a CTE, the driver
     gives the same rows; where DuckDB would look for a file, the driver says

@@ -78,6 +78,7 @@ def lookups(draw: Any) -> tuple[str, str]:
     return f"SELECT {select} FROM {source}{where}{limit}", f"SELECT {select} FROM {source}{oracle_where}{limit}"
 
 
+@pytest.mark.slow  # 200 examples (~3.0 s of CPU): the full run only
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(pair=lookups())
 def test_direct_answers_equal_the_executors(cur: Any, pair: tuple[str, str]) -> None:

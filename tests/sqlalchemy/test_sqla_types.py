@@ -119,6 +119,7 @@ _TYPES = st.recursive(_LEAVES, _nested, max_leaves=8).filter(
 )
 
 
+@pytest.mark.slow  # 150 examples (~3.3 s of CPU): the full run only
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(_TYPES)
 def test_any_nested_type_survives_every_round_trip(type_):
