@@ -225,3 +225,33 @@ def test_a_table_created_and_filled_in_one_pyiceberg_transaction(conn: tl.Connec
     txn.append(pa.table({"id": [1, 2]}, schema=arrow))
     txn.commit_transaction()
     assert rows(conn.cursor(), "default.fresh") == [(1,), (2,)]
+
+
+def _insert_in_child(location: str, key: int) -> str:
+    conn = tl.connect(location, autocommit=True)
+    try:
+        conn.cursor().execute("INSERT INTO default.k VALUES (?)", (key,))
+        return "ok"
+    except tl.IntegrityError:
+        return "duplicate"
+    finally:
+        conn.close()
+
+
+def test_processes_forked_after_a_checked_insert(tmp_path: Any) -> None:
+    """The check's DuckDB connection does not survive a fork: a child forked after the
+    parent checked an insert opens its own (it hung, using or closing the inherited
+    one). Deadline only to catch the hang."""
+    import multiprocessing
+
+    from tests.deadlines import HANG_S
+
+    location = str(tmp_path / "lake")
+    conn = tl.connect(location, create=True, autocommit=True)
+    conn.cursor().execute("CREATE TABLE default.k (id INT PRIMARY KEY)")
+    conn.cursor().execute("INSERT INTO default.k VALUES (1)")
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        outcomes = pool.starmap_async(_insert_in_child, [(location, 1), (location, 2), (location, 3)]).get(HANG_S)
+    assert outcomes == ["duplicate", "ok", "ok"]
+    conn.cursor().execute("INSERT INTO default.k VALUES (4)")  # the parent's own connection still works
+    assert [r[0] for r in rows(conn.cursor(), "default.k")] == [1, 2, 3, 4]

@@ -70,13 +70,26 @@ def key_columns(metadata: TableMetadata, declared: Sequence[str] = ()) -> list[A
 
 
 def _duck() -> Any:
-    """This thread's DuckDB connection for the comparisons (PK5)."""
-    con = getattr(_local, "con", None)
-    if con is None:
+    """This thread's DuckDB connection for the comparisons (PK5); a new one in a process
+    forked from the one that opened it. A DuckDB connection does not survive a fork:
+    using the inherited one, or letting it be closed (its destructor waits for threads
+    the child does not have), hangs the child; so it is kept, unused, for the process's
+    life."""
+    import os
+
+    pid, con = getattr(_local, "con", (None, None))
+    if con is None or pid != os.getpid():
         import duckdb
 
-        con = _local.con = duckdb.connect(config={"threads": 1})
+        if con is not None:
+            _INHERITED.append(con)  # never closed in this process (see above)
+        con = duckdb.connect(config={"threads": 1})
+        _local.con = (os.getpid(), con)
     return con
+
+
+#: Connections inherited through a fork (:func:`_duck`): referenced so that they are never closed.
+_INHERITED: list[Any] = []
 
 
 def _read_keys(metadata: TableMetadata, io: FileIO, fields: list[Any], tasks: list[Any], row_filter: Any,
