@@ -139,3 +139,23 @@ def test_verify_reports_duplicate_keys_written_by_another_engine(tmp_path: Any) 
     with pytest.raises(IntegrityError, match=r"\(4\)"):  # the project still refuses what it can see
         cur.execute("INSERT INTO ns.t VALUES (4, 'x')")
     cur.execute("INSERT INTO ns.t VALUES (5, 'x')")  # a new key: the old duplicate is verify's
+
+
+@local_and_memory
+def test_add_files_with_a_duplicate_key_is_refused_and_the_users_file_kept(catalog: TrinityLakeCatalog,
+                                                                          keyed: Any, lake: Any) -> None:
+    """A file without field ids (``add_files``: read through the name mapping) is checked
+    like any other; refused, the user's file is left where it is (only the files the
+    commit wrote are deleted: its manifest and manifest list)."""
+    import pyarrow.parquet as pq
+
+    path = f"{keyed.metadata.location}/data/mine.parquet"
+    import fsspec
+
+    with fsspec.open(path, "wb") as f:  # written by the user, not through the catalog's FileIO
+        pq.write_table(data(8, 3), f)
+    before = catalog.lakehouse.latest_version()
+    with pytest.raises(IntegrityError, match=r"ns\.t already holds key \(id\) = \(3\)"):
+        keyed.add_files([path])
+    assert keyed.io.new_input(path).exists()
+    assert catalog.lakehouse.latest_version() == before and ids(keyed) == [1, 2, 3]

@@ -609,7 +609,7 @@ class TrinityLakeCatalog(MetastoreCatalog):
                 return self._write(lambda txn: self._commit_once(txn, namespace, name, requirements, updates, io))
             except IntegrityError:
                 if self._scope.commits_each_call():
-                    _discard_uncommitted(updates, io)  # keys PK4: never tried again
+                    _discard_written(updates, io)  # keys PK4: never tried again
                 raise
             except CommitFailedException as e:
                 if not isinstance(e.__cause__, SerializationError) or not self._scope.commits_each_call():
@@ -839,6 +839,24 @@ def _added_files(updates: tuple[TableUpdate, ...], io: FileIO, owner: str = "the
             added.append(manifest.manifest_path)
         added.append(snapshot.manifest_list)
     return added
+
+
+def _discard_written(updates: tuple[TableUpdate, ...], io: FileIO) -> None:
+    """keys PK4: delete, best effort, the files of a refused commit that this process
+    wrote through ``io`` (io F4 remembers them): never a file the commit only names, as
+    ``add_files`` names the user's own data files."""
+    created_at = getattr(io, "created_at", None)
+    if created_at is None:
+        return
+    try:
+        doomed = [location for location in _added_files(updates, io) if created_at(location) is not None]
+    except Exception:  # noqa: BLE001 - best effort: expiration removes what stays (E8)
+        return
+    for location in doomed:
+        try:
+            io.delete(location)
+        except Exception:  # noqa: BLE001 - as above
+            pass
 
 
 def _discard_uncommitted(updates: tuple[TableUpdate, ...], io: FileIO) -> None:

@@ -24,7 +24,8 @@ Rules:
       table's head (``main``) is not checked.
   PK4 A violation is IntegrityError (PEP 249) naming the table, the key's columns and
       one duplicate key (or the NULL column); nothing is published, and the catalog
-      deletes the files the commit wrote (P3's discard).
+      deletes the files of the commit that this process wrote (io F4), never a file the
+      commit only names (``add_files``' data files stay where the user put them).
   PK5 Cost: only the key columns are read; of the other data files only those whose
       column bounds might hold one of the new keys (planning PC4, through
       :func:`~.planning.plan_snapshot`: ``in`` the new keys when they are few, else
