@@ -72,6 +72,8 @@ def small_table(tmp_path: Path, commits: int = 40, properties: str = "") -> tupl
     con = trinitylake_dbapi.connect(location, create=True, autocommit=True)
     cur = con.cursor()
     cur.execute(f"CREATE TABLE t (id BIGINT, name VARCHAR){properties}")
+    if "min-small-files" not in properties:  # these tests count the files of each insert
+        cur.execute("ALTER TABLE t SET TBLPROPERTIES ('compaction.auto.min-small-files' = '0')")
     for i in range(commits):
         cur.execute("INSERT INTO t VALUES (?, ?)", (i, f"name {i}"))
     return location, con, cur
@@ -267,7 +269,8 @@ def test_the_automatic_policy_compacts_after_n_small_files(tmp_path: Path, autoc
     cur = con.cursor()
     cur.execute("CREATE TABLE t (id BIGINT, name VARCHAR) "
                 "TBLPROPERTIES ('compaction.auto.min-small-files' = '5')")
-    cur.execute("CREATE TABLE plain (id BIGINT, name VARCHAR)")
+    cur.execute("CREATE TABLE plain (id BIGINT, name VARCHAR) "
+                "TBLPROPERTIES ('compaction.auto.min-small-files' = '0')")
     con.autocommit = autocommit
     catalog = TrinityLakeCatalog("c", uri=location)
     counts = []
@@ -276,9 +279,14 @@ def test_the_automatic_policy_compacts_after_n_small_files(tmp_path: Path, autoc
         cur.execute("INSERT INTO plain VALUES (?, ?)", (i, f"name {i}"))
         if not autocommit:
             con.commit()
-        counts.append(len(data_files(catalog.load_table("default.t"))))
-    assert max(counts) < 5 and counts[-1] < 5, counts  # compacted whenever it reached 5
-    assert len(data_files(catalog.load_table("default.plain"))) == 12  # no property: never
+        files = data_files(catalog.load_table("default.t"))
+        counts.append(len(files))
+        tiers: dict[int, int] = {}
+        for f in files:  # CP7: N = 5, F = 2; tier floor(log2(rows))
+            tiers[f.record_count.bit_length() - 1] = tiers.get(f.record_count.bit_length() - 1, 0) + 1
+        assert max(tiers.values()) < 5, (i, tiers)  # compacted whenever a tier reached 5
+    assert min(counts[4:]) < 5 and counts[4] == 1, counts
+    assert len(data_files(catalog.load_table("default.plain"))) == 12  # '0': never
     expected = [(i, f"name {i}") for i in range(12)]
     assert sql_rows(cur) == expected
     ops = {s.summary.operation.value for s in catalog.load_table("default.t").metadata.snapshots}
@@ -373,3 +381,52 @@ def test_position_deletes_are_applied_and_their_file_removed(tmp_path: Path) -> 
     assert sql_rows(cur) == with_deletes
     assert duckdb_rows(after.metadata_location) == with_deletes
     assert verify(location, data=True).ok
+
+
+def test_the_automatic_policy_is_on_by_default_and_spares_big_files(tmp_path: Path) -> None:
+    """CP6/CP7: a table created without the property compacts its one-row files every
+    16 commits, never rewrites the big file it started with, and '0' turns it off."""
+    from trinitylake_dbapi.iceberg.compaction import AUTO_MIN_SMALL_FILES_DEFAULT
+
+    location = str(tmp_path / "lake")
+    con = trinitylake_dbapi.connect(location, create=True, autocommit=True)
+    cur = con.cursor()
+    cur.execute("CREATE TABLE t (id BIGINT, name VARCHAR)")
+    cur.execute("CREATE TABLE off (id BIGINT, name VARCHAR) TBLPROPERTIES ('compaction.auto.min-small-files' = '0')")
+    cur.execute("INSERT INTO t SELECT range, 'n' || range FROM range(100000)")
+    catalog = TrinityLakeCatalog("c", uri=location)
+    big = {f.file_path for f in data_files(catalog.load_table("default.t"))}
+    n = AUTO_MIN_SMALL_FILES_DEFAULT
+    for i in range(3 * n):
+        cur.execute("INSERT INTO t VALUES (?, 'x')", (100000 + i,))
+        cur.execute("INSERT INTO off VALUES (?, 'x')", (i,))
+        files = data_files(catalog.load_table("default.t"))
+        assert big <= {f.file_path for f in files}, i  # the big file is never rewritten
+        assert sum(1 for f in files if f.record_count == 1) < n
+    assert len(data_files(catalog.load_table("default.off"))) == 3 * n
+    ops = [s.summary.operation.value for s in catalog.load_table("default.t").metadata.snapshots]
+    assert "replace" in ops
+    cur.execute("SELECT count(*), count(DISTINCT id) FROM t")
+    assert cur.fetchall() == [(100000 + 3 * n, 100000 + 3 * n)]
+
+
+def test_reading_never_compacts_even_when_due(tmp_path: Path) -> None:
+    """CP6: only writes compact; a read-only connection and time travel reads of a table
+    that is due leave its version and files as they are."""
+    from trinitylake_dbapi.iceberg.compaction import auto_compaction_due
+
+    location, con, cur = small_table(tmp_path, commits=20)
+    cur.execute("ALTER TABLE t UNSET TBLPROPERTIES ('compaction.auto.min-small-files')")
+    catalog = TrinityLakeCatalog("c", uri=location)
+    assert auto_compaction_due(catalog.load_table("default.t").metadata)
+    metadata_location = catalog.load_table("default.t").metadata_location
+    for version in (None, 1):  # the latest, then time travel: both read-only connections
+        latest = trinitylake_dbapi.connect(location).lakehouse.latest_version()
+        reader = trinitylake_dbapi.connect(location, version=latest if version is None else version)
+        assert reader.read_only
+        reader.cursor().execute("SELECT count(*) FROM t")
+        reader.close()
+    assert catalog.load_table("default.t").metadata_location == metadata_location
+    assert len(data_files(catalog.load_table("default.t"))) == 20
+    cur.execute("INSERT INTO t VALUES (20, 'name 20')")  # the next write does
+    assert len(data_files(catalog.load_table("default.t"))) < 20

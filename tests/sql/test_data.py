@@ -616,7 +616,8 @@ def test_an_update_after_many_commits_reads_only_the_manifests_of_its_files(memo
 
     conn = memory_lake.connect(autocommit=True)
     cur = conn.cursor()
-    q(cur, "CREATE TABLE default.t (id BIGINT, v BIGINT) TBLPROPERTIES ('commit.manifest-merge.enabled' = 'false')")
+    q(cur, "CREATE TABLE default.t (id BIGINT, v BIGINT) TBLPROPERTIES ('commit.manifest-merge.enabled' = 'false', "
+             "'compaction.auto.min-small-files' = '0')")  # iceberg.compaction CP6: 20 files, not compacted
     for i in range(20):
         q(cur, "INSERT INTO default.t VALUES (?, ?)", (i, i))
     read: list[str] = []

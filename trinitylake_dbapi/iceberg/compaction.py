@@ -40,14 +40,33 @@ Rules:
       (an overwrite, a delete, another compaction, a rollback) is a conflict:
       CommitFailedException naming the table, and under SQL the statement runs again
       on the latest version (connection CN6).
-  CP6 Automatic compaction, by table property (off unless set): after SQL commits to a
-      table (INSERT, UPDATE, DELETE; :func:`auto_compact` for any writer), the table is compacted when
-      its snapshot's summary counts at least ``AUTO_MIN_SMALL_FILES`` data files whose
-      average size is under CP1's threshold, or at least ``AUTO_MIN_DELETE_FILES``
-      delete files. The check reads only the summary (no manifest); the compaction is
-      its own replace commit after the write, in the same transaction (published with
-      it under autocommit as the next version). A compaction that loses to another
-      writer is skipped (the next commit checks again): it never fails the write.
+  CP6 Automatic compaction, by table property, ON by default: after SQL commits to a
+      table (INSERT, UPDATE, DELETE; :func:`auto_compact` for any writer), the table is
+      compacted with CP7's selection when the data files committed since its last
+      ``replace`` snapshot (summed from the summaries of the snapshots after it, or
+      since the first) number at least N = ``compaction.auto.min-small-files``
+      (``AUTO_MIN_SMALL_FILES_DEFAULT`` when the property is unset; ``0`` turns it
+      off) and average under CP7's finished size, or when the snapshot counts at least
+      ``compaction.auto.min-delete-files`` delete files (unset: never). The check reads
+      only summaries (no manifest); the compaction is its own replace commit after the
+      write, in the same transaction (published with it under autocommit as the next
+      version). It never fails the write: a compaction that loses to another writer,
+      or fails in any other way, is skipped (the next commit checks again). Only
+      writes run it, so a read-only or time-travel connection (which cannot write)
+      never compacts.
+  CP7 The automatic policy's selection is tiered (OPTIMIZE keeps CP1's): per partition,
+      a data file of at least half the target size is finished and never chosen; an
+      unfinished file with r live rows is in tier floor(log_F(r)), F = max(2, N // 2).
+      Tiers are visited upwards; a tier whose files (with the file the merge of the
+      lower chosen tiers makes, when its rows fall in this tier and it is unfinished)
+      number at least N is chosen, and its rows join that merge. Files with delete
+      files are chosen too (as CP1), their rows starting the merge. So, since N >= F, a rewrite moves each of its rows
+      up at least one tier (N files of >= F**k rows make >= F**(k+1)) or into finished
+      files (CP2 splits only merges above the target, into pieces over half of it):
+      ignoring rewrites caused by deletes, a row is rewritten at most
+      log_F(rows of the table) + 1 times, a file is never rewritten because smaller ones
+      arrived, and after each automatic compaction every tier of a partition holds
+      fewer than N unfinished files (tests/iceberg/test_auto_tiers.py checks both).
 """
 
 from __future__ import annotations
@@ -89,7 +108,8 @@ from pyiceberg.table.update import (
 
 from .manifests import manifest_entries, snapshot_manifests
 
-__all__ = ["AUTO_MIN_DELETE_FILES", "AUTO_MIN_SMALL_FILES", "CompactionPlan", "CompactionResult", "DeleteManifestWriter",
+__all__ = ["AUTO_MIN_DELETE_FILES", "AUTO_MIN_SMALL_FILES", "AUTO_MIN_SMALL_FILES_DEFAULT", "choose_tiered", "auto_min_files",
+           "tier_factor", "CompactionPlan", "CompactionResult", "DeleteManifestWriter",
            "auto_compact",
            "auto_compaction_due", "commit_compaction", "plan_compaction", "rewrite_group", "MANIFEST_ENTRIES", "MIN_FILE_SIZE_RATIO", "compact", "is_replace", "rebased_replace"]
 
@@ -97,8 +117,12 @@ __all__ = ["AUTO_MIN_DELETE_FILES", "AUTO_MIN_SMALL_FILES", "CompactionPlan", "C
 MIN_FILE_SIZE_RATIO = 0.75
 #: CP4: entries per rewritten manifest, at most (about 8 MiB of Avro with statistics).
 MANIFEST_ENTRIES = 10_000
-#: CP6: table properties of the automatic policy (unset: off).
+#: CP6: table properties of the automatic policy.
 AUTO_MIN_SMALL_FILES = "compaction.auto.min-small-files"
+#: CP6: N when ``compaction.auto.min-small-files`` is unset (measured: docs/performance.md).
+AUTO_MIN_SMALL_FILES_DEFAULT = 16
+#: CP7: a file of at least this share of the target is finished (never auto-chosen).
+FINISHED_RATIO = 0.5
 AUTO_MIN_DELETE_FILES = "compaction.auto.min-delete-files"
 #: CP2: rows written to measure the bytes per row.
 SAMPLE_ROWS = 20_000
@@ -148,16 +172,19 @@ class CompactionPlan:
         return [task for group in self.groups for task in group]
 
 
-def plan_compaction(table: Any, target_size: int | None = None) -> CompactionPlan | None:
-    """CP1 on ``table``'s current snapshot: the plan, or None when there is nothing to do
-    (no data file to rewrite, manifests already as few as CP4 writes)."""
+def plan_compaction(table: Any, target_size: int | None = None, tiered: int | None = None) -> CompactionPlan | None:
+    """CP1 on ``table``'s current snapshot (CP7 with N = ``tiered`` when given): the
+    plan, or None when there is nothing to do (no data file to rewrite, and, for CP1,
+    manifests already as few as CP4 writes)."""
     metadata: TableMetadata = table.metadata
     snapshot = metadata.current_snapshot()
     if snapshot is None:
         return None
     target = target_file_size(metadata.properties, target_size)
     tasks = list(table.scan().plan_files())  # tables M6: a managed table's files are checked
-    chosen = _choose(tasks, target)
+    chosen = _choose(tasks, target) if tiered is None else choose_tiered(tasks, target, tiered)
+    if tiered is not None and not chosen:
+        return None  # CP7: no tier is full; the manifests are left to OPTIMIZE
     manifests = snapshot_manifests(table.io, snapshot)
     live_entries = sum((m.added_files_count or 0) + (m.existing_files_count or 0) for m in manifests)
     needed = max(1, math.ceil(live_entries / MANIFEST_ENTRIES))
@@ -213,12 +240,12 @@ def commit_compaction(table: Any, plan: CompactionPlan, added: list[DataFile]) -
     )
 
 
-def compact(table: Any, *, target_size: int | None = None) -> CompactionResult:
+def compact(table: Any, *, target_size: int | None = None, tiered: int | None = None) -> CompactionResult:
     """Compact ``table`` (a PyIceberg Table of this package's catalog, or any catalog
     that commits Iceberg updates) as CP1-CP4 say, in this process, and commit the
     replace snapshot through its catalog (CP5). Spark runs the same three steps with
     the groups rewritten on its executors (spark.compaction)."""
-    plan = plan_compaction(table, target_size)
+    plan = plan_compaction(table, target_size, tiered)
     if plan is None:
         return CompactionResult()
     added: list[DataFile] = []
@@ -227,41 +254,67 @@ def compact(table: Any, *, target_size: int | None = None) -> CompactionResult:
     return commit_compaction(table, plan, added)
 
 
+def auto_min_files(properties: dict[str, str]) -> int:
+    """CP6: the table's N (0: the small-files policy is off)."""
+    value = properties.get(AUTO_MIN_SMALL_FILES)
+    if value is None:
+        return AUTO_MIN_SMALL_FILES_DEFAULT
+    try:
+        number = int(value)
+    except ValueError:
+        return AUTO_MIN_SMALL_FILES_DEFAULT
+    return 0 if number <= 0 else max(2, number)
+
+
+def tier_factor(min_files: int) -> int:
+    """CP7: the row-count factor F between tiers for N = ``min_files``."""
+    return max(2, min_files // 2)
+
+
 def auto_compaction_due(metadata: TableMetadata) -> bool:
     """CP6: whether the table's properties ask for a compaction of its current snapshot
-    (read from its summary alone)."""
+    (read from the snapshots' summaries alone)."""
     properties = metadata.properties
-    min_small = properties.get(AUTO_MIN_SMALL_FILES)
+    min_small = auto_min_files(properties)
     min_deletes = properties.get(AUTO_MIN_DELETE_FILES)
-    if min_small is None and min_deletes is None:
-        return False
     snapshot = metadata.current_snapshot()
     if snapshot is None or snapshot.summary is None:
         return False
-    summary = snapshot.summary.additional_properties
 
-    def count(key: str) -> int:
+    def count(summary: Any, key: str) -> int:
         try:
-            return int(summary.get(key, "0"))
+            return int((summary.additional_properties if summary is not None else {}).get(key, "0"))
         except ValueError:
             return 0
 
-    files = count("total-data-files")
-    if min_small is not None and files >= max(2, int(min_small)):
-        if count("total-files-size") / files < target_file_size(properties) * MIN_FILE_SIZE_RATIO:
-            return True
-    return min_deletes is not None and count("total-delete-files") >= max(1, int(min_deletes))
+    if min_deletes is not None:
+        try:
+            if count(snapshot.summary, "total-delete-files") >= max(1, int(min_deletes)):
+                return True
+        except ValueError:
+            pass
+    if not min_small or count(snapshot.summary, "total-data-files") < 2:
+        return False
+    by_id = {s.snapshot_id: s for s in metadata.snapshots}
+    files = size = 0
+    at: Snapshot | None = snapshot
+    while at is not None and at.summary is not None and at.summary.operation != Operation.REPLACE:
+        files += count(at.summary, "added-data-files")
+        size += count(at.summary, "added-files-size")
+        at = by_id.get(at.parent_snapshot_id) if at.parent_snapshot_id is not None else None
+    return files >= min_small and size / files < target_file_size(properties) * FINISHED_RATIO
 
 
 def auto_compact(table: Any) -> CompactionResult | None:
-    """CP6: compact ``table`` (refreshed after a commit) if its properties ask for it;
-    None when they do not, or when the compaction lost to another writer."""
+    """CP6: compact ``table`` (refreshed after a commit) with CP7's selection if its
+    properties ask for it; None when they do not, or when the compaction did not
+    happen (lost to another writer, or failed: never the write's failure)."""
     if not auto_compaction_due(table.metadata):
         return None
     try:
-        return compact(table)
-    except CommitFailedException:
-        return None  # CP6: another writer came first; the next commit checks again
+        return compact(table, tiered=max(2, auto_min_files(table.metadata.properties) or AUTO_MIN_SMALL_FILES_DEFAULT))
+    except Exception:  # noqa: BLE001 - CP6: the write committed; the next commit checks again
+        return None
 
 
 def _partition_key(partition: Any) -> tuple:
@@ -283,6 +336,47 @@ def _choose(tasks: list[Any], target: int) -> list[Any]:
             len(candidates) >= 2 and math.ceil(size / target) < len(candidates)
         ):
             chosen += candidates
+    return chosen
+
+
+def choose_tiered(tasks: list[Any], target: int, min_files: int) -> list[Any]:
+    """CP7: the scan tasks the automatic policy rewrites, with N = ``min_files``.
+    ``tasks`` need only ``.file`` (``file_size_in_bytes``, ``record_count``,
+    ``spec_id``, ``partition``) and ``.delete_files``."""
+    factor = tier_factor(min_files)
+    finished = target * FINISHED_RATIO
+
+    def tier(rows: int) -> int:
+        level, bound = 0, factor
+        while rows >= bound:
+            level, bound = level + 1, bound * factor
+        return level
+
+    partitions: dict[tuple, list[Any]] = {}
+    for task in tasks:
+        partitions.setdefault((task.file.spec_id, _partition_key(task.file.partition)), []).append(task)
+    chosen: list[Any] = []
+    for members in partitions.values():
+        tiers: dict[int, list[Any]] = {}
+        merged_rows = merged_bytes = 0
+        for task in members:
+            if task.delete_files:
+                chosen.append(task)  # CP7: as CP1; its rows start the merge
+                merged_rows += task.file.record_count
+                merged_bytes += task.file.file_size_in_bytes
+            elif task.file.file_size_in_bytes < finished:
+                tiers.setdefault(tier(task.file.record_count), []).append(task)
+        level = 0
+        top = max(max(tiers, default=-1), tier(merged_rows) if merged_rows else -1)
+        while level <= top:
+            files = tiers.get(level, [])
+            carried = bool(merged_rows) and merged_bytes < finished and tier(merged_rows) == level
+            if files and len(files) + carried >= min_files:
+                chosen += files
+                merged_rows += sum(t.file.record_count for t in files)
+                merged_bytes += sum(t.file.file_size_in_bytes for t in files)
+                top = max(top, tier(merged_rows))
+            level += 1
     return chosen
 
 
