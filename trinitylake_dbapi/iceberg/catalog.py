@@ -715,6 +715,11 @@ class TrinityLakeCatalog(MetastoreCatalog):
 
     # -- compaction (iceberg.compaction) ---------------------------------------------------------
 
+    def commits_each_call(self) -> bool:
+        """Whether each commit through this catalog is its own lakehouse version (not
+        staged in a transaction: P4); compaction CP6 runs its default only then."""
+        return self._scope.commits_each_call()
+
     def optimize_table(self, identifier: str | Identifier, target_file_size_bytes: int | None = None) -> Any:
         """Compact a table (SQL's OPTIMIZE): its small data files and their position
         deletes rewritten into files of its target size (``write.target-file-size-bytes``,

@@ -53,7 +53,11 @@ Rules:
       version). It never fails the write: a compaction that loses to another writer,
       or fails in any other way, is skipped (the next commit checks again). Only
       writes run it, so a read-only or time-travel connection (which cannot write)
-      never compacts.
+      never compacts. The default (neither property set) runs only where each commit
+      is its own version (autocommit, outside BEGIN): in a transaction the replace
+      would be replayed at COMMIT and could then conflict (another writer's
+      compaction), failing the transaction; a table that sets the property compacts in
+      transactions too, at that risk.
   CP7 The automatic policy's selection is tiered (OPTIMIZE keeps CP1's): per partition,
       a data file of at least half the target size is finished and never chosen; an
       unfinished file with r live rows is in tier floor(log_F(r)), F = max(2, N // 2).
@@ -311,6 +315,10 @@ def auto_compact(table: Any) -> CompactionResult | None:
     happen (lost to another writer, or failed: never the write's failure)."""
     if not auto_compaction_due(table.metadata):
         return None
+    properties = table.metadata.properties
+    staged = getattr(table.catalog, "commits_each_call", None)
+    if staged is not None and not staged() and AUTO_MIN_SMALL_FILES not in properties and AUTO_MIN_DELETE_FILES not in properties:
+        return None  # CP6: the default runs only where each commit is its own version
     try:
         return compact(table, tiered=max(2, auto_min_files(table.metadata.properties) or AUTO_MIN_SMALL_FILES_DEFAULT))
     except Exception:  # noqa: BLE001 - CP6: the write committed; the next commit checks again
