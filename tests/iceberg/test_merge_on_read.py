@@ -428,3 +428,26 @@ def test_keyed_tables_check_an_updates_rows_against_the_live_ones(tmp_path: Path
     rows = ours(cur)
     assert rows == sorted(((str(i), "u" if i < 10 else f"n{i if i < 1000 else i - 1000}") for i in ids), key=repr)
     assert pyiceberg_rows(table(location)) == rows
+
+
+def test_optimize_removes_delete_files_a_copy_on_write_update_left_behind(tmp_path: Path) -> None:
+    """compaction CP3: a copy-on-write UPDATE of a table with delete files rewrites it
+    whole and leaves the delete files naming the replaced files; OPTIMIZE removes them
+    (and the automatic policy then stops finding them)."""
+    location, cur = lake(tmp_path)
+    cur.execute("DELETE FROM t WHERE id % 10 = 0")
+    cur.execute("ALTER TABLE t SET TBLPROPERTIES ('write.update.mode' = 'copy-on-write')")
+    cur.execute("UPDATE t SET name = 'u' WHERE id = 1")
+    t = table(location)
+    assert len(live_files(t)[1]) == 1
+    assert all(not task.delete_files for task in t.scan().plan_files())  # dangling
+    rows = agree(location, cur)
+    cur.execute("OPTIMIZE t")
+    assert cur.fetchone()[2] == 1
+    t = table(location)
+    assert not live_files(t)[1]
+    assert t.metadata.current_snapshot().summary.additional_properties["total-delete-files"] == "0"
+    assert agree(location, cur) == rows
+    assert verify(location, data=True).ok
+    cur.execute("OPTIMIZE t")
+    assert cur.fetchone() == (0, 0, 0, 0, 0)

@@ -22,7 +22,10 @@ Rules:
       (durable before the commit publishes them: io F1).
   CP3 A position delete file is removed with the rewrite when every data file it
       names was rewritten (its rows are then gone from the new files); one that also
-      names a kept file stays, unchanged.
+      names a kept file stays, unchanged. A live position delete file that applies to
+      no live data file (its files were replaced by a copy-on-write UPDATE or DELETE,
+      or by PyIceberg's overwrite, which keep delete manifests) is removed too, and is
+      reason enough for a compaction.
   CP4 The snapshot (operation ``replace``) lists every live file of its parent in
       rewritten manifests (at most ``MANIFEST_ENTRIES`` entries each, data and delete
       manifests apart, per partition spec): kept files as EXISTING entries with their
@@ -170,6 +173,8 @@ class CompactionPlan:
     groups: list[list[Any]]
     manifests: int
     write_uuid: uuid.UUID = field(default_factory=uuid.uuid4)
+    #: CP3: live position delete files that apply to no live data file (path -> DataFile).
+    dangling: dict[str, DataFile] = field(default_factory=dict)
 
     @property
     def chosen(self) -> list[Any]:
@@ -193,12 +198,14 @@ def plan_compaction(table: Any, target_size: int | None = None, tiered: int | No
     live_entries = sum((m.added_files_count or 0) + (m.existing_files_count or 0) for m in manifests)
     needed = max(1, math.ceil(live_entries / MANIFEST_ENTRIES))
     needed += 1 if any(m.content == ManifestContent.DELETES for m in manifests) else 0
-    if not chosen and len(manifests) <= needed:
+    dangling = _dangling_deletes(table.io, manifests, tasks)
+    if not chosen and not dangling and len(manifests) <= needed:
         return None
     groups: dict[tuple, list[Any]] = {}
     for task in chosen:
         groups.setdefault((task.file.spec_id, _partition_key(task.file.partition)), []).append(task)
-    return CompactionPlan(metadata, snapshot, target, tasks, list(groups.values()), len(manifests))
+    return CompactionPlan(metadata, snapshot, target, tasks, list(groups.values()), len(manifests),
+                          dangling=dangling)  # fmt: skip
 
 
 def rewrite_group(io: FileIO, plan: CompactionPlan, index: int) -> list[DataFile]:
@@ -221,7 +228,7 @@ def commit_compaction(table: Any, plan: CompactionPlan, added: list[DataFile]) -
     metadata, snapshot = plan.metadata, plan.snapshot
     chosen = plan.chosen
     removed_data = {t.file.file_path: t.file for t in chosen}
-    removed_deletes = _removable_deletes(io, chosen, set(removed_data), plan.tasks)
+    removed_deletes = {**_removable_deletes(io, chosen, set(removed_data), plan.tasks), **plan.dangling}
     snapshot_id = metadata.new_snapshot_id()
     updates = replace_updates(metadata, io, snapshot, snapshot_id, added, set(removed_data) | set(removed_deletes))
     requirements: tuple[TableRequirement, ...] = (
@@ -441,6 +448,22 @@ def _referenced(io: FileIO, delete_file: DataFile) -> set[str] | None:
     with io.new_input(delete_file.file_path).open() as stream:
         column = pq.read_table(stream, columns=["file_path"]).column("file_path")
     return {str(v) for v in pc.unique(column).to_pylist()}
+
+
+def _dangling_deletes(io: FileIO, manifests: list[ManifestFile], tasks: list[Any]) -> dict[str, DataFile]:
+    """CP3: the live position delete files of a snapshot (its delete manifests) that no
+    scan task applies to any live data file: left by a copy-on-write rewrite or a
+    PyIceberg overwrite of the files they name (PyIceberg keeps delete manifests)."""
+    used = {d.file_path for t in tasks for d in t.delete_files}
+    found: dict[str, DataFile] = {}
+    for manifest in manifests:
+        if manifest.content != ManifestContent.DELETES:
+            continue
+        for entry in manifest_entries(io, manifest):
+            data_file = entry.data_file
+            if data_file.content == DataFileContent.POSITION_DELETES and data_file.file_path not in used:
+                found[data_file.file_path] = data_file
+    return found
 
 
 def _removable_deletes(io: FileIO, chosen: list[Any], rewritten: set[str], tasks: list[Any]) -> dict[str, DataFile]:
