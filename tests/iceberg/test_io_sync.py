@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from trinitylake_dbapi.iceberg.io import DurableFileIO
+from tests.deadlines import HANG_S
 
 
 class FsyncRecorder:
@@ -120,7 +121,7 @@ def test_a_forked_child_syncs_on_threads_of_its_own(tmp_path: Path) -> None:
                     done.set()
 
             threading.Thread(target=sync, daemon=True).start()
-            code = 0 if done.wait(60) and result == [None] else 1
+            code = 0 if done.wait(HANG_S) and result == [None] else 1
         finally:
             os._exit(code)
     _, status = os.waitpid(child, 0)

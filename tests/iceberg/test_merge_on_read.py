@@ -22,6 +22,7 @@ from trinitylake_dbapi.iceberg.deletes import delete_rows
 from trinitylake_dbapi.iceberg.manifests import manifest_entries, snapshot_manifests
 from trinitylake_dbapi.verify import verify
 from tests.iceberg.duck_iceberg import duckdb_scans
+from tests.deadlines import HANG_S
 
 MODES = ("merge-on-read", "copy-on-write")
 
@@ -314,7 +315,7 @@ def test_a_delete_that_lost_to_another_writer_runs_again_under_autocommit(tmp_pa
 
     def run(c: Any, sql: str) -> None:
         try:
-            barrier.wait(timeout=60)
+            barrier.wait(timeout=HANG_S)
             c.execute(sql)
         except BaseException as e:  # noqa: BLE001
             errors.append(e)
