@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import uuid
 from typing import Any, Sequence
 
 from sqlglot import exp
@@ -71,7 +70,7 @@ from trinitylake_dbapi.sql.query.engine import data_file_key, data_file_key_sql
 from trinitylake_dbapi.sql.query.translate import duckdb_message, text_position, translating, with_position
 from trinitylake_dbapi.sql.query.types import duck_type, quote_identifier, stored_arrow_type, string_literal
 from trinitylake_dbapi.sql.query.views import DataStatement, TableScan, column_expr, data_read, schema_map
-from trinitylake_dbapi.sql.query.writes import as_iceberg, checked_values, load_iceberg_table, write_target
+from trinitylake_dbapi.sql.query.writes import as_iceberg, checked_values, load_iceberg_table, replace_files, write_target
 from trinitylake_dbapi.sql.session import Result, Session, refuse_write
 
 __all__ = ["run_merge", "run_upsert"]
@@ -284,7 +283,7 @@ def _write(session: Session, work: _WorkingCopy, namespace: str, name: str, chan
         return Result(None, [], changed)
     files = ", ".join(str(f) for f in touched)
     rows = work.kept(f"{work.key} // {_SHIFT} IN ({files})", new.schema, new)
-    _replace_files(table, {work.scan.data_files[f] for f in touched}, as_iceberg(rows, table))
+    replace_files(table, {work.scan.data_files[f] for f in touched}, as_iceberg(rows, table))
     return Result(None, [], changed)
 
 
@@ -325,23 +324,6 @@ def _delete_positions(table: Any, scan: TableScan, positions: Any, rows: Any) ->
     pos = positions.column("pos")
     deleted = [(found[key], pos.slice(start, end - start)) for (key, start), end in zip(wanted.items(), ends)]
     delete_rows(table, deleted, rows)
-
-
-def _replace_files(table: Any, replaced: set[str], rows: Any) -> None:
-    """One overwrite snapshot of ``table``: the data files named in ``replaced`` (as
-    DuckDB opened them) go, new files holding ``rows`` come (MG1)."""
-    from trinitylake_dbapi.iceberg.writing import write_data_files
-
-    keys = {data_file_key(f) for f in replaced}
-    old = table.data_files(lambda path: data_file_key(path) in keys)  # iceberg.planning PC6
-    if len(old) != len(keys):
-        raise OperationalError(f"table {table.name()}: the files to rewrite are not all in its snapshot")
-    with table.transaction() as transaction:
-        with transaction.update_snapshot().overwrite() as overwrite:
-            for data_file in old:
-                overwrite.delete_data_file(data_file)
-            for data_file in write_data_files(table, rows, uuid.uuid4()):
-                overwrite.append_data_file(data_file)
 
 
 def _known_column(column: exp.Expr, known: dict[str, ColumnSpec], node: exp.Expr, title: str) -> str:

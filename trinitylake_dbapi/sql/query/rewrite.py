@@ -55,7 +55,7 @@ from trinitylake_dbapi.sql.query.engine import data_file_key, data_file_key_sql
 from trinitylake_dbapi.sql.query.translate import text_position, translating, with_position
 from trinitylake_dbapi.sql.query.types import duck_type, quote_identifier, string_literal
 from trinitylake_dbapi.sql.query.views import DataStatement, TableScan, column_expr, data_read, schema_map
-from trinitylake_dbapi.sql.query.writes import as_iceberg, checked_values, load_iceberg_table, write_target
+from trinitylake_dbapi.sql.query.writes import as_iceberg, checked_values, load_iceberg_table, replace_files, write_target
 from trinitylake_dbapi.sql.session import Result, Session, refuse_write
 
 
@@ -309,7 +309,7 @@ def _rewrite(
     if not level:
         table.overwrite(arrow)
     else:
-        _replace_files(table, {scan.data_files[i] for i in files}, arrow)
+        replace_files(table, {scan.data_files[i] for i in files}, arrow)
     _compact_if_due(table)
     return Result(None, [], matched)
 
@@ -352,25 +352,6 @@ def _file_level(scan: TableScan, table: Any) -> bool:
     """Whether a rewrite can replace only the files holding matched rows: the scan has no
     delete files to carry over (the new files are written by partition, W8)."""
     return not scan.position_deletes
-
-
-def _replace_files(table: Any, replaced: set[str], rows: Any) -> None:
-    """One overwrite snapshot of ``table``: the data files named in ``replaced`` (as
-    DuckDB opened them) go, new files holding ``rows`` come (Q4)."""
-    import uuid
-
-    from trinitylake_dbapi.iceberg.writing import write_data_files
-
-    keys = {data_file_key(f) for f in replaced}
-    old = table.data_files(lambda path: data_file_key(path) in keys)  # iceberg.planning PC6
-    if len(old) != len(keys):
-        raise OperationalError(f"table {table.name()}: the files to rewrite are not all in its snapshot")
-    with table.transaction() as transaction:
-        with transaction.update_snapshot().overwrite() as overwrite:
-            for data_file in old:
-                overwrite.delete_data_file(data_file)
-            for data_file in write_data_files(table, rows, uuid.uuid4()):
-                overwrite.append_data_file(data_file)
 
 
 def run_delete(delete: exp.Delete, session: Session) -> Result:

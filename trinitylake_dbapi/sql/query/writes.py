@@ -34,6 +34,7 @@ from trinitylake_dbapi.errors import (
     IntegrityError,
     NotSupportedError,
     ObjectNotFoundError,
+    OperationalError,
     ProgrammingError,
 )
 from trinitylake_dbapi.format.types import ColumnSpec
@@ -44,6 +45,7 @@ from trinitylake_dbapi.sql.query.bulk import (
     bulk_insert_template,
     parameter_table,
 )
+from trinitylake_dbapi.sql.query.engine import data_file_key
 from trinitylake_dbapi.sql.query.names import is_system_table
 from trinitylake_dbapi.sql.query.types import stored_arrow_type
 from trinitylake_dbapi.sql.query.translate import (
@@ -288,6 +290,26 @@ def _unmasked(array: Any) -> Any:
         return array
     buffers = array.buffers()
     return pa.Array.from_buffers(t, len(array), [None, *buffers[1:]], null_count=0, offset=array.offset)
+
+
+def replace_files(table: Any, replaced: set[str], rows: Any) -> None:
+    """One overwrite snapshot of ``table``: the data files named in ``replaced`` (as
+    DuckDB opened them) go, new files holding ``rows`` come (Q4 of UPDATE and DELETE,
+    MG1 of MERGE, both copy-on-write)."""
+    import uuid
+
+    from trinitylake_dbapi.iceberg.writing import write_data_files
+
+    keys = {data_file_key(f) for f in replaced}
+    old = table.data_files(lambda path: data_file_key(path) in keys)  # iceberg.planning PC6
+    if len(old) != len(keys):
+        raise OperationalError(f"table {table.name()}: the files to rewrite are not all in its snapshot")
+    with table.transaction() as transaction:
+        with transaction.update_snapshot().overwrite() as overwrite:
+            for data_file in old:
+                overwrite.delete_data_file(data_file)
+            for data_file in write_data_files(table, rows, uuid.uuid4()):
+                overwrite.append_data_file(data_file)
 
 
 def load_iceberg_table(session: Session, namespace: str, name: str) -> Any:
