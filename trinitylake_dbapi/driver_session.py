@@ -212,10 +212,27 @@ class DriverSession:
             self.check_open()
             txn = self.scope.take()
             if txn is not None:
+                due = self.scope.deferred_compactions(txn)
                 with translate_errors():
                     self.scope.commit(txn, commit_replaying)
+                if due and not self.read_only:
+                    self._compact_after_commit(due)
             else:
                 self.scope.forget_replay()
+
+    def _compact_after_commit(self, tables: list[tuple[str, str]]) -> None:
+        """iceberg.compaction CP6 (session_scope SS4): the tables the committed
+        transaction found due are compacted, each as its own version, if still due on
+        the latest version. Never an error of the commit: a compaction that loses to
+        another writer, or fails otherwise, is skipped (the next commit checks again)."""
+        from trinitylake_dbapi.iceberg.compaction import auto_compact
+
+        with self.scope.own_versions():
+            for table in tables:
+                try:
+                    auto_compact(self.statement_catalog().load_table(table))
+                except Exception:  # noqa: BLE001 - CP6: the transaction committed
+                    continue
 
     def rollback(self) -> None:
         """Discard the transaction's writes."""

@@ -430,3 +430,126 @@ def test_reading_never_compacts_even_when_due(tmp_path: Path) -> None:
     assert len(data_files(catalog.load_table("default.t"))) == 20
     cur.execute("INSERT INTO t VALUES (20, 'name 20')")  # the next write does
     assert len(data_files(catalog.load_table("default.t"))) < 20
+
+
+def test_the_default_compacts_after_each_commit_of_a_transaction(tmp_path: Path) -> None:
+    """CP6: a PEP 249 connection (autocommit off) committing one row per transaction
+    gets the default compaction, as versions of their own after its commits: 40
+    transactions end with fewer files than 16 one-row files, every row there, and no
+    compaction inside a transaction's version (each commit's version holds its insert
+    alone)."""
+    location = str(tmp_path / "lake")
+    con = trinitylake_dbapi.connect(location, create=True)
+    assert not con.autocommit
+    cur = con.cursor()
+    cur.execute("CREATE TABLE t (id BIGINT, name VARCHAR)")
+    con.commit()
+    catalog = TrinityLakeCatalog("c", uri=location)
+    lakehouse = LakehouseCatalog(location)
+    versions = []
+    for i in range(40):
+        cur.execute("INSERT INTO t VALUES (?, ?)", (i, f"name {i}"))
+        before = lakehouse.latest_version()
+        con.commit()
+        versions.append(lakehouse.latest_version() - before)
+    files = data_files(catalog.load_table("default.t"))
+    assert len(files) < 16, len(files)
+    assert sum(f.record_count for f in files) == 40
+    assert set(versions) == {1, 2} and versions.count(2) >= 2, versions  # a compaction: a version of its own
+    ops = [s.summary.operation.value for s in catalog.load_table("default.t").metadata.snapshots]
+    assert "replace" in ops
+    assert sql_rows(cur) == [(i, f"name {i}") for i in range(40)]
+    # BEGIN under autocommit: the same, after COMMIT
+    con.autocommit = True
+    cur.execute("CREATE TABLE u (id BIGINT, name VARCHAR)")
+    for i in range(20):
+        cur.execute("BEGIN")
+        cur.execute("INSERT INTO u VALUES (?, ?)", (i, "x"))
+        cur.execute("COMMIT")
+    files = data_files(catalog.load_table("default.u"))
+    assert len(files) < 16 and sum(f.record_count for f in files) == 20
+    # a rollback compacts nothing
+    con.autocommit = False
+    last = lakehouse.latest_version()
+    for i in range(20):
+        cur.execute("INSERT INTO u VALUES (?, ?)", (100 + i, "y"))
+    con.rollback()
+    assert lakehouse.latest_version() == last
+
+
+@pytest.mark.parametrize("failure", ["another writer compacted first", "the compaction raises"])
+def test_a_commit_is_unaffected_when_the_compaction_after_it_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: str
+) -> None:
+    """CP6: the compaction after a transaction's commit that loses to another writer (a
+    real one, which runs OPTIMIZE between the transaction's commit and the compaction's
+    own) or fails otherwise is skipped: the commit returns, its rows are there, and the
+    next commit checks again."""
+    from trinitylake_dbapi.iceberg import compaction
+
+    location = str(tmp_path / "lake")
+    con = trinitylake_dbapi.connect(location, create=True)
+    cur = con.cursor()
+    cur.execute("CREATE TABLE t (id BIGINT, name VARCHAR) TBLPROPERTIES ('compaction.auto.min-small-files' = '0')")
+    for i in range(20):
+        cur.execute("INSERT INTO t VALUES (?, ?)", (i, f"name {i}"))
+        con.commit()
+    cur.execute("ALTER TABLE t UNSET TBLPROPERTIES ('compaction.auto.min-small-files')")
+    con.commit()
+    other = trinitylake_dbapi.connect(location, autocommit=True)
+    real_compact = compaction.compact
+    calls = []
+
+    def failing(table: Any, **kwargs: Any) -> Any:
+        if calls:  # the other writer's OPTIMIZE
+            return real_compact(table, **kwargs)
+        calls.append(table.name())
+        if failure == "the compaction raises":
+            raise OSError("disk full")
+        other.cursor().execute("OPTIMIZE t")  # wins: the compaction below then conflicts (CP5)
+        return real_compact(table, **kwargs)
+
+    monkeypatch.setattr(compaction, "compact", failing)
+    cur.execute("INSERT INTO t VALUES (20, 'name 20')")
+    con.commit()  # no error
+    assert calls == [("default", "t")]
+    catalog = TrinityLakeCatalog("c", uri=location)
+    table = catalog.load_table("default.t")
+    replaces = [s for s in table.metadata.snapshots if s.summary.operation.value == "replace"]
+    assert len(replaces) == (1 if failure == "another writer compacted first" else 0)
+    assert sql_rows(cur) == [(i, f"name {i}") for i in range(21)]
+    monkeypatch.setattr(compaction, "compact", real_compact)
+    for i in range(21, 40):
+        cur.execute("INSERT INTO t VALUES (?, ?)", (i, f"name {i}"))
+        con.commit()
+    files = data_files(catalog.load_table("default.t"))
+    assert len(files) < 16 and sum(f.record_count for f in files) == 40
+    assert sql_rows(cur) == [(i, f"name {i}") for i in range(40)]
+
+
+@pytest.mark.parametrize("autocommit", [True, False])
+def test_an_external_table_is_compacted_only_when_its_property_asks(tmp_path: Path, autocommit: bool) -> None:
+    """CP6: the default never rewrites the files of a table the lakehouse does not own
+    (registered from existing metadata: EXTERNAL); the property set on it does."""
+    location = str(tmp_path / "lake")
+    other = TrinityLakeCatalog("other", uri=str(tmp_path / "other"), create="true")
+    for name in ("ext", "asked"):
+        other.create_table(f"default.{name}", pa.schema([("id", pa.int64()), ("name", pa.string())]),
+                           properties={"compaction.auto.min-small-files": "16"} if name == "asked" else {})
+    con = trinitylake_dbapi.connect(location, create=True, autocommit=True)
+    catalog = TrinityLakeCatalog("c", uri=location)
+    for name in ("ext", "asked"):
+        catalog.register_table(f"default.{name}", other.load_table(f"default.{name}").metadata_location)
+    cur = con.cursor()
+    con.autocommit = autocommit
+    for i in range(40):
+        cur.execute("INSERT INTO ext VALUES (?, 'x')", (i,))
+        cur.execute("INSERT INTO asked VALUES (?, 'x')", (i,))
+        if not autocommit:
+            con.commit()
+    ext = catalog.load_table("default.ext")
+    assert len(data_files(ext)) == 40
+    assert all(s.summary.operation.value == "append" for s in ext.metadata.snapshots)
+    assert len(data_files(catalog.load_table("default.asked"))) < 16
+    cur.execute("SELECT count(*) FROM ext")
+    assert cur.fetchall() == [(40,)]

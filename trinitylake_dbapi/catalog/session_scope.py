@@ -22,6 +22,12 @@ Rules:
   SS3. The scope knows nothing of what runs on it: SQL statements and catalog calls hand
       it work (a function of the transaction) and it applies the autocommit, statement
       (CN4, CN6) and replay (CN7) rules to it.
+  SS4. (iceberg.compaction CP6) A write of a transaction that is not its own version
+      only notes the tables due for an automatic compaction (:meth:`defer_compaction`);
+      the session takes them off the committed transaction (:meth:`deferred_compactions`)
+      and compacts them after the commit, each in a unit of :meth:`own_versions`, where
+      every commit is its own lakehouse version (as under autocommit) and no statement
+      runs again. A rollback, a failed commit or closing forgets them.
 """
 
 from __future__ import annotations
@@ -83,6 +89,10 @@ class SessionScope:
         self._lakehouse_operation = False
         #: CN7: the replayable writes of the open transaction.
         self._replay: _Replay | None = None
+        #: SS4: the transaction whose writes found tables due for compaction, and them.
+        self._deferred: tuple[CatalogTransaction, list[tuple[str, str]]] | None = None
+        #: SS4: inside :meth:`own_versions`.
+        self._own_versions = False
 
     def check_open(self) -> None:
         """SS2: InterfaceError once the connection is closed."""
@@ -132,13 +142,46 @@ class SessionScope:
         replaying(txn, begin, replay.writes, replayable)
 
     def forget_replay(self) -> None:
-        """Drop the replay record (a rollback: nothing of it runs again)."""
+        """Drop the replay record (a rollback: nothing of it runs again) and the tables
+        due for compaction (SS4)."""
         self._replay = None
+        self._deferred = None
+
+    # -- compaction after the commit (SS4) -------------------------------------------------
+
+    def defer_compaction(self, table: tuple[str, str]) -> None:
+        """SS4: ``table``, written by the open transaction, is due for an automatic
+        compaction once the transaction has committed."""
+        txn = self.transaction()
+        if self._deferred is None or self._deferred[0] is not txn:
+            self._deferred = (txn, [])
+        if table not in self._deferred[1]:
+            self._deferred[1].append(table)
+
+    def deferred_compactions(self, txn: CatalogTransaction) -> list[tuple[str, str]]:
+        """SS4: the tables ``txn`` (being committed) found due, taken off the scope."""
+        deferred, self._deferred = self._deferred, None
+        return list(deferred[1]) if deferred is not None and deferred[0] is txn else []
+
+    @contextlib.contextmanager
+    def own_versions(self) -> Iterator[None]:
+        """SS4: within the block every commit is its own lakehouse version; a read-only
+        transaction left open by the block is discarded at its end."""
+        with self.lock:
+            before, self._own_versions = self._own_versions, True
+            try:
+                yield
+            finally:
+                self._own_versions = before
+                if not before and self._txn is not None and not self._txn.has_writes:
+                    txn, self._txn = self._txn, None
+                    with contextlib.suppress(Exception):
+                        txn.rollback()
 
     def close(self) -> None:
         """SS2: closed from now on; the open transaction is discarded."""
         txn, self._txn = self._txn, None
-        self._replay = None
+        self._replay = self._deferred = None
         self.closed = True
         if txn is not None:
             txn.rollback()
@@ -160,8 +203,9 @@ class SessionScope:
     @property
     def commits_each_statement(self) -> bool:
         """True under autocommit outside an explicit BEGIN: every statement (and every
-        commit of the bound Iceberg catalog) is its own lakehouse version."""
-        return self.autocommit and not self._explicit
+        commit of the bound Iceberg catalog) is its own lakehouse version; and inside
+        :meth:`own_versions` (SS4)."""
+        return (self.autocommit and not self._explicit) or self._own_versions
 
     # -- statements (CN4, CN6) --------------------------------------------------------------
 
@@ -183,6 +227,7 @@ class SessionScope:
         return (
             self._statements == 1
             and self.commits_each_statement
+            and not self._own_versions
             and self._statement_commits == 0
             and not self._lakehouse_operation
         )
@@ -191,7 +236,7 @@ class SessionScope:
         """Run ``work`` under the autocommit rule: with autocommit (and no BEGIN) the
         transaction commits when ``work`` returns (CN4: not a read-only unit inside a
         statement) and is discarded when it raises."""
-        auto = self.autocommit and not self._explicit
+        auto = self.commits_each_statement
         try:
             result = work()
         except BaseException:
@@ -243,7 +288,10 @@ class SessionScope:
     def reruns_statement(self) -> bool:
         """CN6: True while an autocommit statement that may run again is running (the
         Iceberg catalog then leaves a lost race to it: iceberg.catalog P3)."""
-        return self._statements == 1 and self.commits_each_statement and not self._lakehouse_operation
+        return (
+            self._statements == 1 and self.commits_each_statement and not self._lakehouse_operation
+            and not self._own_versions
+        )
 
     def note_commit(self, table: tuple[str, str], plain_append: bool) -> None:
         """CN7: the bound Iceberg catalog is about to stage a table commit."""

@@ -717,8 +717,19 @@ class TrinityLakeCatalog(MetastoreCatalog):
 
     def commits_each_call(self) -> bool:
         """Whether each commit through this catalog is its own lakehouse version (not
-        staged in a transaction: P4); compaction CP6 runs its default only then."""
+        staged in a transaction: P4); compaction CP6 compacts at once only then."""
         return self._scope.commits_each_call()
+
+    def defer_compaction(self, identifier: str | Identifier) -> bool:
+        """Compaction CP6 in a transaction: note the table, due for an automatic
+        compaction, to be compacted after the transaction commits, as its own version
+        (session_scope SS4). False when this catalog's scope cannot defer (a catalog
+        not bound to a connection): the compaction is then skipped."""
+        defer = getattr(self._scope, "defer_compaction", None)
+        if defer is None:
+            return False
+        defer(self._names(identifier))
+        return True
 
     def optimize_table(self, identifier: str | Identifier, target_file_size_bytes: int | None = None) -> Any:
         """Compact a table (SQL's OPTIMIZE): its small data files and their position

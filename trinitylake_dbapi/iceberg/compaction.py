@@ -51,16 +51,22 @@ Rules:
       (``AUTO_MIN_SMALL_FILES_DEFAULT`` when the property is unset; ``0`` turns it
       off) and average under CP7's finished size, or when the snapshot counts at least
       ``compaction.auto.min-delete-files`` delete files (unset: never). The check reads
-      only summaries (no manifest); the compaction is its own replace commit after the
-      write, in the same transaction (published with it under autocommit as the next
-      version). It never fails the write: a compaction that loses to another writer,
-      or fails in any other way, is skipped (the next commit checks again). Only
-      writes run it, so a read-only or time-travel connection (which cannot write)
-      never compacts. The default (neither property set) runs only where each commit
-      is its own version (autocommit, outside BEGIN): in a transaction the replace
-      would be replayed at COMMIT and could then conflict (another writer's
-      compaction), failing the transaction; a table that sets the property compacts in
-      transactions too, at that risk.
+      only summaries (no manifest). The compaction is always its own replace commit,
+      never part of the writer's transaction: under autocommit it runs right after the
+      write (the next version); in a transaction (no autocommit, or BEGIN) the write
+      only notes the table, and once the transaction has committed the noted tables
+      still due are compacted, each as its own version (catalog.session_scope SS4; in
+      the transaction the replace would be replayed at COMMIT and could conflict with
+      another writer's compaction, failing the transaction). It never fails or delays
+      the write or the COMMIT with an error: a compaction that loses to another
+      writer, or fails in any other way, is skipped (the next commit checks again).
+      Only writes run it, so a read-only or time-travel connection (which cannot
+      write) never compacts. The default (neither property set) applies only to
+      MANAGED tables: an EXTERNAL table (registered from existing metadata, or created
+      with a LOCATION) is compacted only when one of the properties asks for it, since
+      the lakehouse does not own its files (SPEC 8). A catalog that cannot defer (its
+      own transaction block) skips the default in a transaction and compacts a table
+      that sets a property inside it, at the risk above.
   CP7 The automatic policy's selection is tiered (OPTIMIZE keeps CP1's): per partition,
       a data file of at least half the target size is finished and never chosen; an
       unfinished file with r live rows is in tier floor(log_F(r)), F = max(2, N // 2).
@@ -323,9 +329,16 @@ def auto_compact(table: Any) -> CompactionResult | None:
     if not auto_compaction_due(table.metadata):
         return None
     properties = table.metadata.properties
+    explicit = AUTO_MIN_SMALL_FILES in properties or AUTO_MIN_DELETE_FILES in properties
+    if not explicit and getattr(table, "lakehouse_root", "") is None:
+        return None  # CP6: an EXTERNAL table (LakehouseTable without a root) only when asked
     staged = getattr(table.catalog, "commits_each_call", None)
-    if staged is not None and not staged() and AUTO_MIN_SMALL_FILES not in properties and AUTO_MIN_DELETE_FILES not in properties:
-        return None  # CP6: the default runs only where each commit is its own version
+    if staged is not None and not staged():
+        defer = getattr(table.catalog, "defer_compaction", None)
+        if defer is not None and defer(table.name()):
+            return None  # CP6: compacted after the transaction commits, as its own version
+        if not explicit:
+            return None  # CP6: where nothing can defer it, the default runs only per version
     try:
         return compact(table, tiered=max(2, auto_min_files(table.metadata.properties) or AUTO_MIN_SMALL_FILES_DEFAULT))
     except Exception:  # noqa: BLE001 - CP6: the write committed; the next commit checks again
