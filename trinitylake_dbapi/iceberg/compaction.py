@@ -62,8 +62,8 @@ Rules:
       writer, or fails in any other way, is skipped (the next commit checks again).
       Only writes run it, so a read-only or time-travel connection (which cannot
       write) never compacts. The default (neither property set) applies only to
-      MANAGED tables: an EXTERNAL table (registered from existing metadata, or created
-      with a LOCATION) is compacted only when one of the properties asks for it, since
+      MANAGED tables: an EXTERNAL table (registered from existing metadata:
+      ``register_table``, CREATE EXTERNAL TABLE) is compacted only when one of the properties asks for it, since
       the lakehouse does not own its files (SPEC 8). A catalog that cannot defer (its
       own transaction block) skips the default in a transaction and compacts a table
       that sets a property inside it, at the risk above.
