@@ -6,6 +6,8 @@ commit's files are deleted."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import pyarrow as pa
@@ -16,6 +18,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
 import trinitylake_dbapi
+from tests.deadlines import HANG_S
 from tests.lakes import local_and_memory
 from trinitylake_dbapi.errors import IntegrityError
 from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
@@ -112,21 +115,12 @@ def test_verify_reports_duplicate_keys_written_by_another_engine(tmp_path: Any) 
     PyIceberg's own SqlCatalog, which does not enforce identifier fields), registered in
     the lakehouse: ``verify --data`` names the table, the key and a duplicate value;
     a table written through the project (keys enforced) verifies clean."""
-    from pyiceberg.catalog.sql import SqlCatalog
-
     from trinitylake_dbapi.verify import verify
 
-    other = SqlCatalog("other", uri=f"sqlite:///{tmp_path}/other.db", warehouse=f"file://{tmp_path}/warehouse")
-    other.create_namespace("ns")
-    schema = Schema(NestedField(1, "id", LongType(), required=True), NestedField(2, "name", StringType()),
-                    identifier_field_ids=[1])  # fmt: skip
-    foreign = other.create_table("ns.t", schema)
-    foreign.append(data(1, 2, 3))
-    foreign.append(data(2, 4))  # 2 twice: nothing stops it there
     location = str(tmp_path / "lake")
     catalog = load_catalog("lake", **{"py-catalog-impl": IMPL, "uri": location, "create": "true"})
     catalog.create_namespace("ns")
-    catalog.register_table("ns.t", foreign.metadata_location)
+    catalog.register_table("ns.t", _written_by_sql_catalog(tmp_path))
     conn = trinitylake_dbapi.connect(location, autocommit=True)
     cur = conn.cursor()
     cur.execute("CREATE TABLE default.clean (id BIGINT PRIMARY KEY, name STRING)")
@@ -139,6 +133,31 @@ def test_verify_reports_duplicate_keys_written_by_another_engine(tmp_path: Any) 
     with pytest.raises(IntegrityError, match=r"\(4\)"):  # the project still refuses what it can see
         cur.execute("INSERT INTO ns.t VALUES (4, 'x')")
     cur.execute("INSERT INTO ns.t VALUES (5, 'x')")  # a new key: the old duplicate is verify's
+
+
+def _written_by_sql_catalog(tmp_path: Any) -> str:
+    """The metadata location of a table ns.t (identifier field id) that PyIceberg's own
+    SqlCatalog wrote with key 2 twice. In a child process: SqlCatalog's models are
+    SQLAlchemy declarative classes, which the dialect compliance suite unmaps
+    (orm.clear_mappers()) in any worker process it shares (tests/orm_models.py)."""
+    script = f"""
+import pyarrow as pa
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField, StringType
+other = SqlCatalog("other", uri="sqlite:///{tmp_path}/other.db", warehouse="file://{tmp_path}/warehouse")
+other.create_namespace("ns")
+schema = Schema(NestedField(1, "id", LongType(), required=True), NestedField(2, "name", StringType()),
+                identifier_field_ids=[1])
+foreign = other.create_table("ns.t", schema)
+arrow = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("name", pa.string())])
+foreign.append(pa.Table.from_pylist([{{"id": i, "name": "x"}} for i in (1, 2, 3)], schema=arrow))
+foreign.append(pa.Table.from_pylist([{{"id": i, "name": "x"}} for i in (2, 4)], schema=arrow))  # 2 twice
+print(foreign.metadata_location)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG_S)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
 
 
 @local_and_memory

@@ -11,15 +11,24 @@ import sqlalchemy as sa
 from sqlalchemy import orm
 
 
-class Base(orm.DeclarativeBase):
-    pass
+from tests.orm_models import remap_each_test
 
 
-class User(Base):
-    __tablename__ = "users"
-    __table_args__ = {"schema": "ns"}
-    id: orm.Mapped[int] = orm.mapped_column(sa.Integer, primary_key=True, autoincrement=False)
-    name: orm.Mapped[str] = orm.mapped_column(sa.String(50))
+def _declare_models() -> dict:
+    class Base(orm.DeclarativeBase):
+        pass
+
+    class User(Base):
+        __tablename__ = "users"
+        __table_args__ = {"schema": "ns"}
+        id: orm.Mapped[int] = orm.mapped_column(sa.Integer, primary_key=True, autoincrement=False)
+        name: orm.Mapped[str] = orm.mapped_column(sa.String(50))
+
+    return {"Base": Base, "User": User}
+
+
+# orm_models: the compliance suite unmaps module-level models (orm.clear_mappers()).
+_mapped_models = remap_each_test(globals(), _declare_models)
 
 
 def names(engine: sa.Engine) -> list[tuple]:

@@ -47,9 +47,10 @@ Rules:
   RT6 Only MANAGED Iceberg tables whose definition names a metadata file are expired
       by ``EXPIRE VERSIONS``: an EXTERNAL table's files are never the lakehouse's to
       reclaim (maintenance E8), so its metadata is left as its owner wrote it. A
-      table whose metadata cannot be read (missing, damaged, outside the root) is
-      left alone too: expiration then decides as it did without retention (E8 stops
-      its Iceberg deletions when a kept version's metadata cannot be read).
+      table whose definition or metadata cannot be read (missing, damaged, outside the
+      root) is left alone too: expiration then decides as it did without retention
+      (E8 stops its Iceberg deletions when a kept version's metadata cannot be read;
+      verify names the damaged file).
   RT7 ``EXPIRE VERSIONS`` applies retention (RT6) before it plans, in one lakehouse
       commit for every table (so one run drops the snapshots and reclaims what only
       expired versions reach), and never in a dry run. That commit is an ordinary one
@@ -268,10 +269,13 @@ def expire_table_snapshots(
 
 def managed_tables(txn: CatalogTransaction) -> list[tuple[str, str]]:
     """RT6: (namespace, table) of every MANAGED Iceberg table ``txn`` sees whose
-    definition names a metadata file."""
+    definition names a metadata file (a definition that cannot be read is skipped)."""
     found = []
     for namespace, name in txn.list_tables():
-        info = txn.describe_table(namespace, name)
+        try:
+            info = txn.describe_table(namespace, name)
+        except (CorruptFileError, MissingFileError):
+            continue  # a damaged definition: left to expiration's own rules and to verify
         if (info.table_type == MANAGED and info.table_format.upper() == "ICEBERG"
                 and info.format_properties.get(METADATA_LOCATION)):
             found.append((namespace, name))
