@@ -44,7 +44,9 @@ def test_ten_thousand_connections_and_cursors(tmp_path: Any) -> None:
         cur.close()
         conn.close()
     gc.collect()
-    assert open_fds() == fds
+    # None left open. (<=: descriptors of earlier tests in this worker, such as a DuckDB
+    # connection or a thread's, may be closed meanwhile, as in a full run of 771cb7f.)
+    assert open_fds() <= fds
     assert threading.active_count() <= threads  # none left behind (threads of earlier tests may end meanwhile)
 
     conn = trinitylake_dbapi.connect(location)
@@ -55,7 +57,7 @@ def test_ten_thousand_connections_and_cursors(tmp_path: Any) -> None:
         cur.close()
     conn.close()
     gc.collect()
-    assert open_fds() == fds
+    assert open_fds() <= fds
     assert threading.active_count() <= threads  # none left behind (threads of earlier tests may end meanwhile)
     assert statements == 1000
 
