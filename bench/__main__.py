@@ -177,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="'commits': the table of many one-row commits has this many (default 1,000; --full 10,000)")
     parser.add_argument("--appends", type=int, default=None,
                         help="'appends': this many one-row commits per side (default 1,000)")
+    parser.add_argument("--appends-without", default="",
+                        help="'appends': comma-separated sides left out (e.g. pyiceberg-fsync, which doubles a "
+                             "1,000-commit run)")
     parser.add_argument("--auto-compact", type=int, default=None,
                         help="'commits': create its tables with compaction.auto.min-small-files = N")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
@@ -272,7 +275,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.appends:
                 c["commits"] = args.appends
             log(f"appends: {c}")
-            results["appends"] = appends(workdir, c["commits"], args.reps or config["reps"], c["chunks"], log)
+            without = tuple(s.strip() for s in args.appends_without.split(",") if s.strip())
+            results["appends"] = appends(workdir, c["commits"], args.reps or config["reps"], c["chunks"], log, without)
         if "rest" in sections:
             from .rest import rest
 
