@@ -30,7 +30,9 @@ Rules (SPEC 7):
      older than ``orphan_grace_millis``, whether or not an expired version reached it:
      data files of a commit in flight are reached by nothing yet. If a metadata file a
      kept version names cannot be read, no Iceberg file is deleted (CorruptFileError
-     naming it): what it reaches is unknown. Tables located outside the lakehouse root
+     naming it): what it reaches is unknown; except a metadata file deleted after a
+     later commit by ``write.metadata.delete-after-commit.enabled`` (iceberg.oldmetadata
+     OM5): its table cannot be read at that version any more, and it reaches nothing. Tables located outside the lakehouse root
      are not reclaimed (their files are never listed). Locations are compared in
      their canonical form (storage U1-U4, iceberg.reach R4): a live file a manifest
      spells ``file:/x`` or ``/a/./x`` is the listing's file, and stays.
@@ -451,14 +453,20 @@ def iceberg_files_to_delete(
     if all(is_expirable_file(p) or p == paths.LATEST_HINT_PATH for p in listing):
         return []  # no file but the format's own: no definition is read, nothing imported
     pointers = metadata_pointers(table_definitions(lakehouse, every_definition))
+    from .iceberg.oldmetadata import explains_missing
     from .iceberg.reach import IcebergReach
 
     root = lakehouse.storage.root_uri
     kept_pointers = metadata_pointers(table_definitions(lakehouse, current_definition_files(lakehouse, kept)))
     reach = IcebergReach(storage_options)
     live_files = reach.reach(location for location, _ in kept_pointers)
-    for location, reason in sorted(live_files.missing.items()):
-        raise CorruptFileError(location, f"Iceberg metadata named by a kept version {reason}; no Iceberg file is deleted")
+    if live_files.missing:
+        deleted = reach.deletion_prefixes(pointers)  # iceberg.oldmetadata OM5
+        for location, reason in sorted(live_files.missing.items()):
+            if location not in live_files.absent or not explains_missing(location, deleted):
+                raise CorruptFileError(
+                    location, f"Iceberg metadata named by a kept version {reason}; no Iceberg file is deleted"
+                )
     locations = TableLocations.of(root, reach.table_locations(pointers))
     live = {relative for relative in (location_within(f, root) for f in live_files.files) if relative is not None}
     doomed = []

@@ -69,6 +69,11 @@ Commit protocol. A transaction that began at version v:
       may outlive the grace (their files are refused or spared, never published
       missing), but never run expiration with a grace under a few seconds while
       anything writes (the young files' margin above).
+  C8. Work registered with ``after_commit`` (iceberg.oldmetadata OM2: deleting the
+      metadata files a commit dropped from a table's metadata log) runs only once the
+      version is published (after C2 and C3), in registration order, with the version,
+      each best effort: what it raises is logged, never raised, since the commit
+      happened. A commit that fails, is rolled back or has an unknown outcome runs none.
 
 The keys version u changed are exactly the messages tagged ``txn == str(u)`` in root
 u's buffer (tree invariant T5). The transaction id written into the ``txn`` column is
@@ -88,10 +93,11 @@ from __future__ import annotations
 
 import bisect
 import enum
+import logging
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from .errors import (
     CommitFailedError,
@@ -114,6 +120,8 @@ from .storage import Storage
 
 #: Commit attempts before giving up on a lakehouse under constant contention.
 MAX_COMMIT_ATTEMPTS = 64
+_log = logging.getLogger(__name__)
+
 #: C7: files a commit names that were written at least this long before it are checked.
 PREWRITTEN_CHECK_AGE_S = 1.0
 _BACKOFF_BASE_S = 0.0005
@@ -202,6 +210,8 @@ class Transaction:
         self.expected: dict[str, tuple[float | None, str]] = {}
         self._unwritten: dict[str, bytes] = {}  # C1 files not written yet
         self._intent: Intent | None = None  # C7, reclaim G2: from the check to the end
+        #: C8: work to run once the version is published, with the version.
+        self.after_published: list[Callable[[int], None]] = []
         self.reads = _ReadSet()
         self.guards = _ReadSet()
         self.lakehouse_def_update: Callable[[LakehouseDef], LakehouseDef] | None = None
@@ -337,6 +347,12 @@ class Transaction:
         for path, written_at in files.items():
             self.expected[path] = (written_at, owner)
 
+    def after_commit(self, work: Callable[[int], None]) -> None:
+        """C8: run ``work(version)`` once this transaction is published as ``version``;
+        never if it fails or is rolled back. Best effort: what it raises is logged."""
+        self._check_writable()
+        self.after_published.append(work)
+
     def update_lakehouse_def(self, update: Callable[[LakehouseDef], LakehouseDef]) -> None:
         """Change the lakehouse definition in this commit; re-applied on every rebase."""
         self._check_writable()
@@ -350,6 +366,7 @@ class Transaction:
         self.files.clear()
         self.expected.clear()
         self.companions.clear()
+        self.after_published.clear()
         self.lakehouse_def_update = None
         self.closed = True
 
@@ -369,7 +386,7 @@ class Transaction:
             self._unwritten.update(self.companions[owner])
         self._written: list[str] = []  # definition files written, for C5
         try:
-            return self._commit_attempts()
+            version = self._commit_attempts()
         except CommitOutcomeUnknownError:
             raise  # C5's exception: these files may belong to a version now
         except BaseException:
@@ -379,6 +396,17 @@ class Transaction:
             if self._intent is not None:  # reclaim G2: published or given up
                 self._intent.withdraw()
                 self._intent = None
+        self._run_after_published(version)
+        return version
+
+    def _run_after_published(self, version: int) -> None:
+        """C8: the work registered with ``after_commit``, each best effort."""
+        work, self.after_published = self.after_published, []
+        for each in work:
+            try:
+                each(version)
+            except Exception:  # noqa: BLE001 - the commit happened; what follows is best effort
+                _log.warning("work after the commit of version %d failed", version, exc_info=True)
 
     def _commit_attempts(self) -> int:
         base = self.base
@@ -569,13 +597,16 @@ def check_version_limit(version: int) -> None:
         )
 
 
-def rollback_to(lakehouse: Lakehouse, target: int) -> int:
+def rollback_to(lakehouse: Lakehouse, target: int, expect_files: Mapping[str, str] | None = None) -> int:
     """Commit version v+1 whose content equals version ``target`` (SPEC 7).
 
     The new root records ``rollback_from_root`` = root v. It keeps the latest lakehouse
     definition, so exported snapshot names survive the rollback. Fails with a
     SerializationError if another writer commits in between, rather than silently
-    discarding that commit too.
+    discarding that commit too. ``expect_files`` (path under the root -> what names it):
+    files the target version names that must still exist; each is checked right before
+    the root is published (as C7 checks a commit's), MissingFileError naming the file
+    and its owner otherwise, and nothing is published.
     """
     goal = lakehouse.snapshot(target)
     if not lakehouse.storage.exists(paths.root_node_path(target)):
@@ -599,6 +630,12 @@ def rollback_to(lakehouse: Lakehouse, target: int) -> int:
     issued_at = time.monotonic()
     try:
         with prepare_root(lakehouse.storage, version, data) as prepared:
+            for path, owner in sorted((expect_files or {}).items()):  # as C7, right before C2
+                if not lakehouse.storage.exists(path):
+                    raise MissingFileError(
+                        path, f"{owner}, which version {target} names, does not exist any more: "
+                        f"the rollback to version {target} would publish a version naming a missing file"
+                    )
             if lakehouse.is_still_latest(latest.version, observed_at):  # D3
                 created = publish_root(lakehouse.storage, prepared)  # C2
             else:

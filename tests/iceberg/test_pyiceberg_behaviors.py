@@ -56,16 +56,6 @@ EXCEPTED = {
     "test_table_metadata_writes_reflect_latest_path": (
         "sets write.metadata.path to the same f'file://{warehouse}/custom/path', outside the "
         "table's location: the commit is refused as above (SPEC 8)"),
-    # Files belong to lakehouse versions (SPEC 7 version expiration, iceberg.catalog P8).
-    "test_delete_metadata_multiple": (
-        "expects the table's first metadata file, and the older of the two the metadata log keeps, "
-        "deleted at the next commit; each was named by a lakehouse version its own commit "
-        "published seconds before, and SPEC 7 keeps every version younger than "
-        "maximum_version_age_millis (default 7 days) and the newest minimum_versions_to_keep (3): "
-        "deleting them would break reading those versions (time travel, rollback, exported "
-        "snapshots). The only metadata files no kept version names are those superseded inside "
-        "one lakehouse transaction, which version expiration reclaims already; so the catalog "
-        "deletes none and expiration reclaims them with their versions"),
 }
 
 

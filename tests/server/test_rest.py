@@ -442,44 +442,39 @@ DELETE_AFTER_COMMIT = "write.metadata.delete-after-commit.enabled"
 
 
 @pytest.mark.parametrize("value", ["true", "TRUE", "1", "yes", "on"])
-def test_metadata_delete_after_commit_is_refused(rest: RestServer, value: str) -> None:
-    """RS10: RestCatalog itself deletes old metadata files after a commit whose table has
-    delete-after-commit enabled, though older lakehouse versions name them: creating such
-    a table, setting the property, or committing to a table that has it (set in process)
-    is 400 and changes nothing; with the property removed or false, commits go on."""
-    from trinitylake_dbapi.iceberg import TrinityLakeCatalog
-
+def test_metadata_delete_after_commit_through_rest(rest: RestServer, value: str) -> None:
+    """RS10: a table created with delete-after-commit, or given it by a commit, deletes
+    the metadata files each commit drops from its log, on the server, once the version is
+    published (iceberg.oldmetadata OM1-OM2); an older version that names one cannot read
+    the table there any more, and says so (OM4); a table without it keeps every file."""
     catalog = rest.catalog()
     ns = f"dac_{value.encode().hex()}"
     catalog.create_namespace(ns)
     schema = pa.schema([("id", pa.int64())])
-    with pytest.raises(BadRequestError, match=DELETE_AFTER_COMMIT):
-        catalog.create_table(f"{ns}.created", schema=schema, properties={DELETE_AFTER_COMMIT: value})
-    assert not catalog.table_exists(f"{ns}.created")
+    created = catalog.create_table(f"{ns}.created", schema=schema, properties={DELETE_AFTER_COMMIT: value,
+                                                                              "write.metadata.previous-versions-max": "1"})
+    first = created.metadata_location
+    created.append(pa.table({"id": [0]}, schema=schema))
+    assert os.path.exists(first.removeprefix("file://"))  # still in the log
+    created.append(pa.table({"id": [1]}, schema=schema))
+    assert not os.path.exists(first.removeprefix("file://"))
 
     table = catalog.create_table(f"{ns}.t", schema=schema, properties={"write.metadata.previous-versions-max": "1"})
     for i in range(3):
         table.append(pa.table({"id": [i]}, schema=schema))
     files = [entry.metadata_file for entry in table.metadata.metadata_log] + [table.metadata_location]
-    with pytest.raises(BadRequestError, match=DELETE_AFTER_COMMIT):
-        with table.transaction() as transaction:
-            transaction.set_properties({DELETE_AFTER_COMMIT: value})
-    table = catalog.load_table(f"{ns}.t")
-    assert DELETE_AFTER_COMMIT not in table.properties
-    table.append(pa.table({"id": [3]}, schema=schema))
-
-    # set in process (where the catalog ignores it), then a REST commit is refused
-    local = TrinityLakeCatalog("local", uri=rest.lake)
-    with local.load_table(f"{ns}.t").transaction() as transaction:
+    assert all(os.path.exists(f.removeprefix("file://")) for f in files)  # without it: all kept
+    old = version_of(rest.request("GET", f"/v1/namespaces/{ns}/tables/t"))
+    with table.transaction() as transaction:
         transaction.set_properties({DELETE_AFTER_COMMIT: value})
-    table = catalog.load_table(f"{ns}.t")
-    with pytest.raises(BadRequestError, match=DELETE_AFTER_COMMIT):
-        table.append(pa.table({"id": [4]}, schema=schema))
-    with table.transaction() as transaction:  # leaving it false is allowed
-        transaction.set_properties({DELETE_AFTER_COMMIT: "false"})
-    catalog.load_table(f"{ns}.t").append(pa.table({"id": [5]}, schema=schema))
-    assert all(os.path.exists(f.removeprefix("file://")) for f in files)
-    assert sorted(catalog.load_table(f"{ns}.t").scan().to_arrow()["id"].to_pylist()) == [0, 1, 2, 3, 5]
+    table.append(pa.table({"id": [3]}, schema=schema))
+    assert not any(os.path.exists(f.removeprefix("file://")) for f in files)
+    assert sorted(catalog.load_table(f"{ns}.t").scan().to_arrow()["id"].to_pylist()) == [0, 1, 2, 3]
+    at_old = rest.request("GET", f"/v1/version-{old}/namespaces/{ns}/tables/t")
+    assert at_old.status_code >= 400, at_old.text
+    message = at_old.json()["error"]["message"]
+    assert f"table {ns}.t that lakehouse version {old} names does not exist" in message, message
+    assert files[-1] in message
 
 
 def test_request_bodies_are_limited(rest: RestServer) -> None:

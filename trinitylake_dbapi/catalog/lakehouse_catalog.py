@@ -12,6 +12,12 @@ Rules:
      this is this library's choice. PyIceberg's ``create_namespace("default")`` claims
      it while it has no property, comment or table (iceberg.catalog P10), so code
      written for a catalog that starts empty works too.
+  K9 A rollback never publishes a version naming a missing metadata file: the metadata
+     files the target version's MANAGED tables name under the root are checked right
+     before the new root is published (transaction ``rollback_to``), and a missing one
+     (deleted by ``write.metadata.delete-after-commit.enabled``, iceberg.oldmetadata
+     OM4) refuses the rollback with MissingFileError naming the table, the version and
+     the file.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from datetime import datetime, timezone
 from typing import Iterator, Mapping
 
 from trinitylake_dbapi.catalog.definitions import DefinitionCache
-from trinitylake_dbapi.catalog.model import DEFAULT_NAMESPACE, VersionInfo
+from trinitylake_dbapi.catalog.model import DEFAULT_NAMESPACE, MANAGED, VersionInfo
 from trinitylake_dbapi.catalog.transactions import CatalogTransaction
 from trinitylake_dbapi.errors import (
     InvalidDefinitionError,
@@ -38,6 +44,7 @@ from trinitylake_dbapi.format.definitions import (
     new_lakehouse_def,
 )
 from trinitylake_dbapi.lakehouse import Lakehouse, Snapshot
+from trinitylake_dbapi.storage.locations import location_within
 from trinitylake_dbapi.storage import Storage
 from trinitylake_dbapi.transaction import Isolation, begin, rollback_to
 
@@ -196,7 +203,28 @@ class LakehouseCatalog:
             snapshot = previous
 
     def rollback_to(self, version: int) -> int:
-        return rollback_to(self.lakehouse, version)
+        """K9: commit a version whose content is ``version``'s, unless a metadata file one
+        of its managed tables names has been deleted since (iceberg.oldmetadata OM4):
+        MissingFileError naming the table, the version and the file, nothing published."""
+        return rollback_to(self.lakehouse, version, self.metadata_files_named(version))
+
+    def metadata_files_named(self, version: int) -> dict[str, str]:
+        """K9: the Iceberg metadata files under the root that the MANAGED tables of
+        ``version`` name (path under the root -> "the metadata file of table ns.t")."""
+        named: dict[str, str] = {}
+        txn = self.begin(version=version)
+        try:
+            for namespace, name in txn.list_tables():
+                info = txn.describe_table(namespace, name)
+                location = info.format_properties.get(paths.METADATA_LOCATION)
+                if info.table_type != MANAGED or not location:
+                    continue
+                relative = location_within(location, self.storage.root_uri)
+                if relative is not None:
+                    named[relative] = f"the metadata file {location} of table {namespace}.{name}"
+        finally:
+            txn.rollback()
+        return named
 
     def export_snapshot(self, name: str, version: int | None = None) -> int:
         """Record ``name`` for a version in the lakehouse definition (a new version)."""

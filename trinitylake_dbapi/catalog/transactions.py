@@ -23,7 +23,7 @@ Rules:
 from __future__ import annotations
 
 from itertools import repeat
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from trinitylake_dbapi.catalog.definitions import check_definition_name
 from trinitylake_dbapi.catalog.model import (
@@ -97,6 +97,11 @@ class CatalogTransaction:
         with the ``time.monotonic()`` their writing began (None: unknown): checked to
         exist right before the commit publishes (transaction C7)."""
         self._txn.expect_files({paths.check_relative_path(p): t for p, t in files.items()}, owner)
+
+    def after_commit(self, work: Callable[[int], None]) -> None:
+        """Run ``work(version)`` once this transaction is published as ``version``, never
+        if it fails or is rolled back; best effort (transaction C8)."""
+        self._txn.after_commit(work)
 
     @property
     def changes(self) -> int:

@@ -63,8 +63,13 @@ Rules:
      those old enough for version expiration to have reclaimed them still exist
      (transaction C7; MissingFileError naming the file otherwise, nothing published).
   P8 Files belong to lakehouse versions: nothing here deletes an Iceberg file that a
-     version may name (``purge_table`` drops; PyIceberg's delete-after-commit of old
-     metadata files is off); version expiration reclaims them (maintenance E8).
+     version may name (``purge_table`` drops); version expiration reclaims them
+     (maintenance E8). The one exception is the table owner's explicit opt-in,
+     ``write.metadata.delete-after-commit.enabled``: a commit then deletes the metadata
+     files it dropped from the table's metadata log, once its lakehouse version is
+     published, and older versions naming them can no longer read the table
+     (iceberg.oldmetadata OM1-OM5). PyIceberg's own ``_delete_old_metadata``, which its
+     Table calls before a lakehouse transaction publishes, does nothing here.
   P10 The namespace ``default`` that a new lakehouse holds from version 0 (catalog K6,
      for SQL users and tools that reflect a default schema) is *unclaimed* while it has
      no property, no comment and no table: ``create_namespace("default")`` then
@@ -782,8 +787,10 @@ class TrinityLakeCatalog(MetastoreCatalog):
         self.drop_table(identifier)
 
     def _delete_old_metadata(self, io: FileIO, base: TableMetadata, metadata: TableMetadata) -> None:
-        """PyIceberg's ``write.metadata.delete-after-commit.enabled`` would delete
-        metadata files that older lakehouse versions name: a no-op here (P8)."""
+        """Nothing: PyIceberg's Table calls this as soon as ``commit_table`` returns,
+        which inside a lakehouse transaction is before anything is published. The
+        commit itself deletes them once its version is published (P8,
+        iceberg.oldmetadata OM2)."""
 
     # -- views (P6) ------------------------------------------------------------------------------
 

@@ -12,7 +12,8 @@ Rules:
      computed once per instance of :class:`IcebergReach` (expiration and verify ask for
      the same files over many versions).
   R3 A file that R1 needs but that is missing is reported, never skipped silently: the
-     caller decides (expiration refuses to go on, verify reports a problem).
+     caller decides (expiration refuses to go on, verify reports a problem; a metadata
+     file deleted after a commit, iceberg.oldmetadata OM5, is neither).
   R4 Every location reported (files and table locations) is in the one canonical form
      of ``storage.locations`` (U1-U3): a data file a manifest names as ``file:/x``,
      ``/x`` or ``file:///a/./x`` is the same file as the listing's, so expiration never
@@ -34,6 +35,7 @@ from ..errors import CorruptFileError
 from ..storage.locations import canonical_location
 from .files import parse_metadata
 from .io import DurableFileIO, file_io_properties
+from .oldmetadata import deletion_prefixes
 
 __all__ = ["IcebergReach", "Reached"]
 
@@ -47,6 +49,8 @@ class Reached:
     files: set[str] = field(default_factory=set)
     table_locations: set[str] = field(default_factory=set)
     missing: dict[str, str] = field(default_factory=dict)
+    #: The metadata files among ``missing`` that do not exist (rather than not read).
+    absent: set[str] = field(default_factory=set)
     #: R5: the size recorded for a reached manifest (in its manifest list) or data or
     #: delete file (in its manifest), by location.
     sizes: dict[str, int] = field(default_factory=dict)
@@ -61,7 +65,7 @@ class IcebergReach:
         self._of_metadata: dict[str, tuple[frozenset[str], str]] = {}
         self._of_manifest_list: dict[str, frozenset[str]] = {}
         self._of_manifest: dict[str, frozenset[str]] = {}
-        self._locations: dict[str, str] = {}
+        self._locations: dict[str, tuple[str, tuple[str, ...]]] = {}
         self._sizes: dict[str, int] = {}
 
     def reach(self, metadata_locations: Iterable[str]) -> Reached:
@@ -72,6 +76,7 @@ class IcebergReach:
                 files, table_location = self._metadata(location)
             except FileNotFoundError as e:
                 reached.missing[location] = f"missing: {e}"
+                reached.absent.add(location)
                 continue
             except (OSError, ValueError, CorruptFileError) as e:
                 reached.missing[location] = f"cannot be read: {e}"
@@ -87,17 +92,36 @@ class IcebergReach:
         can be read (the ``location`` it records); unreadable ones are left out."""
         out = []
         for metadata_location, flag in pointers:
-            with self._lock:
-                location = self._locations.get(metadata_location)
-            if location is None:
-                try:
-                    location = self.metadata(metadata_location).location
-                except (OSError, ValueError, CorruptFileError):
-                    continue
-                with self._lock:
-                    self._locations[metadata_location] = location
-            out.append((canonical_location(location), flag))
+            known = self._summary(metadata_location)
+            if known is not None:
+                out.append((canonical_location(known[0]), flag))
         return out
+
+    def deletion_prefixes(self, pointers: Iterable[tuple[str, bool]]) -> set[str]:
+        """iceberg.oldmetadata OM5: the directories of the tables that enable
+        delete-after-commit, among the readable metadata files of the (metadata
+        location, is EXTERNAL) ``pointers`` of MANAGED tables."""
+        found: set[str] = set()
+        for metadata_location, external in pointers:
+            known = None if external else self._summary(metadata_location)
+            if known is not None:
+                found.update(known[1])
+        return found
+
+    def _summary(self, metadata_location: str) -> tuple[str, tuple[str, ...]] | None:
+        """(table location, OM5 directories if it enables delete-after-commit) of a
+        metadata file, memoized; None when it cannot be read."""
+        with self._lock:
+            known = self._locations.get(metadata_location)
+        if known is None:
+            try:
+                metadata = self.metadata(metadata_location)
+            except (OSError, ValueError, CorruptFileError):
+                return None
+            known = (metadata.location, tuple(sorted(deletion_prefixes([metadata]))))
+            with self._lock:
+                self._locations[metadata_location] = known
+        return known
 
     def metadata(self, location: str) -> TableMetadata:
         """The parsed metadata file at ``location``; FileNotFoundError or OSError when

@@ -50,6 +50,13 @@ Rules (the P rules are :mod:`.catalog`'s):
      host. Planned files are cached per snapshot, so each is walked once per planning.
      A file swapped for a link between the check and the read is not caught here
      (docs/security.md).
+  M9 (iceberg.oldmetadata OM4) The metadata file a MANAGED table's definition names at
+     a version, when missing (deleted after a later commit by
+     ``write.metadata.delete-after-commit.enabled``, or lost), is MissingFileError
+     naming the table, the version and the file, never a raw FileNotFoundError: time
+     travel, a catalog or connection at that version and an exported snapshot cannot
+     read that table there. :meth:`TableStates.publish` registers the deletions OM1
+     asks for, to run once the commit is published.
   M8 Table metadata models are shared, never copied: :func:`apply_updates` is
      PyIceberg's ``update_table_metadata`` without its final deep copy of the whole
      metadata (every snapshot, log entry and schema: O(history) per call, called at
@@ -99,6 +106,7 @@ from ..storage.local import symlink_within
 from ..storage.locations import canonical_location, location_within
 from .files import check_avro, parse_metadata
 from .manifests import manifest_entries, snapshot_manifests
+from .oldmetadata import delete_metadata_files, deletes_old_metadata, doomed_metadata
 from .schema import schema_from_columns
 
 __all__ = [
@@ -155,6 +163,12 @@ class TableStates:
                 self._cache.clear()
             self._cache[location] = metadata
 
+    def forget(self, locations: list[str]) -> None:
+        """Drop the parsed metadata files at ``locations`` from the cache (deleted: M9)."""
+        with self._lock:
+            for location in locations:
+                self._cache.pop(location, None)
+
     def metadata(self, txn: CatalogTransaction, location: str) -> TableMetadata:
         """The metadata file at ``location`` as ``txn`` sees it (M1)."""
         with self._lock:
@@ -204,7 +218,16 @@ class TableStates:
                 "inside the root",
             )
         refuse_links(table, location, self.root_uri, "metadata file")  # M7, before reading it
-        metadata = self.metadata(txn, location)
+        try:
+            metadata = self.metadata(txn, location)
+        except MissingFileError:  # M9
+            raise MissingFileError(
+                location,
+                f"the metadata file of table {table} that lakehouse version {txn.version} names does not "
+                "exist: the table cannot be read at that version (later versions can). Such a file is "
+                "deleted by a later commit of a table with write.metadata.delete-after-commit.enabled "
+                "(it had left the table's metadata log, write.metadata.previous-versions-max), or lost",
+            ) from None
         if self.relative(metadata.location) is None:
             raise CorruptFileError(
                 location,
@@ -309,6 +332,16 @@ class TableStates:
         if info.table_type == MANAGED:
             check_commit(f"{info.namespace}.{info.name}", self.root_uri, updated, new_location, updates, io)
         files = self.stage(updated, new_location)
+        if info.table_type == MANAGED and previous_location is not None and deletes_old_metadata(updated.properties):
+            doomed = doomed_metadata(self.root_uri, self.metadata(txn, previous_location), updated)
+            if doomed:  # OM1, OM2: once the version that drops them from the log is published
+                table, root_uri, io = f"{info.namespace}.{info.name}", self.root_uri, self._file_io()
+
+                def delete(version: int) -> None:
+                    self.forget(doomed)  # M9: this process reads them no more either
+                    delete_metadata_files(io, root_uri, doomed, table, version)
+
+                txn.after_commit(delete)
         pointers = {METADATA_LOCATION: new_location}
         if previous_location is not None:
             pointers[PREVIOUS_METADATA_LOCATION] = previous_location

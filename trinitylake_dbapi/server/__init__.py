@@ -50,11 +50,13 @@ Rules:
   RS9 Views: listing a namespace's views gives none; loading or dropping one is 404
       NoSuchViewException; creating, replacing, registering or renaming one is 406
       UnsupportedOperationException: a TrinityLake lakehouse has no views.
-  RS10 A create or commit that would leave a table with
-      ``write.metadata.delete-after-commit.enabled`` true is 400 and changes nothing:
-      PyIceberg's client (not the server) deletes the old metadata files after such a
-      commit, with its own storage access, and older lakehouse versions name them
-      (iceberg P8; in process the catalog ignores the property instead).
+  RS10 ``write.metadata.delete-after-commit.enabled`` works as in process: a commit
+      whose table enables it deletes, on the server, the metadata files it dropped from
+      the table's metadata log, once its lakehouse version is published (iceberg
+      oldmetadata OM1-OM3), and older versions that name them cannot read the table
+      any more (OM4). PyIceberg's RestCatalog also deletes them itself after the
+      response, with its own storage access: they are gone already (it logs a warning
+      per file). A create or commit with it is never refused.
   RS11 A namespace property (create, update) whose value is JSON null is 400 naming it,
       nothing changed: a property's value is a string, and null is not the string
       "null" (table properties: PyIceberg's request model refuses null, also 400).

@@ -18,10 +18,9 @@ from typing import Any, Awaitable, Callable, Mapping
 from pyiceberg.catalog.rest import CreateTableRequest, RegisterTableRequest, TableResponse
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError, NoSuchViewError
 from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
-from pyiceberg.table import CommitTableRequest, TableProperties
+from pyiceberg.table import CommitTableRequest
 from pyiceberg.table.sorting import UNSORTED_SORT_ORDER
-from pyiceberg.table.update import AssertCreate, RemovePropertiesUpdate, SetPropertiesUpdate
-from pyiceberg.utils.properties import property_as_bool
+from pyiceberg.table.update import AssertCreate
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
@@ -163,22 +162,6 @@ def _strings(value: Any, what: str) -> dict[str, str]:
     return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in value.items()}
 
 
-def _refuse_metadata_deletion(properties: Mapping[str, str], table: tuple[str, ...]) -> None:
-    """RS10: a table whose properties would enable delete-after-commit is refused (400)."""
-    key = TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED
-    try:
-        enabled = property_as_bool(properties, key, False)
-    except ValueError:
-        enabled = False  # not a boolean: PyIceberg's client fails on it itself, deleting nothing
-    if enabled:
-        raise RequestError(
-            400, "BadRequestException",
-            f"table {'.'.join(table)}: {key}={properties[key]!r} is refused: a REST client would delete "
-            "metadata files that older lakehouse versions name (version expiration reclaims them); "
-            "leave it unset or false",
-        )
-
-
 def _table_response(metadata_location: str | None, metadata: Any) -> bytes:
     return TableResponse(metadata_location=metadata_location or None, metadata=metadata).model_dump_json().encode()
 
@@ -273,7 +256,6 @@ def create_table(call: Call) -> tuple[int, bytes | None]:
         body.setdefault(optional, None)
     request = CreateTableRequest.model_validate(body)
     identifier = (*call.namespace(), request.name)
-    _refuse_metadata_deletion(request.properties, identifier)
     spec = request.partition_spec or UNPARTITIONED_PARTITION_SPEC
     order = request.write_order or UNSORTED_SORT_ORDER
     if request.stage_create:  # RS1: nothing is written until the commit that creates it
@@ -326,14 +308,6 @@ def _commit(call: Call, request: CommitTableRequest) -> Any:
     creates = any(isinstance(r, AssertCreate) for r in request.requirements)
     if not creates and not call.catalog.table_exists(identifier):  # else the catalog would create it
         raise NoSuchTableError(f"Table does not exist: {'.'.join(identifier)}")
-    properties = {} if creates else dict(call.catalog.load_table(identifier).properties)
-    for update in request.updates:  # RS10: the properties the commit would leave
-        if isinstance(update, SetPropertiesUpdate):
-            properties.update(update.updates)
-        elif isinstance(update, RemovePropertiesUpdate):
-            for key in update.removals:
-                properties.pop(key, None)
-    _refuse_metadata_deletion(properties, identifier)
     target = _CommitTarget(identifier)
     return call.catalog.commit_table(target, tuple(request.requirements), tuple(request.updates))  # type: ignore[arg-type]
 

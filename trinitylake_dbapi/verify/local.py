@@ -102,6 +102,10 @@ class LocalVerifier:
         self._missing_reported: set[str] = set()
         self._fallback_settings: LakehouseSettings | None = None
         self._tags_warned = False
+        #: (definition, metadata location, managed) of metadata files found missing, and
+        #: the directories of tables that delete old metadata (iceberg.oldmetadata OM5).
+        self._absent_metadata: list[tuple[str, str, bool]] = []
+        self._deletion_prefixes: set[str] = set()
 
     # -- reporting ---------------------------------------------------------------------
 
@@ -164,6 +168,7 @@ class LocalVerifier:
                         self._check_tables(state, codec)
                 previous_checked = version
         self.add(rules.chain_problems(versions, infos))
+        self._judge_absent_metadata()
         self._check_orphans(listing)
         self._summarise_floods()
         return report
@@ -507,6 +512,7 @@ class LocalVerifier:
                                  list(definition.primary_key))
 
     def _check_table(self, path: str, location: str, columns: list, *, managed: bool = False) -> None:
+        from ..iceberg.oldmetadata import deletion_prefixes
         from ..iceberg.reach import IcebergReach
         from ..iceberg.schema import mirror_disagreement
 
@@ -520,11 +526,13 @@ class LocalVerifier:
         try:
             metadata = self._iceberg.metadata(location)
         except FileNotFoundError:
-            self.problem(path, R_MISSING, f"the Iceberg metadata file {location} it names does not exist")
+            self._absent_metadata.append((path, location, managed))  # judged at the end (OM5)
             return
         except Exception as e:  # noqa: BLE001 - a file that cannot be read is a finding, never a traceback
             self.problem(path, R_ICEBERG, f"the Iceberg metadata file {location} it names cannot be read: {e}")
             return
+        if managed:
+            self._deletion_prefixes |= deletion_prefixes([metadata])
         disagreement = mirror_disagreement(columns, metadata.schema())
         if disagreement is not None:
             self.problem(path, R_ICEBERG, f"the definition does not mirror {location}: {disagreement}")
@@ -557,6 +565,24 @@ class LocalVerifier:
                 self.problem(path, R_MISSING, f"{file}, which its Iceberg metadata {location} reaches, does not exist")
             elif problem is not None:
                 self.problem(path, R_ICEBERG, f"{file}, which its Iceberg metadata {location} reaches, is damaged: {problem}")
+
+    def _judge_absent_metadata(self) -> None:
+        """A missing metadata file that a managed table's definition names is a warning
+        when a table that deletes old metadata after its commits explains it
+        (iceberg.oldmetadata OM5: that version cannot read the table any more, by the
+        table owner's choice), an error otherwise."""
+        from ..iceberg.oldmetadata import explains_missing
+
+        for path, location, managed in self._absent_metadata:
+            if managed and explains_missing(location, self._deletion_prefixes):
+                self.problem(
+                    path, R_MISSING,
+                    f"the Iceberg metadata file {location} it names was deleted after a later commit "
+                    "(write.metadata.delete-after-commit.enabled, as the table's properties ask): the "
+                    "table cannot be read at this version any more", WARNING,
+                )  # fmt: skip
+            else:
+                self.problem(path, R_MISSING, f"the Iceberg metadata file {location} it names does not exist")
 
     def _check_keys(self, path: str, table: str, location: str, key_ids: list[int]) -> None:
         """iceberg.keys PK6: no key two live rows of the table hold, no NULL key."""
