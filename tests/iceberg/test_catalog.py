@@ -29,7 +29,7 @@ from pyiceberg.types import DoubleType, IntegerType, LongType, NestedField, Stri
 
 import trinitylake_dbapi
 import warm_processes
-from trinitylake_dbapi.errors import ReadOnlyError
+from trinitylake_dbapi.errors import MissingFileError, ReadOnlyError
 from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
 from trinitylake_dbapi.iceberg.io import file_io_properties
 
@@ -302,13 +302,12 @@ def test_append_filter_scan_matches_pyarrow(catalog: TrinityLakeCatalog) -> None
     assert rows_of(got) == rows_of(data.filter(mask))
 
 
-def test_files_stay_for_older_versions_after_purge_and_delete_after_commit(catalog: TrinityLakeCatalog) -> None:
-    """P8: time travel still reads what purge_table and PyIceberg's
-    delete-after-commit would have deleted."""
-    table = catalog.create_table(
-        "default.t", ORDERS, properties={"write.metadata.delete-after-commit.enabled": "true",
-                                         "write.metadata.previous-versions-max": "1"}
-    )
+def test_files_stay_for_older_versions_after_purge_not_after_delete_after_commit(catalog: TrinityLakeCatalog) -> None:
+    """P8: time travel still reads what purge_table leaves; the table owner's opt-in
+    ``write.metadata.delete-after-commit.enabled`` deletes the metadata files its
+    commits drop from the log, on every storage, and the older version then says so
+    (iceberg.oldmetadata OM1-OM4)."""
+    table = catalog.create_table("default.t", ORDERS, properties={"write.metadata.previous-versions-max": "1"})
     table.append(orders((1, "eu", 1.0)))
     first = catalog.lakehouse.latest_version()
     table.append(orders((2, "eu", 2.0)))
@@ -318,6 +317,18 @@ def test_files_stay_for_older_versions_after_purge_and_delete_after_commit(catal
     catalog.purge_table("default.t")
     assert not catalog.table_exists("default.t")
     assert len(catalog.at_version(last).load_table("default.t").scan().to_arrow()) == 3
+
+    table = catalog.create_table(
+        "default.d", ORDERS, properties={"write.metadata.delete-after-commit.enabled": "true",
+                                         "write.metadata.previous-versions-max": "1"}
+    )
+    table.append(orders((1, "eu", 1.0)))
+    first = catalog.lakehouse.latest_version()
+    table.append(orders((2, "eu", 2.0)))
+    table.append(orders((3, "eu", 3.0)))
+    with pytest.raises(MissingFileError, match=f"table default.d that lakehouse version {first} names does not exist"):
+        catalog.at_version(first).load_table("default.d")
+    assert len(catalog.at_version(first + 2).load_table("default.d").scan().to_arrow()) == 3
 
 
 def test_a_catalog_opens_at_a_version_number_snapshot_name_or_timestamp(tmp_path: Any) -> None:
