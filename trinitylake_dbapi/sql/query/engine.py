@@ -25,8 +25,9 @@ Rules:
       COPY/ATTACH writing there; the parser and QX1 only ever send it SELECT-shaped
       statements over views.
 
-Also here: the planned files of each snapshot and the field-id findings of each data
-file's footer (Q10, sql.query.views), remembered once per engine.
+Also here: the planned files of each snapshot, the field-id findings of each data
+file's footer (Q10, sql.query.views) and the decoded position delete files
+(sql.query.positions DP1), remembered once per engine.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from trinitylake_dbapi.errors import Error, OperationalError, ProgrammingError
 from trinitylake_dbapi.sql.control import StatementControl
+from trinitylake_dbapi.sql.query.positions import DeletedRows, data_file_key
 from trinitylake_dbapi.sql.query.translate import duckdb_message
 from trinitylake_dbapi.sql.query.types import string_literal
 
@@ -151,6 +153,8 @@ class Engine:
         self._planned: dict[tuple[str, int, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
         #: Q10: data file -> its top-level column names if it lacks field ids, else None.
         self._footers: dict[str, tuple[str, ...] | None] = {}
+        #: Position delete files decoded once, and recent scans' deleted rows (positions DP1, DP2).
+        self.deleted_rows = DeletedRows()
         self._db = self._open()
 
     def _open(self) -> Any:
@@ -294,22 +298,6 @@ def duck_path(location: str) -> str:
 
     canonical = canonical_location(location)
     return local_path(canonical) or canonical
-
-
-def data_file_key(location: str) -> str:
-    """A data file's canonical location without its scheme and leading slashes: the
-    same for the path a manifest holds and the one DuckDB reports (``memory://x`` vs
-    ``memory:///x``, ``file:/x`` vs ``file:///./x`` vs ``/x``)."""
-    from trinitylake_dbapi.iceberg.locations import canonical_location
-
-    return re.sub(r"^[A-Za-z][A-Za-z0-9+.-]*:(//)?", "", canonical_location(location)).lstrip("/")
-
-
-def data_file_key_sql(column: str) -> str:
-    """:func:`data_file_key` in DuckDB SQL, for the paths position delete files hold (``.``
-    segments and repeated ``/`` dropped; ``..`` is not resolved there)."""
-    key = f"regexp_replace({column}, '^[A-Za-z][A-Za-z0-9+.-]*:(//)?', '')"
-    return f"ltrim(regexp_replace(regexp_replace({key}, '/(\\./)+', '/', 'g'), '/+', '/', 'g'), '/')"
 
 
 def read_all(relation: Any) -> Any:

@@ -66,7 +66,8 @@ from trinitylake_dbapi.format.types import ColumnSpec
 from trinitylake_dbapi.sql.compat import duckdb_dialect
 from trinitylake_dbapi.sql.dialect import TrinityLake
 from trinitylake_dbapi.sql.query.bulk import bound_rows, bulk_insert_template, parameter_table
-from trinitylake_dbapi.sql.query.engine import data_file_key, data_file_key_sql
+from trinitylake_dbapi.sql.query.engine import data_file_key
+from trinitylake_dbapi.sql.query.positions import KEY_COLUMN, ROW_KEY_SHIFT
 from trinitylake_dbapi.sql.query.translate import duckdb_message, text_position, translating, with_position
 from trinitylake_dbapi.sql.query.types import duck_type, quote_identifier, stored_arrow_type, string_literal
 from trinitylake_dbapi.sql.query.views import DataStatement, TableScan, column_expr, data_read, schema_map
@@ -77,7 +78,7 @@ __all__ = ["run_merge", "run_upsert"]
 
 #: A row's key in the working copy: its file's position in the scan times 2**40 plus
 #: its row number in that file (as sql.query.rewrite keys rows).
-_SHIFT = 1 << 40
+_SHIFT = ROW_KEY_SHIFT
 
 
 class _WorkingCopy:
@@ -142,12 +143,9 @@ class _WorkingCopy:
         )
         key = f"CAST(d.file_index AS BIGINT) * {_SHIFT} + d.file_row_number"
         sql = f"SELECT {select}, {key} AS {self.key}, false AS {self.mark} FROM {read} d"
-        if scan.position_deletes:
-            deletes = ", ".join(string_literal(f) for f in scan.position_deletes)
-            sql += (
-                f" ANTI JOIN (SELECT {data_file_key_sql('file_path')} AS file_key, pos FROM read_parquet([{deletes}])) x"
-                f" ON x.file_key = {data_file_key_sql('d.filename')} AND x.pos = d.file_row_number"
-            )
+        deleted = self.statement.deleted_rows(scan)  # as a view reads them (Q2, positions DP2)
+        if deleted is not None:
+            sql += f" ANTI JOIN {deleted} x ON x.{KEY_COLUMN} = {key}"
         return sql
 
     def _duplicate_hint(self) -> str:

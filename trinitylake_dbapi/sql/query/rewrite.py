@@ -51,7 +51,8 @@ from trinitylake_dbapi.errors import (
 from trinitylake_dbapi.format.types import ColumnSpec
 from trinitylake_dbapi.sql.compat import duckdb_dialect
 from trinitylake_dbapi.sql.dialect import TrinityLake
-from trinitylake_dbapi.sql.query.engine import data_file_key, data_file_key_sql
+from trinitylake_dbapi.sql.query.engine import data_file_key
+from trinitylake_dbapi.sql.query.positions import KEY_COLUMN, ROW_KEY_SHIFT
 from trinitylake_dbapi.sql.query.translate import text_position, translating, with_position
 from trinitylake_dbapi.sql.query.types import duck_type, quote_identifier, string_literal
 from trinitylake_dbapi.sql.query.views import DataStatement, TableScan, column_expr, data_read, schema_map
@@ -65,8 +66,8 @@ def _where_sql(node: exp.Expr) -> str:
 
 
 #: A row's key in a rewrite (Q4): its file's position in the scan's list of data files
-#: times 2**40, plus its row number in that file.
-_ROW_KEY_SHIFT = 1 << 40
+#: times 2**40, plus its row number in that file (as a view keys deleted rows, Q2).
+_ROW_KEY_SHIFT = ROW_KEY_SHIFT
 #: The columns read_parquet adds that a rewrite keys rows by (Q4b). They never appear in
 #: ``*`` nor in a table's row as a struct; a column read under the same name (its name
 #: in ``schema``) shadows them, the names inside the file do not (DuckDB 1.5 and 2.0).
@@ -105,18 +106,9 @@ class _Rewrite:
         self.matched = self.name("matched")
         #: The names of the new values match() stored with the keys (None: not stored).
         self.stored: list[str] | None = None
-        self.deleted: str | None = None
-        if scan.position_deletes:
-            self.deleted = self.name("deleted")
-            # Both sides in SQL, as the view matches them (Q2), so that a row is live
-            # here exactly when a SELECT reads it.
-            keys = ", ".join(data_file_key_sql(string_literal(f)) for f in scan.data_files)
-            index = f"list_position([{keys}], {data_file_key_sql('file_path')})"
-            deletes = ", ".join(string_literal(f) for f in scan.position_deletes)
-            statement.run(
-                f"CREATE TEMP TABLE {self.deleted} AS SELECT {_row_key_sql(f'{index} - 1', 'pos')} AS {self.key} "
-                f"FROM read_parquet([{deletes}]) WHERE {index} IS NOT NULL"
-            )
+        # The deleted rows' keys as the view reads them (Q2, positions DP2), so that a
+        # row is live here exactly when a SELECT reads it.
+        self.deleted = statement.deleted_rows(scan)
 
     def name(self, base: str) -> str:
         """A name the statement does not contain (nor any column of the table)."""
@@ -141,7 +133,7 @@ class _Rewrite:
 
     def _live(self, key: str) -> str:
         """The condition that a row is not deleted by a position delete file."""
-        return "true" if self.deleted is None else f"{key} NOT IN (SELECT {self.key} FROM {self.deleted})"
+        return "true" if self.deleted is None else f"{key} NOT IN (SELECT {KEY_COLUMN} FROM {self.deleted})"
 
     def _lateral(self, files: Sequence[int], select: str, where: str, *, flag: bool) -> str:
         """FROM of the LATERAL way (see the class): each live row of ``files`` keyed by
@@ -270,7 +262,7 @@ def _rewrite(
         raise NotSupportedError(f"{title} with RETURNING, LIMIT, FROM or USING is not supported")
     with DataStatement(session) as statement, translating(node, statement):
         try:
-            view, scan = statement.view_of_table(namespace, name)
+            scan = statement.scan_of_table(namespace, name)
         except ObjectNotFoundError as e:
             raise with_position(e, target) from None
         copy = node.copy()
@@ -281,8 +273,9 @@ def _rewrite(
         columns = list(scan.info.columns)
         values = new_values(columns, copy)
         select = ", ".join(values) if values else "1"
-        # Binds the statement: unknown names fail even when no row matches.
-        statement.relation(f"SELECT {select} FROM {view} AS {alias} WHERE {condition}")
+        # Binds the statement: unknown names fail even when no row matches (over the
+        # rows as a view reads them, without making one: one bind fewer).
+        statement.relation(f"SELECT {select} FROM ({statement.scan_sql(scan)}) AS {alias} WHERE {condition}")
         if not scan.data_files or not columns:
             return Result(None, [], 0)
         from trinitylake_dbapi.iceberg.deletes import MERGE_ON_READ, write_mode
@@ -294,9 +287,8 @@ def _rewrite(
         if not matched:
             return Result(None, [], 0)
         if merge:
-            files = rewrite.matched_files()
-            positions = rewrite.positions()
-            changed = rewrite.changed(files, values) if values else None
+            positions = rewrite.positions()  # the files holding matched rows too: no query of their own
+            changed = rewrite.changed(_files_of(positions), values) if values else None
             data = None if changed is None else checked_values(statement, changed, columns, f"{namespace}.{name}")
             _delete_positions(table, scan, positions, None if data is None else as_iceberg(data, table))
             _compact_if_due(table)
@@ -332,6 +324,14 @@ def _delete_positions(table: Any, scan: TableScan, positions: Any, rows: Any) ->
     pos = positions.column("pos")
     deleted = [(found[key], pos.slice(start, end - start)) for (key, start), end in zip(wanted.items(), ends)]
     delete_rows(table, deleted, rows)
+
+
+def _files_of(positions: Any) -> list[int]:
+    """The positions in the scan of the data files that ``positions`` (as
+    :meth:`_Rewrite.positions` returns them) holds rows of, in order."""
+    import pyarrow.compute as pc
+
+    return sorted(pc.unique(positions.column("f")).to_pylist())
 
 
 def _compact_if_due(table: Any) -> None:

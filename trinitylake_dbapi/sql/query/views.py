@@ -17,7 +17,9 @@ Rules:
       fsspec filesystem registered in DuckDB; nothing is ever downloaded or installed.
       A deleted row is matched by its data file's position in the scan (the delete
       file's ``file_path`` compared with each data file's canonical key) and its row
-      number (read_parquet's ``file_index`` and ``file_row_number``).
+      number (read_parquet's ``file_index`` and ``file_row_number``): the keys of the
+      deleted rows are an Arrow table registered on the statement's cursor, from
+      delete files decoded once per engine (sql.query.positions DP1, DP2).
       A view can be scanned any number of times (self-joins, CTEs, recursion).
       System tables (information_schema.*, system.versions) are Arrow tables of the
       same version and join with data tables in one query.
@@ -54,13 +56,14 @@ from trinitylake_dbapi.errors import (
 )
 from trinitylake_dbapi.format.types import ColumnSpec
 from trinitylake_dbapi.sql.dialect import TrinityLake
-from trinitylake_dbapi.sql.query.engine import data_file_key_sql, duck_path, interruptible, read_all
+from trinitylake_dbapi.sql.query.engine import duck_path, interruptible, read_all
 from trinitylake_dbapi.sql.query.names import (
     TABLE_FUNCTIONS,
     is_system_table,
     refuse_engine_functions,
     table_function_name,
 )
+from trinitylake_dbapi.sql.query.positions import KEY_COLUMN, ROW_KEY_SHIFT
 from trinitylake_dbapi.sql.query.pruning import prunable_conditions
 from trinitylake_dbapi.sql.query.translate import duckdb_message, raise_undecodable, with_position
 from trinitylake_dbapi.sql.query.types import arrow_table, duck_type, quote_identifier, string_literal
@@ -220,8 +223,9 @@ def data_read(scan: TableScan, files: Sequence[int], *, sql_types: bool = False)
     return f"({' UNION ALL BY NAME '.join(branches)})"
 
 
-def _view_sql(scan: TableScan) -> str:
-    """The SELECT a table reference's view runs (Q2)."""
+def _view_sql(scan: TableScan, deleted: str | None = None) -> str:
+    """The SELECT a table reference's view runs (Q2); ``deleted``: the relation of the
+    keys of the rows its position delete files delete (positions DP2)."""
     columns = scan.info.columns
     if not columns:
         return "SELECT NULL WHERE false"
@@ -234,29 +238,19 @@ def _view_sql(scan: TableScan) -> str:
     files = ", ".join(string_literal(f) for f in scan.data_files)
     read = data_read(scan, range(len(scan.data_files))) or f"read_parquet([{files}], schema = {entries})"
     select = ", ".join(f"{column_expr(c, f'd.c{i}')} AS {quote_identifier(c.name)}" for i, c in enumerate(columns))
-    if not scan.position_deletes:
+    if deleted is None:
         return f"SELECT {select} FROM {read} d"
-    deletes = ", ".join(string_literal(f) for f in scan.position_deletes)
-    keys = ", ".join(data_file_key_sql(string_literal(f)) for f in scan.data_files)
     return (
         # ``file_index`` and ``file_row_number``: read_parquet's hidden columns, which no
         # column of the file shadows (its own are read as c0, c1...), where the options
-        # of those names fail on a file holding such a column (DuckDB 1.5). A deleted
-        # row's file is found by its path's key once per delete row, and rows are matched
-        # by one BIGINT (file position * 2**40 + row): comparing the key of every data
-        # row's ``filename`` made the read after a 1% merge-on-read DELETE of 1,000,000
-        # rows about 3x slower.
-        f"SELECT {select} FROM {read} d "
-        f"ANTI JOIN (SELECT m.i * {_ROW_KEY_SHIFT} + x.pos AS row_key FROM read_parquet([{deletes}]) x "
-        f"JOIN (SELECT unnest([{keys}]) AS file_key, generate_subscripts([{keys}], 1) - 1 AS i) m "
-        f"ON m.file_key = {data_file_key_sql('x.file_path')}) y "
-        f"ON y.row_key = CAST(d.file_index AS BIGINT) * {_ROW_KEY_SHIFT} + d.file_row_number"
+        # of those names fail on a file holding such a column (DuckDB 1.5). Rows are
+        # matched by one BIGINT (file position * 2**40 + row) against keys computed
+        # once (positions DP2): reading the delete files and matching their paths in
+        # SQL at every statement made the GROUP BY after three 1 % merge-on-read UPDATEs
+        # and DELETEs of 1,000,000 rows about twice the CPU of the one before them.
+        f"SELECT {select} FROM {read} d ANTI JOIN {deleted} y "
+        f"ON y.{KEY_COLUMN} = CAST(d.file_index AS BIGINT) * {ROW_KEY_SHIFT} + d.file_row_number"
     )
-
-
-#: A deleted row's key in a view (Q2): its file's position in the scan times 2**40 plus
-#: its row number in the file.
-_ROW_KEY_SHIFT = 1 << 40
 
 
 class DataStatement:
@@ -273,6 +267,8 @@ class DataStatement:
         self._views: list[tuple[str, Any]] = []
         #: The files the statement's views read (Q8: a failed read names its file).
         self.files: list[str] = []
+        #: (data files, delete files) of a scan -> the relation of its deleted rows.
+        self._deleted: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
 
     def close(self) -> None:
         for catalog in self._owned:
@@ -306,8 +302,15 @@ class DataStatement:
     ) -> tuple[str, TableScan]:
         """A new view over a table's data (Q1, Q2), pruned by the conditions on
         ``reference`` (Q7); its name and the scan it reads."""
-        scan = self.laid_out(_plan(self.session, self.catalog_for(version), namespace, name, reference))
+        scan = self.scan_of_table(namespace, name, version, reference)
         return self.view_of_scan(scan), scan
+
+    def scan_of_table(
+        self, namespace: str, name: str, version: exp.Version | None = None, reference: exp.Table | None = None
+    ) -> TableScan:
+        """The scan of a table's data (Q1), pruned by the conditions on ``reference``
+        (Q7), without a view (:meth:`scan_sql` reads it)."""
+        return self.laid_out(_plan(self.session, self.catalog_for(version), namespace, name, reference))
 
     def laid_out(self, scan: TableScan) -> TableScan:
         """``scan`` with its data files that lack field ids (Q10), found when the table
@@ -325,14 +328,43 @@ class DataStatement:
 
     def view_of_scan(self, scan: TableScan) -> str:
         """A new view over ``scan`` (see :func:`_view_sql`); its name."""
-        if self.engine.admit(scan.data_files + scan.position_deletes):
-            self._move_to_new_cursor()
         view = f"__tl_{next(self._count)}"
-        self.files += (*scan.data_files, *scan.position_deletes)
-        sql = f"CREATE TEMP VIEW {view} AS {_view_sql(scan)}"
+        sql = f"CREATE TEMP VIEW {view} AS {self.scan_sql(scan)}"
         self.run(sql)
         self._views.append((view, sql))
         return view
+
+    def scan_sql(self, scan: TableScan) -> str:
+        """The SELECT of the rows of ``scan`` as a view over it reads them (Q2), for use
+        on this statement's cursor (its files admitted, its deleted rows registered)."""
+        if self.engine.admit(scan.data_files + scan.position_deletes):
+            self._move_to_new_cursor()
+        self.files += (*scan.data_files, *scan.position_deletes)
+        return _view_sql(scan, self.deleted_rows(scan))
+
+    def deleted_rows(self, scan: TableScan) -> str | None:
+        """The name of a relation on this statement's cursor holding the keys
+        (``row_key``: file position * 2**40 + row) of the rows the scan's position
+        delete files delete (sql.query.positions DP2), registered once per statement
+        and scan; None when the scan has no delete files."""
+        if not scan.position_deletes:
+            return None
+        key = (scan.data_files, scan.position_deletes)
+        name = self._deleted.get(key)
+        if name is None:
+            if self.engine.admit(scan.data_files + scan.position_deletes):
+                self._move_to_new_cursor()
+            table = self.engine.deleted_rows.of_scan(scan.data_files, scan.position_deletes, self._read_deletes)
+            name = f"__tl_{next(self._count)}"
+            self.cursor.register(name, table)
+            self._views.append((name, table))
+            self._deleted[key] = name
+        return name
+
+    def _read_deletes(self, files: Sequence[str]) -> Any:
+        """The (``file_index``, ``file_path``, ``pos``) rows of position delete files."""
+        paths = ", ".join(string_literal(f) for f in files)
+        return self.arrow(f"SELECT file_index, file_path, pos FROM read_parquet([{paths}])")
 
     def _move_to_new_cursor(self) -> None:
         """Continue on a cursor of the engine's new database (QX2: it may read more),
