@@ -15,7 +15,10 @@ Rules:
       Either way, when no row matches, nothing is written, and after the commit the
       table is compacted when its properties ask (iceberg.compaction CP6).
       ``rowcount`` is the number of rows inserted, updated or deleted. The
-      WHERE of an UPDATE or DELETE is evaluated once per row: the rows it keeps are
+      WHERE of an UPDATE or DELETE is evaluated once per live row, never for a row a
+      position delete file deleted (a WHERE that can neither fail nor vary,
+      :func:`infallible_condition`, is evaluated before liveness is checked: the same
+      rows, without looking up every row among the deleted ones); the rows it keeps are
       stored by key, and the count, the positions deleted, the files replaced and the
       rows written all come from that one evaluation, so a WHERE with random() or
       uuid() counts exactly the rows it changes. A SET value is evaluated once per
@@ -38,6 +41,7 @@ Rules:
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any, Callable, Sequence
 
 from sqlglot import exp
@@ -58,6 +62,126 @@ from trinitylake_dbapi.sql.query.types import duck_type, quote_identifier, strin
 from trinitylake_dbapi.sql.query.views import DataStatement, TableScan, column_expr, data_read, schema_map
 from trinitylake_dbapi.sql.query.writes import as_iceberg, checked_values, load_iceberg_table, replace_files, write_target
 from trinitylake_dbapi.sql.session import Result, Session, refuse_write
+
+
+#: Q4: the family of each column kind an infallible condition may read.
+_FAMILIES = {
+    "int2": "int", "int4": "int", "int8": "int", "float4": "float", "float8": "float", "char": "text",
+    "varchar": "text", "boolean": "bool", "date": "date", "timestamp": "timestamp", "timestamptz": "timestamp",
+    "time": "time",
+}  # fmt: skip
+#: (column family, constant family) pairs DuckDB compares without converting a
+#: column's value in a way that can fail.
+_COMPARABLE = {
+    ("int", "int"), ("float", "int"), ("float", "frac"), ("text", "text"), ("bool", "bool"),
+    ("date", "date"), ("date", "timestamp"), ("timestamp", "date"), ("timestamp", "timestamp"), ("time", "time"),
+}  # fmt: skip
+#: ISO texts that DuckDB and Python both read as a value of each temporal family.
+_ISO = {
+    "date": re.compile(r"\d{4}-\d{2}-\d{2}"),
+    "timestamp": re.compile(r"\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}:\d{2})?)?"),
+    "time": re.compile(r"\d{2}:\d{2}:\d{2}(\.\d{1,6})?"),
+}
+_CASTS = {"DATE": "date", "TIMESTAMP": "timestamp", "TIMESTAMPTZ": "timestamp", "TIME": "time"}
+
+
+def _temporal_text(text: str, family: str) -> bool:
+    """Whether ``text`` is an ISO value of the temporal ``family`` that converts
+    without error (DuckDB converts such a constant at every row it compares)."""
+    import datetime as dt
+
+    if not _ISO[family].fullmatch(text):
+        return False
+    try:
+        {"date": dt.date, "timestamp": dt.datetime, "time": dt.time}[family].fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def infallible_condition(where: exp.Expr | None, columns: Sequence[ColumnSpec], names: set[str]) -> bool:
+    """Q4: whether a WHERE (its ``exp.Where``, or None) can neither fail nor vary from
+    one evaluation to the next, for any row of the table (``columns``; ``names``: the
+    target's name and alias, lower case): made only of the table's columns of plain
+    kinds, comparisons of a column with a constant of its kind (a date or time as valid
+    ISO text) or with a column of its kind, IS [NOT] NULL, IN lists, BETWEEN, LIKE, an
+    integer column modulo a positive integer, AND, OR, NOT. Anything else (a function,
+    a cast of a column, arithmetic that can overflow, a subquery) is not."""
+    if where is None:
+        return True
+    kinds = {c.name.lower(): _FAMILIES.get(c.type.kind) for c in columns}
+
+    def column(node: exp.Expr) -> str | None:
+        """The family of a column operand (an integer column modulo a positive integer
+        is one too), or None."""
+        while isinstance(node, exp.Paren):
+            node = node.this
+        if isinstance(node, exp.Column):
+            if (node.table and node.table.lower() not in names) or node.args.get("db") is not None:
+                return None
+            return kinds.get(node.name.lower())
+        if isinstance(node, exp.Mod):
+            divisor = node.expression
+            if (column(node.this) == "int" and isinstance(divisor, exp.Literal) and divisor.is_number
+                    and divisor.this.isdigit() and int(divisor.this) > 0):  # fmt: skip
+                return "int"
+        return None
+
+    def constant(node: exp.Expr, against: str) -> bool:
+        """Whether ``node`` is a constant a column of family ``against`` compares with."""
+        while isinstance(node, exp.Paren):
+            node = node.this
+        if isinstance(node, exp.Null):
+            return True
+        if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and node.this.is_number:
+            node = node.this
+        if isinstance(node, exp.Literal):
+            if node.is_string:
+                family = "text" if against == "text" else against if against in _ISO else None
+                return family is not None and (family == "text" or _temporal_text(node.this, family))
+            family = "int" if node.this.isdigit() else "frac"
+            return (against, family) in _COMPARABLE
+        if isinstance(node, exp.Boolean):
+            return against == "bool"
+        if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and node.this.is_string:
+            to = node.to.this.value if isinstance(node.to, exp.DataType) else None
+            family = _CASTS.get(to or "")
+            return family is not None and (against, family) in _COMPARABLE and _temporal_text(node.this.this, family)
+        return False
+
+    def comparable(a: exp.Expr, b: exp.Expr) -> bool:
+        fa, fb = column(a), column(b)
+        if fa is not None and fb is not None:
+            return fa == fb
+        if fa is None:
+            a, b, fa = b, a, fb
+        return fa is not None and constant(b, fa)
+
+    def safe(node: exp.Expr) -> bool:
+        if isinstance(node, exp.Paren):
+            return safe(node.this)
+        if isinstance(node, (exp.And, exp.Or)):
+            return safe(node.this) and safe(node.expression)
+        if isinstance(node, exp.Not):
+            return safe(node.this)
+        if isinstance(node, exp.Boolean):
+            return True
+        if isinstance(node, exp.Column):
+            return column(node) == "bool"
+        if isinstance(node, (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.NullSafeEQ, exp.NullSafeNEQ)):
+            return comparable(node.this, node.expression)
+        if isinstance(node, exp.Is):
+            return isinstance(node.expression, exp.Null) and column(node.this) is not None
+        if isinstance(node, exp.In):
+            plain = not (node.args.get("query") or node.args.get("unnest") or node.args.get("field"))
+            return plain and all(comparable(node.this, e) for e in node.expressions)
+        if isinstance(node, exp.Between):
+            return comparable(node.this, node.args["low"]) and comparable(node.this, node.args["high"])
+        if isinstance(node, (exp.Like, exp.ILike)):
+            return column(node.this) == "text" and constant(node.expression, "text")
+        return False
+
+    return safe(where.this)
 
 
 def _where_sql(node: exp.Expr) -> str:
@@ -156,11 +280,13 @@ class _Rewrite:
             f"WHERE ({where}) AND {outer}.{self.key} IS NOT NULL) {self.row}"
         )
 
-    def match(self, condition: str, values: Sequence[str] | None = None) -> int:
+    def match(self, condition: str, values: Sequence[str] | None = None, *, infallible: bool = False) -> int:
         """Evaluate the WHERE once per live row: the keys of the rows it keeps are
         stored; their number. ``values`` (a merge-on-read UPDATE's, one per column):
         stored with the keys, evaluated in the same pass for the kept rows only, so
-        that :meth:`changed` reads no file again (the hidden-key way only)."""
+        that :meth:`changed` reads no file again (the hidden-key way only).
+        ``infallible``: the condition can neither fail nor vary (:func:`infallible_condition`),
+        so it is evaluated first and liveness checked only for the rows it keeps."""
         everything = range(len(self.scan.data_files))
         self.stored = None
         if self.hidden:
@@ -169,11 +295,15 @@ class _Rewrite:
             if values is not None:
                 self.stored = [self.name("v") for _ in values]
                 extra = "".join(f", {v} AS {n}" for v, n in zip(values, self.stored))
-            # CASE: the statement's condition is evaluated for live rows only.
-            rows = (
-                f"SELECT {key} AS {self.key}{extra} FROM {read} AS {self.alias} "
-                f"WHERE CASE WHEN {self._live(key)} THEN ({condition}) ELSE false END"
-            )
+            if infallible or self.deleted is None:
+                # Q4: the same rows as the CASE below; DuckDB filters by the condition
+                # (in the scan where it can) and looks up only those rows among the
+                # deleted: the DELETE of 1 % of 1,000,000 rows after 60,000 deleted
+                # ones took 31 instead of 53 ms of CPU (the lookup of every row).
+                where = f"({condition}) AND {self._live(key)}"
+            else:  # CASE: the statement's condition is evaluated for live rows only.
+                where = f"CASE WHEN {self._live(key)} THEN ({condition}) ELSE false END"
+            rows = f"SELECT {key} AS {self.key}{extra} FROM {read} AS {self.alias} WHERE {where}"
         else:
             rows = f"SELECT {self.outer}.{self.key} FROM {self._lateral(everything, '1', condition, flag=False)}"
         self.statement.run(f"CREATE TEMP TABLE {self.matched} AS {rows}")
@@ -283,7 +413,8 @@ def _rewrite(
         table = load_iceberg_table(session, namespace, name)
         merge = write_mode(table.metadata, "update" if values else "delete", f"{namespace}.{name}") == MERGE_ON_READ
         rewrite = _Rewrite(statement, scan, alias, f"{condition} {select} {alias}")
-        matched = rewrite.match(condition, values if merge and values else None)
+        infallible = infallible_condition(copy.args.get("where"), columns, {target.name.lower(), target.alias_or_name.lower()})
+        matched = rewrite.match(condition, values if merge and values else None, infallible=infallible)
         if not matched:
             return Result(None, [], 0)
         if merge:
