@@ -126,3 +126,37 @@ def test_a_forked_child_syncs_on_threads_of_its_own(tmp_path: Path) -> None:
             os._exit(code)
     _, status = os.waitpid(child, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+@pytest.mark.parametrize("failing", [".parquet", "-m0.avro", "/snap-"])
+def test_a_commit_stages_its_metadata_only_after_the_files_it_reaches_are_durable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    """iceberg.catalog's commit checks and encodes the new metadata while the fsyncs of
+    the files it reaches run (F1), but stages it in the transaction only once they have
+    all succeeded: when one fails, the INSERT fails and the transaction holds nothing
+    that names those files, so its COMMIT publishes no table that reads them."""
+    import trinitylake_dbapi
+
+    location = str(tmp_path / "lake")
+    with trinitylake_dbapi.connect(location, create=True, autocommit=True) as conn:
+        conn.cursor().execute("CREATE NAMESPACE ns")
+        conn.cursor().execute("CREATE TABLE ns.t (id BIGINT)")
+        conn.cursor().execute("INSERT INTO ns.t VALUES (1)")
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        if failing in os.readlink(f"/proc/self/fd/{fd}"):
+            raise OSError(5, "injected fsync failure")
+        real(fd)
+
+    with trinitylake_dbapi.connect(location) as conn:
+        cur = conn.cursor()
+        cur.execute("INSERT INTO ns.t VALUES (2)")  # staged: its files are durable
+        monkeypatch.setattr(os, "fsync", fsync)
+        with pytest.raises(trinitylake_dbapi.Error):
+            cur.execute("INSERT INTO ns.t VALUES (3)")
+        monkeypatch.setattr(os, "fsync", real)
+        conn.commit()
+    with trinitylake_dbapi.connect(location) as conn:
+        assert conn.cursor().execute("SELECT id FROM ns.t ORDER BY id").fetchall() == [(1,), (2,)]

@@ -11,8 +11,10 @@ Rules:
      its declared columns, same field ids; its first commit writes its first metadata.
   P2 ``commit_table`` validates PyIceberg's requirements against the table as the
      lakehouse transaction reads it, writes the new metadata file, makes every file the
-     commit wrote durable (io F1), and only then points the definition at it, with the
-     columns and properties mirrored (schema S1), in one definition write.
+     commit wrote durable (io F1; what changes nothing in the transaction, the checks and
+     the new metadata's bytes, runs while those fsyncs do), and only then points the
+     definition at it, with the columns and properties mirrored (schema S1), in one
+     definition write.
   P3 Outside a lakehouse transaction each commit is its own lakehouse version. When it
      loses to another writer of the same table (SerializationError), it is tried again
      on the latest version: the requirements are checked again there; an append whose
@@ -662,21 +664,23 @@ class TrinityLakeCatalog(MetastoreCatalog):
                 return CommitTableResponse(metadata=current, metadata_location=current_location)
             check_keys(f"{namespace}.{name}", current, updated, io, declared=info.primary_key,
                        confinement=self.tables.confinement(info, updated))  # keys PK2
+            owner = f"table '{namespace}'.'{name}'"
+            new_files = self._new_files(updates, io, owner)
+            # io F1: the work that changes nothing in txn overlaps the fsyncs too
+            prepared = self.tables.prepare_publish(info, updated, current_location, updates=updates, io=io)
             syncing.result()
             io.sync_written()  # what was written since (a rebased manifest list)
-            owner = f"table '{namespace}'.'{name}'"
-            txn.expect_files(self._new_files(updates, io, owner), owner)  # P9
+            txn.expect_files(new_files, owner)  # P9
         finally:
             wait([syncing])  # never leave a sync running behind an error
-        new_location = self.tables.publish(
+        new_location = self.tables.publish(  # only now: every file it reaches is durable
             txn,
             info,
             updated,
             current_location,
             columns=columns_from_schema(updated.schema(), info.columns),
             properties=dict(updated.properties),
-            updates=updates,
-            io=io,
+            prepared=prepared,
         )
         return CommitTableResponse(metadata=updated, metadata_location=new_location)
 

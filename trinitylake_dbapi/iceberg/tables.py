@@ -309,6 +309,26 @@ class TableStates:
             updated = apply_updates(current, updates, metadata_location=location)
         self.publish(txn, info, updated, location, columns=info.columns)
 
+    def prepare_publish(
+        self,
+        info: TableInfo,
+        updated: TableMetadata,
+        previous_location: str | None,
+        *,
+        updates: tuple[TableUpdate, ...] = (),
+        io: FileIO | None = None,
+    ) -> tuple[str, dict[str, bytes]]:
+        """The part of :meth:`publish` that changes no transaction: the next metadata
+        location, M6's check of what ``updates`` add (a managed table) and the files to
+        stage (M2). It needs no file durable yet, so a commit runs it while the fsyncs of
+        the files the metadata reaches are still running (iceberg.io F1)."""
+        version = 0 if previous_location is None else metadata_version(previous_location) + 1
+        provider = load_location_provider(updated.location, updated.properties)
+        new_location = provider.new_table_metadata_file_location(version)
+        if info.table_type == MANAGED:
+            check_commit(f"{info.namespace}.{info.name}", self.root_uri, updated, new_location, updates, io)
+        return new_location, self.stage(updated, new_location)
+
     def publish(
         self,
         txn: CatalogTransaction,
@@ -320,18 +340,17 @@ class TableStates:
         properties: dict[str, str] | None = None,
         updates: tuple[TableUpdate, ...] = (),
         io: FileIO | None = None,
+        prepared: tuple[str, dict[str, bytes]] | None = None,
     ) -> str:
         """Stage ``updated`` as the table's next metadata file (M2) and point a new
         definition at it in ``txn``, with ``columns`` (and ``properties``, if given), as
         a compare-and-swap on the definition ``info`` was read from; returns the new
         metadata location. Every file the metadata reaches must already be durable.
-        For a managed table, what ``updates`` add is checked first (M6, through ``io``)."""
-        version = 0 if previous_location is None else metadata_version(previous_location) + 1
-        provider = load_location_provider(updated.location, updated.properties)
-        new_location = provider.new_table_metadata_file_location(version)
-        if info.table_type == MANAGED:
-            check_commit(f"{info.namespace}.{info.name}", self.root_uri, updated, new_location, updates, io)
-        files = self.stage(updated, new_location)
+        For a managed table, what ``updates`` add is checked first (M6, through ``io``).
+        ``prepared``: what :meth:`prepare_publish` returned for the same arguments."""
+        if prepared is None:
+            prepared = self.prepare_publish(info, updated, previous_location, updates=updates, io=io)
+        new_location, files = prepared
         if info.table_type == MANAGED and previous_location is not None and deletes_old_metadata(updated.properties):
             doomed = doomed_metadata(self.root_uri, self.metadata(txn, previous_location), updated)
             if doomed:  # OM1, OM2: once the version that drops them from the log is published
