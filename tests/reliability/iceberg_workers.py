@@ -48,18 +48,46 @@ def read_ids(path: str) -> list[int]:
 
 
 def compactor(location: str, table: str, log_path: str, deadline: float) -> None:
-    """Compact ``table`` again and again until ``deadline`` (iceberg.compaction); after
-    each compaction that committed, log one JSON line (fsynced)."""
+    """Compact ``table`` again and again until ``deadline`` (iceberg.compaction),
+    logging (one fsynced JSON line each, with the time) ``["begin", t]`` before each
+    compaction and ``["done", rewritten, added, t]`` after one that committed
+    (``["idle", t]``: nothing to compact, ``["lost", t]``: a lost race): a kill whose
+    log ends at "begin" landed inside a compaction (:func:`compaction_log`)."""
     catalog = TrinityLakeCatalog("crash", uri=location)
     with open(log_path, "a", encoding="utf-8") as log:
+
+        def note(*entry: object) -> None:
+            log.write(json.dumps([*entry, time.time()]) + "\n")
+            log.flush()
+            os.fsync(log.fileno())
+
         while time.time() < deadline:
+            note("begin")
             try:
                 done = catalog.optimize_table(table)
             except Exception as e:  # noqa: BLE001 - a lost race with an appender (CP5) is fine
                 if "CommitFailed" not in type(e).__name__ and "Serialization" not in type(e).__name__:
                     raise
+                note("lost")
                 continue
             if done.snapshot_id is not None:
-                log.write(json.dumps([done.rewritten_data_files, done.added_data_files]) + "\n")
-                log.flush()
-                os.fsync(log.fileno())
+                note("done", done.rewritten_data_files, done.added_data_files)
+            else:
+                note("idle")
+
+
+def compaction_log(path: str) -> tuple[list[float], bool]:
+    """From a compactor's log: the durations (s) of the compactions that committed, and
+    whether the log ends inside a compaction (its last whole line is "begin": the kill
+    landed between the start of a compaction and its end). A torn last line is
+    ignored."""
+    entries: list[list] = []
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    entries.append(json.loads(line))
+                except ValueError:
+                    continue
+    durations = [e[-1] - b[-1] for b, e in zip(entries, entries[1:]) if b[0] == "begin" and e[0] == "done"]
+    return durations, bool(entries) and entries[-1][0] == "begin"

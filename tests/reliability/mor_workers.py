@@ -27,8 +27,8 @@ def dml(location: str, worker: int, log_path: str, deadline: float, seed: int) -
     """Until ``deadline``: INSERT 5 new rows (20 the first time; val 0), UPDATE 2 of this worker's live rows
     (val = a new step) or DELETE 1, at random; before each statement log
     ``["intent", kind, ids, val]``, after it ``["ack"]`` (or ``["abort"]`` when it lost
-    to another writer and changed nothing). A rowcount other than the rows meant is an
-    error (the process exits 1)."""
+    to another writer and changed nothing), each with the time appended. A rowcount
+    other than the rows meant is an error (the process exits 1)."""
     rng = random.Random(seed)
     cur = tl.connect(location, autocommit=True).cursor()
     cur.execute("SELECT count(*) FROM t")  # the engine's start-up, before the first logged statement
@@ -39,7 +39,7 @@ def dml(location: str, worker: int, log_path: str, deadline: float, seed: int) -
     with open(log_path, "a", encoding="utf-8") as log:
 
         def note(entry: list[Any]) -> None:
-            log.write(json.dumps(entry) + "\n")
+            log.write(json.dumps([*entry, time.time()]) + "\n")
             log.flush()
             os.fsync(log.fileno())
 
@@ -76,6 +76,24 @@ def dml(location: str, worker: int, log_path: str, deadline: float, seed: int) -
                     live[i] = val
 
 
+def statement_seconds(log_path: str) -> list[float]:
+    """From a dml log: how long each acknowledged UPDATE and DELETE took."""
+    out: list[float] = []
+    pending: list[Any] | None = None
+    if os.path.exists(log_path):
+        with open(log_path, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if entry[0] == "intent":
+                    pending = entry
+                elif entry[0] == "ack" and pending is not None and pending[1] in ("update", "delete"):
+                    out.append(entry[-1] - pending[-1])
+    return out
+
+
 #: Of the last log :func:`expected_states` read: acknowledged statements by kind.
 acknowledged: collections.Counter = collections.Counter()
 
@@ -90,7 +108,7 @@ def expected_states(log_path: str) -> tuple[dict[int, int], dict[int, int] | Non
 
     def applied(rows: dict[int, int], entry: list[Any]) -> dict[int, int]:
         out = dict(rows)
-        _, kind, ids, val = entry
+        _, kind, ids, val = entry[:4]
         for i in ids:
             if kind == "delete":
                 out.pop(i, None)

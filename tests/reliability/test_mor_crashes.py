@@ -18,7 +18,7 @@ import pytest
 
 import trinitylake_dbapi as tl
 import mor_workers
-from mor_workers import ID_SPAN, expected_states
+from mor_workers import ID_SPAN, expected_states, statement_seconds
 from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
 from trinitylake_dbapi.verify import verify
 from zygote import Zygote
@@ -52,6 +52,19 @@ def _rows(location: str) -> dict[int, list[int]]:
     return found
 
 
+def _wait_for_ack(path: str, until: float) -> None:
+    """Until the DML writer logging to ``path`` has acknowledged its first statement
+    (the INSERT that gives it rows to UPDATE and DELETE), or ``until`` (a minute before
+    the workers stop by themselves: the kill then lands wherever it lands and counts
+    only if inside an UPDATE or DELETE, however slow the host)."""
+    while time.time() < until:
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                if '["ack"' in f.read():
+                    return
+        time.sleep(0.01)
+
+
 def test_merge_on_read_dml_killed_at_random_moments(tmp_path: Any, zygote: Zygote) -> None:
     location = str(tmp_path / "lake")
     con = tl.connect(location, create=True, autocommit=True)
@@ -62,12 +75,13 @@ def test_merge_on_read_dml_killed_at_random_moments(tmp_path: Any, zygote: Zygot
     interrupted: collections.Counter = collections.Counter()  # kinds of statements the kills interrupted
     logs: dict[int, str] = {}
     round_ = -1
+    span = 1.0  # seconds: how long an UPDATE or DELETE takes here, learnt from the rounds
     # Rounds until at least 30 kills landed inside a merge-on-read UPDATE or DELETE (a
     # kill can also land in an INSERT, or between statements; how often depends on the
     # host's load), at most MAX_ROUNDS.
     while interrupted["update"] + interrupted["delete"] < 30 and round_ + 1 < MAX_ROUNDS:
         round_ += 1
-        deadline = time.time() + 30
+        deadline = time.time() + 120  # the workers stop then, if the test has died
         pids = []
         for k in range(2):
             worker = round_ * 2 + k + 1
@@ -75,13 +89,24 @@ def test_merge_on_read_dml_killed_at_random_moments(tmp_path: Any, zygote: Zygot
             pids.append(zygote.start("mor_workers:dml", location, worker, logs[worker], deadline, rng.randrange(1 << 30)))
         compact_log = str(tmp_path / f"compact-{round_}.jsonl")
         pids.append(zygote.start("iceberg_workers:compactor", location, "default.t", compact_log, deadline))
-        time.sleep(rng.uniform(2.0, 8.0))
+        # The kills come at a random moment in the first ``span`` seconds after both
+        # writers have rows of their own, ``span`` being a little more than the
+        # slowest UPDATE or DELETE of the last round took (it grows while none is
+        # acknowledged): each writer runs statements back to back, so the moment falls
+        # anywhere in one, however fast or loaded the host. (Before: a fixed 2-8 s
+        # after the start, three processes busy all along; 46 s of CPU on a loaded
+        # host.)
+        for k in range(2):
+            _wait_for_ack(logs[round_ * 2 + k + 1], deadline - 60)
+        time.sleep(rng.uniform(0.0, span))
         for pid in sorted(pids, key=lambda _: rng.random()):
             time.sleep(rng.uniform(0.0, 0.2))
             os.kill(pid, signal.SIGKILL)
         for pid in pids:
             assert zygote.wait(pid) == -signal.SIGKILL
         kills += 2
+        took = [t for k in range(2) for t in statement_seconds(logs[round_ * 2 + k + 1])]
+        span = 1.3 * max(took) if took else min(span * 1.5, 20.0)
         report = verify(location, data=True)
         assert report.ok, (round_, report.text())
         found = _rows(location)
