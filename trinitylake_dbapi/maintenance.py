@@ -62,6 +62,16 @@ Rules (SPEC 7):
      version then no longer reaches what only dropped snapshots reached, so this
      same run reclaims it once the older versions that reach it expire. The commit
      adds no file, so E4 and E8-E10 protect commits in flight exactly as before.
+  E12 (iceberg.tables M6) Iceberg metadata files (named as Iceberg's writers name
+     metadata files, manifest lists and manifests: ``*.metadata.json``,
+     ``snap-*.avro``, ``*-m<n>.avro``) under
+     the ``write.metadata.path`` of a MANAGED table that any existing version names
+     (inside the root, outside its reserved area) are Iceberg files E8 reclaims as
+     those under table locations: deleted when no kept version of ANY table reaches
+     them, so tables that share the directory keep each other's files. Other files
+     there are never touched (E6), nor anything under an EXTERNAL table's location,
+     ``write.metadata.path`` or the directory of its metadata file. (Spark's
+     distributed expiration does not reclaim these directories yet: their files stay.)
   E7 A root is deleted no sooner than EXPIRED_ROOT_DELETE_DELAY_S after the listing that
      showed it (measured on this process's monotonic clock). A root that was missing
      when a writer last looked therefore cannot appear and vanish within that writer's
@@ -79,6 +89,7 @@ Spark with the same pieces: ``existing_versions``, ``classify_versions``,
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
@@ -388,30 +399,46 @@ def metadata_pointers(tables: Iterable[TableDef]) -> list[tuple[str, bool]]:
     ]
 
 
+#: E12: the names Iceberg writers give metadata files, manifest lists and manifests.
+_METADATA_FILE_NAME = re.compile(r".*\.metadata\.json(\.gz)?|.*\.gz\.metadata\.json|snap-.*\.avro|.*-m\d+\.avro")
+
+
 @dataclass(frozen=True)
 class TableLocations:
-    """E8's prefixes under the root: where Iceberg files may be deleted (``owned``) and
-    where never (``foreign``, EXTERNAL tables' locations)."""
+    """E8's prefixes under the root: where Iceberg files may be deleted (``owned``),
+    where only Iceberg metadata files may be (``metadata``, E12), and where never
+    (``foreign``, EXTERNAL tables' locations and metadata directories)."""
 
     owned: tuple[str, ...]
     foreign: tuple[str, ...]
+    metadata: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, root_uri: str, tables: Iterable[tuple[str, bool]]) -> "TableLocations":
+    def of(
+        cls, root_uri: str, tables: Iterable[tuple[str, bool]], metadata_paths: Iterable[tuple[str, bool]] = ()
+    ) -> "TableLocations":
         """From (table location, is EXTERNAL) pairs, every version's tables (the tables
-        only expired versions name included: what they owned goes with them)."""
-        owned, foreign = {TABLES_DIRECTORY + "/"}, set()
+        only expired versions name included: what they owned goes with them), and the
+        (``write.metadata.path``, is EXTERNAL) pairs of their metadata (E12)."""
+        owned, foreign, metadata = {TABLES_DIRECTORY + "/"}, set(), set()
         for location, external in tables:
             relative = location_within(location, root_uri)
             if relative is not None:
                 (foreign if external else owned).add(relative.rstrip("/") + "/")
-        return cls(tuple(sorted(owned)), tuple(sorted(foreign)))
+        for location, external in metadata_paths:
+            relative = location_within(location, root_uri)
+            if relative is not None and relative.strip("/") and not paths.in_reserved_area(relative):
+                (foreign if external else metadata).add(relative.rstrip("/") + "/")
+        return cls(tuple(sorted(owned)), tuple(sorted(foreign)), tuple(sorted(metadata)))
 
     def holds(self, path: str) -> bool:
-        """True if expiration may delete ``path`` when nothing kept reaches it (E8)."""
+        """True if expiration may delete ``path`` when nothing kept reaches it (E8, E12)."""
         if is_expirable_file(path) or is_sync_path(path) or any(path.startswith(p) for p in self.foreign):
             return False
-        return any(path.startswith(p) for p in self.owned)
+        if any(path.startswith(p) for p in self.owned):
+            return True
+        name = path.rsplit("/", 1)[-1]
+        return _METADATA_FILE_NAME.fullmatch(name) is not None and any(path.startswith(p) for p in self.metadata)
 
 
 def iceberg_files_reached(
@@ -467,7 +494,7 @@ def iceberg_files_to_delete(
                 raise CorruptFileError(
                     location, f"Iceberg metadata named by a kept version {reason}; no Iceberg file is deleted"
                 )
-    locations = TableLocations.of(root, reach.table_locations(pointers))
+    locations = TableLocations.of(root, reach.table_locations(pointers), reach.metadata_paths(pointers))
     live = {relative for relative in (location_within(f, root) for f in live_files.files) if relative is not None}
     doomed = []
     for path in listing:

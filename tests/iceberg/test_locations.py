@@ -463,14 +463,13 @@ def test_a_managed_table_outside_the_root_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("when", ["at create", "set later"])
-def test_write_metadata_path_is_honoured_under_the_table_and_refused_elsewhere(tmp_path: Path, when: str) -> None:
+def test_write_metadata_path_is_honoured_inside_the_root_and_refused_outside(tmp_path: Path, when: str) -> None:
     """PyIceberg's ``write.metadata.path`` (test_table_writes_metadata_to_custom_location
     and test_table_metadata_writes_reflect_latest_path of its behaviour suite): under the
-    table's location, metadata files and manifests go there. Elsewhere, even inside the
-    lakehouse root and inside the catalog's warehouse directory, as the suite's
-    ``{warehouse}/custom/path``, it is refused (SPEC 8: a managed table's files live under
-    its location; expiration and purge look only there): InvalidLocationError naming the
-    file, nothing published, nothing written there."""
+    table's location, or anywhere else inside the lakehouse root (the suite's
+    ``{warehouse}/custom/path``), metadata files and manifests go there (tables M6).
+    Outside the root it is refused: InvalidLocationError naming the path, nothing
+    published, nothing written there (tests/iceberg/test_metadata_path.py: more)."""
     root = tmp_path / "lake"
     warehouse = root / "warehouse"
     catalog = trinitylake_dbapi.connect(str(root), create=True, autocommit=True).iceberg_catalog(
@@ -496,9 +495,16 @@ def test_write_metadata_path_is_honoured_under_the_table_and_refused_elsewhere(t
     assert all(m.manifest_path.startswith(custom + "/") for m in table.current_snapshot().manifests(table.io))
     assert catalog.load_table("ns.inside").scan().to_arrow().num_rows == 1
 
-    elsewhere = f"file://{warehouse}/custom/path"  # inside the root and the warehouse, not the table
+    custom = f"file://{warehouse}/custom/path"  # inside the root and the warehouse, not the table
+    table = table_with("custom", lambda location: custom)
+    table.append(pa.table({"id": pa.array([1], pa.int64())}))
+    assert table.metadata_location.startswith(custom + "/")
+    assert all(m.manifest_path.startswith(custom + "/") for m in table.current_snapshot().manifests(table.io))
+    assert catalog.load_table("ns.custom").scan().to_arrow().num_rows == 1
+
+    elsewhere = f"file://{tmp_path}/custom/path"  # outside the root
     before = catalog.lakehouse.latest_version()
-    with pytest.raises(InvalidLocationError, match=f"{elsewhere}/.*outside the table's location"):
+    with pytest.raises(InvalidLocationError, match=f"write.metadata.path '{elsewhere}' cannot hold"):
         table_with("outside", lambda location: elsewhere)
     if when == "at create":
         assert not catalog.table_exists("ns.outside")
@@ -506,7 +512,7 @@ def test_write_metadata_path_is_honoured_under_the_table_and_refused_elsewhere(t
     else:  # the create was its own version; the property's commit published nothing
         assert key not in catalog.load_table("ns.outside").properties
         assert catalog.lakehouse.latest_version() == before + 1
-    assert not (warehouse / "custom").exists()
+    assert not (tmp_path / "custom").exists()
 
 
 def test_the_catalog_api_refuses_a_managed_table_s_metadata_outside_the_root(tmp_path: Path) -> None:
@@ -701,6 +707,41 @@ def test_a_forged_manifest_list_or_manifest_outside_is_refused(tmp_path: Path) -
     manifest = forger.data_manifest(table_dir + "/metadata/forged-m1.avro", table_dir + "/data/none.parquet")
     forger.publish([manifest], list_outside)
     _assert_refused(root, list_outside)
+
+
+@pytest.mark.parametrize("where", ["_forged", "0101/0110", "_tl_sync", ".hidden"])
+def test_a_forged_manifest_in_the_reserved_area_is_refused(tmp_path: Path, where: str) -> None:
+    """M6 (issue 35): a managed table's metadata files may lie anywhere inside the root
+    (an earlier write.metadata.path), but never in the lakehouse's reserved area (paths
+    FP2) nor outside the root."""
+    root, table_dir, _ = _forgeable(tmp_path)
+    reserved = root.rstrip("/") + "/" + where
+    os.makedirs(reserved.removeprefix("file://"), exist_ok=True)
+    forger = Forger(root)
+    manifest = forger.data_manifest(reserved + "/m-forged.avro", table_dir + "/data/none.parquet")
+    forger.publish([manifest], table_dir + "/metadata/snap-forged.avro")
+    _assert_refused(root, reserved + "/m-forged.avro")
+
+
+def test_a_manifest_under_an_earlier_metadata_path_inside_the_root_is_read(tmp_path: Path) -> None:
+    """M6: write.metadata.path changed from one directory inside the root to another:
+    the manifests written under the first still read, and verify is clean."""
+    root = tmp_path / "lake"
+    catalog = trinitylake_dbapi.connect(str(root), create=True, autocommit=True).iceberg_catalog()
+    catalog.create_namespace("ns")
+    table = catalog.create_table("ns.t", SECRET.schema, properties={"write.metadata.path": f"file://{root}/first"})
+    table.append(pa.table({"id": pa.array([1], pa.int64())}))
+    table.transaction().set_properties({"write.metadata.path": f"file://{root}/second"}).commit_transaction()
+    table = catalog.load_table("ns.t")
+    table.append(pa.table({"id": pa.array([2], pa.int64())}))
+    paths_now = [m.manifest_path for m in table.current_snapshot().manifests(table.io)]
+    assert any("/first/" in p for p in paths_now) and any("/second/" in p for p in paths_now)
+    assert sorted(catalog.load_table("ns.t").scan().to_arrow()["id"].to_pylist()) == [1, 2]
+    with trinitylake_dbapi.connect(str(root)) as conn:
+        cur = conn.cursor()
+        cur.execute("SELECT count(*) FROM ns.t")
+        assert cur.fetchall() == [(2,)]
+    assert verify(str(root), data=True, all_versions=True).ok
 
 
 def test_a_forged_delete_file_outside_is_refused(tmp_path: Path) -> None:

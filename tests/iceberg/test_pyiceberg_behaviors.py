@@ -40,23 +40,13 @@ SUITE_FILES = ("tests/conftest.py", "tests/catalog/test_catalog_behaviors.py", "
 MULTI_LEVEL_MARKS = ("fixed_test_table", "hierarchical")
 
 #: Tests of the suite that do not apply to a lakehouse, by test function, with the reason
-#: (measured 2026-11-27: 230 of 237 pass, 92 of 95 single-level and 138 of 142
-#: multi-level; the 7 failures are these 3 functions' parameters. Before
-#: write.metadata.delete-after-commit was honoured, iceberg.oldmetadata: 229, 91 and 138).
+#: (measured 2026-11-27: 236 of 237 pass, 94 of 95 single-level and 142 of 142
+#: multi-level; the 1 failure is this function. Before write.metadata.path was honoured
+#: inside the root, iceberg.tables M6: 230, 92 and 138; before
+#: write.metadata.delete-after-commit was, iceberg.oldmetadata: 229, 91 and 138).
 EXCEPTED = {
     # API only PyIceberg's SqlCatalog has.
     "test_create_tables_idempotency": "calls SqlCatalog.create_tables(), a method of SqlCatalog only",
-    # The format's rule: a managed table's files lie under its location (SPEC 8, tables M6,
-    # iceberg.catalog P13). tests/iceberg/test_locations.py: honoured under the table's location.
-    "test_table_writes_metadata_to_custom_location": (
-        "write.metadata.path f'file://{warehouse}/custom/path' lies inside the lakehouse root and "
-        "the warehouse directory but outside the table's location; SPEC 8: a managed table's files "
-        "live under its location (expiration and purge reclaim files only there, and a path two "
-        "tables share holds files neither owns): InvalidLocationError naming the metadata file, "
-        "nothing published or written; a write.metadata.path under the table's location is honoured"),
-    "test_table_metadata_writes_reflect_latest_path": (
-        "sets write.metadata.path to the same f'file://{warehouse}/custom/path', outside the "
-        "table's location: the commit is refused as above (SPEC 8)"),
 }
 
 

@@ -477,6 +477,32 @@ def test_metadata_delete_after_commit_through_rest(rest: RestServer, value: str)
     assert files[-1] in message
 
 
+def test_write_metadata_path_inside_the_root_through_rest(rest: RestServer, tmp_path: Any) -> None:
+    """iceberg.tables M6 through the server: a write.metadata.path inside the lakehouse
+    root holds the metadata files RestCatalog's commits write; one outside the root, in
+    its reserved area or under another scheme is 400 naming it, nothing created."""
+    catalog = rest.catalog()
+    catalog.create_namespace("mpath")
+    schema = pa.schema([("id", pa.int64())])
+    lake = rest.lake.removeprefix("file://").rstrip("/")
+    custom = f"file://{lake}/shared/meta"
+    table = catalog.create_table("mpath.t", schema=schema, properties={"write.metadata.path": custom})
+    table.append(pa.table({"id": [1, 2]}, schema=schema))
+    assert table.metadata_location.startswith(custom + "/")
+    assert all(m.manifest_path.startswith(custom + "/") for m in table.current_snapshot().manifests(table.io))
+    assert rows(rest, "SELECT count(*) FROM mpath.t") == [(2,)]
+    for bad in (f"file://{tmp_path}/outside", f"file://{lake}/shared/../../outside", f"file://{lake}/_meta",
+                "s3://bucket/meta"):
+        with pytest.raises(BadRequestError, match="cannot hold its metadata files"):
+            catalog.create_table("mpath.bad", schema=schema, properties={"write.metadata.path": bad})
+        assert not catalog.table_exists("mpath.bad")
+        with pytest.raises(BadRequestError, match="cannot hold its metadata files"):
+            with table.transaction() as transaction:
+                transaction.set_properties({"write.metadata.path": bad})
+    assert not (tmp_path / "outside").exists()
+    assert rows(rest, "SELECT count(*) FROM mpath.t") == [(2,)]
+
+
 def test_request_bodies_are_limited(rest: RestServer) -> None:
     big = b'{"namespace": ["x"], "properties": {"k": "' + b"v" * (9 * 1024 * 1024) + b'"}}'
     response = rest.request("POST", "/v1/namespaces", data=big, headers={"Content-Type": "application/json"})

@@ -9,12 +9,13 @@ those in ``REST_CLIENT``, which fail inside PyIceberg's RestCatalog itself, what
 server answers; each REST_CLIENT behaviour is checked over plain HTTP by a test of
 tests/server/test_rest.py instead (named beside it).
 
-Measured 2026-11-27: 218 of 237 pass (84 of 95 single-level, 134 of 142 multi-level);
-in process 230 of 237 (92, 138). Of the 19 failures, 7 are the in-process EXCEPTED ones
+Measured 2026-11-27: 224 of 237 pass (86 of 95 single-level, 138 of 142 multi-level);
+in process 236 of 237 (94, 142). Of the 13 failures, 1 is the in-process EXCEPTED one
 and 12 are REST_CLIENT's, so the REST count is the in-process count less exactly the
-REST_CLIENT tests. (Before server RS10 let write.metadata.delete-after-commit through:
-217 and 229. Before that: 217 through REST, 226 in process, 9 REST_CLIENT; the null
-properties test then failed in both runs, and passes in process since iceberg P14.)
+REST_CLIENT tests. (Before write.metadata.path was honoured inside the root, iceberg
+tables M6: 218 and 230; before server RS10 let write.metadata.delete-after-commit
+through: 217 and 229. Before that: 217 through REST, 226 in process, 9 REST_CLIENT; the
+null properties test then failed in both runs, and passes in process since iceberg P14.)
 """
 
 from __future__ import annotations

@@ -25,6 +25,11 @@ Invariants:
   ``ORIGINAL_NAME_SHAPES``) when it must say which part is wrong.
 * Every optimised path lies under one of ``PREFIX_DIRECTORIES``, the 256 directories
   ``bbbb/bbbb`` of its first two levels.
+* The lakehouse's *reserved area* (rule FP2, :func:`in_reserved_area`): every path whose
+  first component starts with "_" or "." (roots, the hint, lakehouse definitions,
+  ``_tl_sync/``, temp files) or is four binary digits (the optimised paths of nodes and
+  definitions). Iceberg files a user's table property places (``write.metadata.path``,
+  SPEC 8) never go there.
 * A root URI is *qualified*: normalising its path part as POSIX (``.``, ``..``,
   ``//``) would not change it, apart from one trailing "/". ``qualify_root_uri``
   returns it ending with "/". Resolving relative local paths is left to storage.
@@ -269,6 +274,16 @@ def new_table_location(warehouse_uri: str, namespace: str, table: str) -> str:
         f"{warehouse_uri.rstrip('/')}/{TABLES_DIRECTORY}/{_safe_name_part(namespace)}/"
         f"{_safe_name_part(table)}-{uuid.uuid4().hex}"
     )
+
+
+_RESERVED_FIRST_RE = re.compile(r"[_.].*|[01]{4}", re.DOTALL)
+
+
+def in_reserved_area(relative: str) -> bool:
+    """FP2: whether ``relative`` (a path under the root; "" is the root itself) is the
+    root or lies in the lakehouse's reserved area."""
+    first = relative.split("/", 1)[0]
+    return not first or _RESERVED_FIRST_RE.fullmatch(first) is not None
 
 
 # --- validation of relative paths and root URIs -------------------------------------

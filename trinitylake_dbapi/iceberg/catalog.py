@@ -91,10 +91,14 @@ Rules:
      (NamespaceAlreadyExistsError, TableAlreadyExistsError, NoSuchTableError, ...)
      instead of a bare CommitFailedException.
   P13 (tables M6) A managed table's files lie under its location inside the lakehouse
-     root: a commit or create that would name anything else (a ``location`` or
-     ``warehouse`` outside the root, ``add_files`` of a file elsewhere or with ``..``
-     leaving the table) is refused with InvalidLocationError naming the file, before
-     anything is published; tables loaded here plan their scans with ConfinedScan.
+     root, its metadata files (metadata, manifest lists, manifests) also under its
+     ``write.metadata.path`` when that lies inside the root, outside the lakehouse's
+     reserved area (paths FP2): a commit or create that would name anything else (a
+     ``location``, ``warehouse`` or ``write.metadata.path`` outside the root,
+     ``add_files`` of a file elsewhere or with ``..`` leaving the table) is refused with
+     InvalidLocationError naming the file or path, before anything is published; tables
+     loaded here plan their scans with ConfinedScan. Version expiration reclaims what
+     such a path holds by reachability from every table (maintenance E12).
      ``register_table`` makes an EXTERNAL table, whose files may lie anywhere.
   P14 A namespace property whose name or value is None (PyIceberg types properties as
      ``dict[str, Any]``), given to ``create_namespace`` or ``update_namespace_properties``,

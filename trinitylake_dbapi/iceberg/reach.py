@@ -35,7 +35,7 @@ from ..errors import CorruptFileError
 from ..storage.locations import canonical_location
 from .files import parse_metadata
 from .io import DurableFileIO, file_io_properties
-from .oldmetadata import deletion_prefixes
+from .oldmetadata import METADATA_PATH, deletion_prefixes
 
 __all__ = ["IcebergReach", "Reached"]
 
@@ -65,7 +65,7 @@ class IcebergReach:
         self._of_metadata: dict[str, tuple[frozenset[str], str]] = {}
         self._of_manifest_list: dict[str, frozenset[str]] = {}
         self._of_manifest: dict[str, frozenset[str]] = {}
-        self._locations: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self._locations: dict[str, tuple[str, tuple[str, ...], str | None]] = {}
         self._sizes: dict[str, int] = {}
 
     def reach(self, metadata_locations: Iterable[str]) -> Reached:
@@ -108,9 +108,24 @@ class IcebergReach:
                 found.update(known[1])
         return found
 
-    def _summary(self, metadata_location: str) -> tuple[str, tuple[str, ...]] | None:
-        """(table location, OM5 directories if it enables delete-after-commit) of a
-        metadata file, memoized; None when it cannot be read."""
+    def metadata_paths(self, pointers: Iterable[tuple[str, bool]]) -> list[tuple[str, bool]]:
+        """(directory, flag) for each (metadata location, flag) of ``pointers`` whose
+        metadata can be read: the table's ``write.metadata.path`` when it sets one
+        (canonical), and for a flagged (EXTERNAL) table also the directory of the
+        metadata file itself, whose older siblings are its owner's (maintenance E8)."""
+        out = []
+        for metadata_location, flag in pointers:
+            known = self._summary(metadata_location)
+            if known is not None and known[2] is not None:
+                out.append((known[2], flag))
+            if flag:
+                out.append((canonical_location(metadata_location).rsplit("/", 1)[0], flag))
+        return out
+
+    def _summary(self, metadata_location: str) -> tuple[str, tuple[str, ...], str | None] | None:
+        """(table location, OM5 directories if it enables delete-after-commit, its
+        ``write.metadata.path`` canonical or None) of a metadata file, memoized; None
+        when it cannot be read."""
         with self._lock:
             known = self._locations.get(metadata_location)
         if known is None:
@@ -118,7 +133,12 @@ class IcebergReach:
                 metadata = self.metadata(metadata_location)
             except (OSError, ValueError, CorruptFileError):
                 return None
-            known = (metadata.location, tuple(sorted(deletion_prefixes([metadata]))))
+            custom = metadata.properties.get(METADATA_PATH)
+            known = (
+                metadata.location,
+                tuple(sorted(deletion_prefixes([metadata]))),
+                canonical_location(custom) if custom else None,
+            )
             with self._lock:
                 self._locations[metadata_location] = known
         return known

@@ -28,16 +28,24 @@ Rules (the P rules are :mod:`.catalog`'s):
      A location is "under the root" by its canonical form (storage U1-U4): metadata
      written by Spark as ``file:/...`` is read through the transaction too.
   M6 (issue 31 item 2) A MANAGED table's files lie under its location, and its location
-     inside the lakehouse root: its metadata file, manifest lists, manifests, data and
-     delete files. Locations are compared in canonical form (``..`` and ``.`` resolved
-     first, storage U4), so ``<table>/../x`` is outside. Readers refuse anything else
-     with CorruptFileError naming the file, before reading it: the metadata file when
-     the table's state is read (:meth:`TableStates.state`), manifest lists, manifests,
-     data and delete files when a scan is planned (:class:`ConfinedScan`, used by SQL
-     and by the PyIceberg tables of this package's catalog). A writer of a shared
-     lakehouse may write such metadata by hand, past every commit check: this is the
-     defence that holds. Commits refuse to publish it in the first place
-     (:func:`check_commit`, InvalidLocationError naming the file). EXTERNAL tables
+     inside the lakehouse root: its data, delete and statistics files, and its
+     *metadata files* (the metadata file, manifest lists, manifests), which may also lie
+     under its ``write.metadata.path`` (issue 35: PyIceberg writes them there) when that
+     lies inside the root and outside the lakehouse's reserved area (paths FP2: not the
+     root itself, no ``_``/``.``/binary-digit first directory). Locations are compared in
+     canonical form (``..`` and ``.`` resolved first, storage U4), so ``<table>/../x`` is
+     outside. Commits refuse anything else (:func:`check_commit`, InvalidLocationError
+     naming the file or the ``write.metadata.path``; before anything is published or
+     written there). Readers refuse, with CorruptFileError naming the file and before
+     reading it, a data or delete file outside the table's location, and a metadata file
+     outside the root or in its reserved area (an earlier ``write.metadata.path`` may
+     still hold manifests the table lists, so any directory inside the root is
+     accepted): the metadata file when the table's state is read
+     (:meth:`TableStates.state`), manifest lists, manifests, data and delete files when
+     a scan is planned (:class:`ConfinedScan`, used by SQL and by the PyIceberg tables
+     of this package's catalog). A writer of a shared lakehouse may write such metadata
+     by hand, past every commit check: this is the defence that holds, and no reader
+     ever touches a file outside the root through a managed table. EXTERNAL tables
      (LOCATION, ``register_table``) name their files wherever they are, as documented.
   M7 On a local lakehouse, no file of a managed table is read through a symbolic link
      under the root: where M6 checks a file's location (the metadata file before it is
@@ -106,12 +114,12 @@ from ..storage.local import symlink_within
 from ..storage.locations import canonical_location, location_within
 from .files import check_avro, parse_metadata
 from .manifests import manifest_entries, snapshot_manifests
-from .oldmetadata import delete_metadata_files, deletes_old_metadata, doomed_metadata
+from .oldmetadata import METADATA_PATH, delete_metadata_files, deletes_old_metadata, doomed_metadata
 from .schema import schema_from_columns
 
 __all__ = [
-    "ICEBERG", "Confinement", "ConfinedScan", "TableStates", "apply_updates", "check_commit", "metadata_bytes",
-    "metadata_version", "refuse_links",
+    "ICEBERG", "METADATA_KINDS", "Confinement", "ConfinedScan", "TableStates", "apply_updates", "check_commit",
+    "in_metadata_area", "metadata_bytes", "metadata_path_problem", "metadata_version", "refuse_links",
 ]
 
 ICEBERG = "ICEBERG"
@@ -462,8 +470,33 @@ def updates_towards(current: TableMetadata, info: TableInfo) -> tuple[TableUpdat
     return tuple(updates)
 
 
+#: M6: what a managed table's metadata files are called in its checks and errors.
+METADATA_KINDS = frozenset({"metadata file", "manifest list", "manifest"})
+
+
+def metadata_path_problem(path: str, root_uri: str) -> str | None:
+    """M6: why ``path`` (a table's ``write.metadata.path``) cannot hold a managed table's
+    metadata files in the lakehouse at ``root_uri``, or None when it can."""
+    if canonical_location(path).rstrip("/") == canonical_location(root_uri).rstrip("/"):
+        return "it is the lakehouse root itself"
+    relative = location_within(path, root_uri)
+    if relative is None:
+        return f"it lies outside the lakehouse root {root_uri!r}"
+    if paths.in_reserved_area(relative.strip("/")):
+        return "it is the lakehouse root or lies in the lakehouse's reserved area (paths FP2)"
+    return None
+
+
+def in_metadata_area(location: str, root_uri: str) -> bool:
+    """M6, readers: ``location`` (a managed table's metadata file, manifest list or
+    manifest outside its location) lies inside the root, outside its reserved area."""
+    relative = location_within(location, root_uri)
+    return relative is not None and not paths.in_reserved_area(relative)
+
+
 class Confinement:
-    """M6: the files of one managed table lie under its location, inside the root."""
+    """M6: the files of one managed table lie under its location, inside the root (its
+    metadata files: anywhere inside the root outside the reserved area)."""
 
     def __init__(self, table: str, table_location: str, root_uri: str) -> None:
         self.table = table
@@ -484,11 +517,21 @@ class Confinement:
                 f"root {self.root_uri!r}; a managed table's files lie under its location inside the root",
             )
         if location_within(location, self.table_location) is None:
-            raise CorruptFileError(
-                location,
-                f"the {what} it names lies outside the location {self.table_location!r} of managed table "
-                f"{self.table}; a managed table's files lie under its location inside the lakehouse root",
-            )
+            if what in METADATA_KINDS:
+                if not in_metadata_area(location, self.root_uri):
+                    raise CorruptFileError(
+                        location,
+                        f"the {what} it names lies outside the location {self.table_location!r} of managed "
+                        f"table {self.table} and outside the lakehouse root {self.root_uri!r} (or in its "
+                        "reserved area); a managed table's metadata files lie under its location or its "
+                        "write.metadata.path inside the root",
+                    )
+            else:
+                raise CorruptFileError(
+                    location,
+                    f"the {what} it names lies outside the location {self.table_location!r} of managed table "
+                    f"{self.table}; a managed table's files lie under its location inside the lakehouse root",
+                )
         if links:
             refuse_links(self.table, location, self.root_uri, what, self._clean_dirs)
 
@@ -587,9 +630,21 @@ def check_commit(
     if location_within(metadata.location, root_uri) is None:
         refuse(metadata.location, "table location", f"the lakehouse root {root_uri!r}")
     where = f"the table's location {metadata.location!r}"
+    custom = metadata.properties.get(METADATA_PATH)
+    if custom:
+        problem = metadata_path_problem(custom, root_uri)
+        if problem is not None:
+            raise InvalidLocationError(
+                f"table {table}: write.metadata.path {custom!r} cannot hold its metadata files: {problem}; "
+                "a managed table's metadata files lie under its location or a write.metadata.path inside "
+                "the lakehouse root (register the table, or create it with LOCATION, to keep its files elsewhere)"
+            )
+        where += f" and its write.metadata.path {custom!r}"
 
     def check(location: str, what: str) -> None:
-        if location_within(location, metadata.location) is None:
+        if location_within(location, metadata.location) is None and not (
+            custom and what in METADATA_KINDS and location_within(location, custom) is not None
+        ):
             refuse(location, what, where)
 
     check(metadata_location, "metadata file")

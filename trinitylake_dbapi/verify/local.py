@@ -53,6 +53,10 @@ from . import rules
 
 __all__ = ["LocalVerifier"]
 
+#: Names of an Iceberg table's metadata files (metadata, manifest lists, manifests),
+#: which may lie under its write.metadata.path (iceberg.tables M6).
+_METADATA_SUFFIXES = (".metadata.json", ".metadata.json.gz", ".gz.metadata.json", ".avro")
+
 
 @dataclass(frozen=True)
 class _Summary:
@@ -515,6 +519,7 @@ class LocalVerifier:
         from ..iceberg.oldmetadata import deletion_prefixes
         from ..iceberg.reach import IcebergReach
         from ..iceberg.schema import mirror_disagreement
+        from ..iceberg.tables import in_metadata_area
 
         root = self.storage.root_uri
         outside = "lies outside the lakehouse root; a managed table's files lie under its location inside the root"
@@ -546,7 +551,12 @@ class LocalVerifier:
         if managed and location_within(metadata.location, root) is None:
             self.problem(path, R_ICEBERG, f"the table location {metadata.location} of {location} {outside}")
         elif managed:
-            for file in sorted(f for f in reached.files if location_within(f, metadata.location) is None):
+            def misplaced(file: str) -> bool:  # iceberg.tables M6: metadata files anywhere inside the root
+                if location_within(file, metadata.location) is not None:
+                    return False
+                return not (file.endswith(_METADATA_SUFFIXES) and in_metadata_area(file, root))
+
+            for file in sorted(filter(misplaced, reached.files)):
                 self.problem(
                     path, R_ICEBERG,
                     f"{file}, which its Iceberg metadata {location} reaches, lies outside the location "
