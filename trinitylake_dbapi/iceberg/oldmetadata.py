@@ -33,6 +33,10 @@ Rules:
       at that version, an exported snapshot) is MissingFileError naming the table, the
       version and the file (tables M9); ROLLBACK to such a version is refused before
       anything is published (catalog K9). Later versions read the table as always.
+      Known limit: the files are checked right before the rollback's root is published;
+      a deletion by another process's commit landing between that check and the
+      publication (milliseconds) leaves the rollback version naming a deleted file,
+      which then reads, verifies and expires as any version older than the deletion.
   OM5 A metadata file that a version names and that is missing is *deleted after
       commit* when it lies under the location or ``write.metadata.path`` of a readable
       metadata file of a MANAGED table, named by any existing version, that enables the
