@@ -64,14 +64,10 @@ Rules:
      each (io F4): the lakehouse transaction checks, right before it publishes, that
      those old enough for version expiration to have reclaimed them still exist
      (transaction C7; MissingFileError naming the file otherwise, nothing published).
-  P8 Files belong to lakehouse versions: nothing here deletes an Iceberg file that a
-     version may name (``purge_table`` drops); version expiration reclaims them
-     (maintenance E8). The one exception is the table owner's explicit opt-in,
-     ``write.metadata.delete-after-commit.enabled``: a commit then deletes the metadata
-     files it dropped from the table's metadata log, once its lakehouse version is
-     published, and older versions naming them can no longer read the table
-     (iceberg.oldmetadata OM1-OM5). PyIceberg's own ``_delete_old_metadata``, which its
-     Table calls before a lakehouse transaction publishes, does nothing here.
+  P8 Files belong to lakehouse versions: nothing here deletes an Iceberg file a version
+     may name (``purge_table`` drops; expiration reclaims, maintenance E8), but for the
+     owner's opt-in ``write.metadata.delete-after-commit.enabled``: a commit's dropped
+     metadata log entries go once its version is published (iceberg.oldmetadata OM1-OM5).
   P10 The namespace ``default`` that a new lakehouse holds from version 0 (catalog K6,
      for SQL users and tools that reflect a default schema) is *unclaimed* while it has
      no property, no comment and no table: ``create_namespace("default")`` then
@@ -91,15 +87,13 @@ Rules:
      (NamespaceAlreadyExistsError, TableAlreadyExistsError, NoSuchTableError, ...)
      instead of a bare CommitFailedException.
   P13 (tables M6) A managed table's files lie under its location inside the lakehouse
-     root, its metadata files (metadata, manifest lists, manifests) also under its
-     ``write.metadata.path`` when that lies inside the root, outside the lakehouse's
-     reserved area (paths FP2): a commit or create that would name anything else (a
-     ``location``, ``warehouse`` or ``write.metadata.path`` outside the root,
-     ``add_files`` of a file elsewhere or with ``..`` leaving the table) is refused with
-     InvalidLocationError naming the file or path, before anything is published; tables
-     loaded here plan their scans with ConfinedScan. Version expiration reclaims what
-     such a path holds by reachability from every table (maintenance E12).
-     ``register_table`` makes an EXTERNAL table, whose files may lie anywhere.
+     root, its metadata files also under a ``write.metadata.path`` inside the root
+     (outside its reserved area, paths FP2; reclaimed by maintenance E12): a commit or
+     create naming anything else (a ``location``, ``warehouse`` or ``write.metadata.path``
+     outside the root, ``add_files`` of a file elsewhere or with ``..`` leaving the
+     table) is InvalidLocationError naming the file or path, nothing published; tables
+     loaded here plan with ConfinedScan. ``register_table`` makes an EXTERNAL table,
+     whose files may lie anywhere.
   P14 A namespace property whose name or value is None (PyIceberg types properties as
      ``dict[str, Any]``), given to ``create_namespace`` or ``update_namespace_properties``,
      is refused before anything is written with NullPropertyError: the PEP 249
@@ -795,10 +789,8 @@ class TrinityLakeCatalog(MetastoreCatalog):
         self.drop_table(identifier)
 
     def _delete_old_metadata(self, io: FileIO, base: TableMetadata, metadata: TableMetadata) -> None:
-        """Nothing: PyIceberg's Table calls this as soon as ``commit_table`` returns,
-        which inside a lakehouse transaction is before anything is published. The
-        commit itself deletes them once its version is published (P8,
-        iceberg.oldmetadata OM2)."""
+        """Nothing: PyIceberg's Table calls it before a lakehouse transaction publishes;
+        the commit deletes them once its version is (P8, iceberg.oldmetadata OM2)."""
 
     # -- views (P6) ------------------------------------------------------------------------------
 
