@@ -10,7 +10,8 @@ INSERT commits through the DB-API (autocommit, one durable commit each), then:
 
 Each figure at N commits is compared with the same at 1 commit: the targets are a
 point lookup and a count within 2x of their time after 1 commit, and planning a table
-of N commits within 100 MB (the planning cache's estimated bytes, ``cache_info()``).
+of N commits within 100 MB (the planning cache's estimated bytes, ``cache_info()``; the
+views a connection keeps, ``shared_view_info()`` of its engine, are reported beside it).
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ def _measure(location: str, commits: int, reps: int, lookups: int) -> dict:
             start = time.perf_counter()
             assert cur.execute(LOOKUP, (key,)).fetchall() == [(key, f"name {key}")]
             points.append(time.perf_counter() - start)
+        views = conn.session.data_engine().shared_view_info()  # sql.query.engine QX3
         conn.close()
     return {
         "count_new_process_ms": first * 1000,
@@ -82,6 +84,10 @@ def _measure(location: str, commits: int, reps: int, lookups: int) -> dict:
         "point_lookup_ms": statistics.median(points) * 1000,
         "cache_entries": cache["entries"],
         "cache_mb": cache["bytes"] / 2**20,
+        # The views one connection keeps for later statements (QX3): their number and
+        # the text they hold (the file lists), after the count and the lookups.
+        "view_cache_views": views["views"],
+        "view_cache_mb": views["chars"] / 2**20,
     }
 
 

@@ -335,6 +335,10 @@ def commits(c: dict) -> str:
     lines.append("| " + " | ".join(["planning cache (entries, MB)",
                                     *(f"{p['cache_entries']:,}, {p['cache_mb']:.1f}" for p in c["points"].values())])
                  + " |")  # fmt: skip
+    if all("view_cache_views" in p for p in c["points"].values()):
+        lines.append("| " + " | ".join(["a connection's kept views (views, MB of text)",
+                                        *(f"{p['view_cache_views']:,}, {p['view_cache_mb']:.1f}"
+                                          for p in c["points"].values())]) + " |")  # fmt: skip
     lines += ["", f"Medians of {c['reps']} new connections, {c['lookups']} lookups each."]
     if c.get("auto_compact"):
         lines[-1] += f" Tables created with compaction.auto.min-small-files = {c['auto_compact']}."

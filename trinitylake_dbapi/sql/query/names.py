@@ -165,6 +165,10 @@ def reads_table_data(query: exp.Expr, shape: QueryShape | None = None) -> bool:
     DuckDB (Q2); otherwise that executor answers it. ``shape``: the query's, when the
     caller has it already."""
     shape = shape if shape is not None else QueryShape.of(query)
+    # A lakehouse table named: DuckDB runs it, whatever else it holds (the checks below
+    # are for queries of system tables alone; the common case skips their tree walks).
+    if any(node.name and not is_system_table(node) and not shape.is_cte(node) for node in shape.tables):
+        return True
     if not shape.types <= EXECUTOR_RUNS or shape.has(*EXECUTOR_DIFFERS):
         return True  # Q11: what the executor would answer otherwise than DuckDB
     # Functions sqlglot does not model (exp.Anonymous: now(), strftime(), ...) are

@@ -22,7 +22,7 @@ from sqlglot import exp
 
 from trinitylake_dbapi.errors import DataError
 from trinitylake_dbapi.sql.compat import duckdb_dialect
-from trinitylake_dbapi.sql.query.engine import BATCH_ROWS, interruptible, record_batches
+from trinitylake_dbapi.sql.query.engine import BATCH_ROWS, interruptible, stream
 from trinitylake_dbapi.sql.query.translate import translating
 from trinitylake_dbapi.sql.query.types import query_columns
 from trinitylake_dbapi.sql.query.views import DataStatement
@@ -167,11 +167,10 @@ def run_select(query: exp.Query, session: Session) -> Result:
         with translating(query, statement):
             rewritten = query.copy()
             statement.replace_tables(rewritten)
-            sql = rewritten.sql(dialect=duckdb_dialect())
+            sql = rewritten.sql(dialect=duckdb_dialect(), copy=False)  # our copy: no second one
             with interruptible(session.control, statement.cursor):
-                relation = statement.cursor.sql(sql)
-                wide = tuple(str(getattr(t, "id", "")).lower() == "hugeint" for t in relation.types)
-                reader = record_batches(relation, BATCH_ROWS)  # runs what must run first
+                reader, types = stream(statement.cursor, sql, BATCH_ROWS)  # runs what must run first
+                wide = tuple(t == "hugeint" for t in types)
     except BaseException:
         statement.close_cursor()
         raise

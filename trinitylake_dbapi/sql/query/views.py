@@ -259,7 +259,7 @@ class DataStatement:
     def __init__(self, session: Session) -> None:
         self.session = session
         self.engine = session.data_engine()
-        self.cursor = self.engine.cursor()
+        self.cursor, self._generation = self.engine.cursor_of_database()
         self._count = itertools.count(1)
         self._owned: list[CatalogTransaction] = []
         self._catalogs: dict[str, CatalogTransaction] = {}
@@ -327,11 +327,18 @@ class DataStatement:
         return TableScan(scan.info, scan.data_files, scan.position_deletes, scan.name_mapping, by_name)
 
     def view_of_scan(self, scan: TableScan) -> str:
-        """A new view over ``scan`` (see :func:`_view_sql`); its name."""
-        view = f"__tl_{next(self._count)}"
-        sql = f"CREATE TEMP VIEW {view} AS {self.scan_sql(scan)}"
-        self.run(sql)
-        self._views.append((view, sql))
+        """A view over ``scan`` (see :func:`_view_sql`): the engine's shared one of
+        the same text when the scan has no delete files (engine QX3), else a new one of
+        this statement's (it reads the deleted rows registered on this cursor); its name."""
+        body = self.scan_sql(scan)
+        view = None
+        if not scan.position_deletes:
+            view = self.engine.shared_view(body, self._generation, self.run, [name for name, _ in self._views])
+        if view is None:
+            view = f"__tl_{next(self._count)}"
+            self.run(f"CREATE TEMP VIEW {view} AS {body}")
+        # On a new cursor (another database) it is made again as this statement's own.
+        self._views.append((view, f"CREATE TEMP VIEW {view} AS {body}"))
         return view
 
     def scan_sql(self, scan: TableScan) -> str:
@@ -369,7 +376,8 @@ class DataStatement:
     def _move_to_new_cursor(self) -> None:
         """Continue on a cursor of the engine's new database (QX2: it may read more),
         with the views made so far."""
-        old, self.cursor = self.cursor, self.engine.cursor()
+        old = self.cursor
+        self.cursor, self._generation = self.engine.cursor_of_database()
         with contextlib.suppress(Exception):
             old.close()
         for view, made in self._views:
