@@ -4,8 +4,9 @@ message that does not say which file.
 
 Each test builds a real lakehouse, damages a real file the way disks and people do
 (garbage, truncation, a flipped bit, deletion, a read-only directory), and runs real
-statements. Iceberg records absolute locations, so a lakehouse cannot be copied: each
-test builds its own (small: one table, one snapshot).
+statements. Iceberg records absolute locations, so a lakehouse cannot be copied to
+another place: the module builds one (small: one table, one snapshot) and keeps a copy
+of its files, and each test gets them back at the same place (``lake``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,41 @@ def build(location: str) -> str:
     # a new process would have none.
     planning.clear_cache()
     return table
+
+
+def table_of(location: str) -> str:
+    """The folder of table ns.t of the lakehouse at ``location``."""
+    (table,) = glob.glob(os.path.join(location, "tables", "ns", "t-*"))
+    return table
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """The module's lakehouse location and a copy of its files as ``build`` left them."""
+    base = tmp_path_factory.mktemp("damaged")
+    location, copy = str(base / "lake"), str(base / "pristine")
+    build(location)
+    shutil.copytree(location, copy, symlinks=True)
+    return location, copy
+
+
+def restore(pristine: tuple[str, str]) -> str:
+    """The module's lakehouse as ``build`` left it, whatever an earlier test did to it
+    (its files copied back to the same place: the absolute locations Iceberg recorded
+    stay right), and no decoded file in the process (as in ``build``); its location.
+    The copy costs a tenth of a build."""
+    location, copy = pristine
+    if os.path.exists(location):
+        shutil.rmtree(location)
+    shutil.copytree(copy, location, symlinks=True)
+    planning.clear_cache()
+    return location
+
+
+@pytest.fixture
+def lake(pristine: tuple[str, str]) -> str:
+    """A fresh copy of the module's lakehouse (``restore``): its location."""
+    return restore(pristine)
 
 
 def one(pattern: str) -> str:
@@ -121,9 +157,9 @@ METADATA_DAMAGE = {
 
 
 @pytest.mark.parametrize("damage", sorted(METADATA_DAMAGE))
-def test_a_damaged_metadata_file_is_a_corrupt_file_error_naming_it(tmp_path: Any, damage: str) -> None:
-    location = str(tmp_path / "lake")
-    path = metadata_file(build(location))
+def test_a_damaged_metadata_file_is_a_corrupt_file_error_naming_it(lake: str, damage: str) -> None:
+    location = lake
+    path = metadata_file(table_of(location))
     rewrite(path, METADATA_DAMAGE[damage])
     for sql in STATEMENTS.values():
         error = expect_named(location, sql, errors.CorruptFileError, path)
@@ -135,9 +171,9 @@ def test_a_damaged_metadata_file_is_a_corrupt_file_error_naming_it(tmp_path: Any
 
 
 @pytest.mark.parametrize("which", ["manifest list", "manifest"])
-def test_a_deleted_avro_file_is_a_missing_file_error_naming_it(tmp_path: Any, which: str) -> None:
-    location = str(tmp_path / "lake")
-    table = build(location)
+def test_a_deleted_avro_file_is_a_missing_file_error_naming_it(lake: str, which: str) -> None:
+    location = lake
+    table = table_of(location)
     path = manifest_list(table) if which == "manifest list" else manifest(table)
     os.remove(path)
     statements = dict(STATEMENTS)
@@ -171,11 +207,11 @@ AVRO_DAMAGE = {
 
 @pytest.mark.parametrize("which", ["manifest list", "manifest"])
 @pytest.mark.parametrize("damage", sorted(AVRO_DAMAGE))
-def test_a_damaged_avro_file_is_a_corrupt_file_error_naming_it(tmp_path: Any, which: str, damage: str) -> None:
+def test_a_damaged_avro_file_is_a_corrupt_file_error_naming_it(lake: str, which: str, damage: str) -> None:
     """A truncated manifest must not read as a shorter one (PyIceberg's reader stops at
     an early end of file): the damage is named, the rows are never silently fewer."""
-    location = str(tmp_path / "lake")
-    table = build(location)
+    location = lake
+    table = table_of(location)
     path = manifest_list(table) if which == "manifest list" else manifest(table)
     rewrite(path, AVRO_DAMAGE[damage])
     statements = dict(STATEMENTS)
@@ -189,14 +225,14 @@ def test_a_damaged_avro_file_is_a_corrupt_file_error_naming_it(tmp_path: Any, wh
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(which=st.sampled_from(["manifest list", "manifest"]), fraction=st.floats(0.0, 1.0, exclude_max=True), bit=st.integers(0, 7))
 def test_a_flipped_bit_anywhere_in_an_avro_file_never_gives_internal_error(
-    tmp_path_factory: pytest.TempPathFactory, which: str, fraction: float, bit: int
+    pristine: tuple[str, str], which: str, fraction: float, bit: int
 ) -> None:
     """Wherever a bit flips in a manifest list or manifest, a statement either reads the
     right rows or fails with a CorruptFileError (or MissingFileError, when the flip
     lands in a path the file records): never InternalError (iceberg.files IF2, IF4).
     A flip in a recorded path names the path it became, which is all a reader knows."""
-    location = str(tmp_path_factory.mktemp("avroflip") / "lake")
-    table = build(location)
+    location = restore(pristine)
+    table = table_of(location)
     path = manifest_list(table) if which == "manifest list" else manifest(table)
     with open(path, "rb") as f:
         data = bytearray(f.read())
@@ -213,9 +249,8 @@ def test_a_flipped_bit_anywhere_in_an_avro_file_never_gives_internal_error(
                 assert found == ROWS
 
 
-def test_a_table_whose_avro_files_are_whole_reads_as_before(tmp_path: Any) -> None:
-    location = str(tmp_path / "lake")
-    build(location)
+def test_a_table_whose_avro_files_are_whole_reads_as_before(lake: str) -> None:
+    location = lake
     for n in range(4, 8):
         run(location, f"INSERT INTO ns.t VALUES ({n}, 'x')")
     run(location, "DELETE FROM ns.t WHERE id > 3")
@@ -246,9 +281,9 @@ PARQUET_DAMAGE = {
 
 
 @pytest.mark.parametrize("damage", sorted(PARQUET_DAMAGE))
-def test_a_damaged_data_file_is_a_corrupt_file_error_naming_it(tmp_path: Any, damage: str) -> None:
-    location = str(tmp_path / "lake")
-    path = data_file(build(location))
+def test_a_damaged_data_file_is_a_corrupt_file_error_naming_it(lake: str, damage: str) -> None:
+    location = lake
+    path = data_file(table_of(location))
     rewrite(path, PARQUET_DAMAGE[damage])
     statements = {k: v for k, v in STATEMENTS.items() if k != "insert"}  # an append reads no data
     raised = 0
@@ -262,9 +297,9 @@ def test_a_damaged_data_file_is_a_corrupt_file_error_naming_it(tmp_path: Any, da
     run(location, STATEMENTS["insert"])
 
 
-def test_a_deleted_data_file_is_a_missing_file_error_naming_it(tmp_path: Any) -> None:
-    location = str(tmp_path / "lake")
-    path = data_file(build(location))
+def test_a_deleted_data_file_is_a_missing_file_error_naming_it(lake: str) -> None:
+    location = lake
+    path = data_file(table_of(location))
     os.remove(path)
     for key in ("select", "aggregate", "delete", "update"):
         expect_named(location, STATEMENTS[key], errors.MissingFileError, path)
@@ -309,11 +344,10 @@ def test_a_flipped_bit_anywhere_in_a_data_file_never_gives_an_unnamed_error(
 
 
 @pytest.fixture
-def read_only_lake(tmp_path: Any) -> Iterator[str]:
+def read_only_lake(lake: str) -> Iterator[str]:
     """A lakehouse made immutable with ``chattr +i`` (root ignores permission bits, not
     the immutable attribute): no file in it can be created, changed or removed."""
-    location = str(tmp_path / "lake")
-    build(location)
+    location = lake
     if shutil.which("chattr") is None:
         pytest.skip("chattr is not installed")
     made = subprocess.run(["chattr", "-R", "+i", location], capture_output=True, text=True)
