@@ -502,6 +502,21 @@ def s3_world(s3_server: Any) -> Iterator[tuple[str, dict[str, Any], str]]:
     yield root, options, f'"s3://{secret_bucket}/secret.csv"'
 
 
+@pytest.fixture(scope="module")
+def s3_connections(s3_world: tuple[str, dict[str, Any], str]) -> Iterator[dict[str, tl.Connection]]:
+    """Connections to the S3 lakehouse, one per set of layers ("both"; "scope_only": QX1
+    alone, its engine unlocked with the S3 filesystem registered), shared by the S3 tests
+    of the corpus: a refusal leaves the connection usable (each test checks it still
+    reads default.t), and opening an S3 lakehouse per test was most of their CPU."""
+    root, options, _ = s3_world
+    both = tl.connect(root, autocommit=True, storage_options=dict(options))
+    scope_only = tl.connect(root, autocommit=True, storage_options=dict(options))
+    scope_only.session._engine = Engine(filesystem=s3_filesystem(options), locked=False)  # noqa: SLF001
+    yield {"both": both, "scope_only": scope_only}
+    both.close()
+    scope_only.close()
+
+
 def secret_objects() -> dict[str, bytes]:
     """The other file kinds, as objects of the secret bucket."""
     sink = pa.BufferOutputStream()
@@ -534,19 +549,19 @@ def test_s3_an_unlocked_engine_reads_the_other_bucket(s3_world: tuple[str, dict[
 @pytest.mark.s3
 @pytest.mark.parametrize("layers", ["both", "scope_only"])
 @pytest.mark.parametrize("shape", S3_SHAPES)
-def test_s3_the_corpus_is_refused(s3_world: tuple[str, dict[str, Any], str], shape: str, layers: str) -> None:
+def test_s3_the_corpus_is_refused(
+    s3_world: tuple[str, dict[str, Any], str], s3_connections: dict[str, tl.Connection], shape: str, layers: str
+) -> None:
     """Through the driver on an S3 lakehouse: with both layers, and with QX1 alone (its
     engine unlocked, with the S3 filesystem registered)."""
-    root, options, name = s3_world
+    _, _, name = s3_world
     sql = SHAPES[shape].format(F=name)
-    with tl.connect(root, autocommit=True, storage_options=dict(options)) as conn:
-        if layers == "scope_only":
-            conn.session._engine = Engine(filesystem=s3_filesystem(options), locked=False)  # noqa: SLF001
-        error = attempt(conn.cursor(), sql)
-        check_refused(error, sql)
-        cur = conn.cursor()
-        cur.execute("SELECT n FROM default.t")
-        assert cur.fetchall() == [("a",)]
+    conn = s3_connections[layers]
+    error = attempt(conn.cursor(), sql)
+    check_refused(error, sql)
+    cur = conn.cursor()
+    cur.execute("SELECT n FROM default.t")
+    assert cur.fetchall() == [("a",)]
 
 
 @pytest.mark.s3
@@ -683,7 +698,9 @@ def test_where_a_query_runs_follows_scopes(sql: str, data: bool) -> None:
 @pytest.mark.s3
 @pytest.mark.parametrize("shape", ["plain", "cte_in_derived_table", "insert_cte_self_reference", "ctas_select"])
 @pytest.mark.parametrize("key", sorted(secret_objects()))
-def test_s3_every_file_kind_is_refused(s3_world: tuple[str, dict[str, Any], str], key: str, shape: str) -> None:
+def test_s3_every_file_kind_is_refused(
+    s3_world: tuple[str, dict[str, Any], str], s3_connections: dict[str, tl.Connection], key: str, shape: str
+) -> None:
     """TSV, .gz, JSON, NDJSON and Parquet objects of the other bucket, which an unlocked
     engine reads; through the driver, and on the locked engine alone."""
     root, options, csv_name = s3_world
@@ -695,8 +712,7 @@ def test_s3_every_file_kind_is_refused(s3_world: tuple[str, dict[str, Any], str]
     finally:
         engine.close()
     sql = SHAPES[shape].format(F=name)
-    with tl.connect(root, autocommit=True, storage_options=dict(options)) as conn:
-        check_refused(attempt(conn.cursor(), sql), sql)
+    check_refused(attempt(s3_connections["both"].cursor(), sql), sql)
     engine, cursor = engine_with_table(filesystem=fs, allowed=[root])
     try:
         with pytest.raises(engine.errors.PermissionException):
