@@ -167,13 +167,30 @@ def check_refused(error: Exception | None, sql: str) -> None:
     assert not isinstance(error, errors.InternalError)
 
 
-def table_rows(root: Path) -> list[tuple]:
-    with tl.connect(str(root), autocommit=True) as conn:
-        cur = conn.cursor()
-        cur.execute("SELECT n FROM default.t ORDER BY n")
-        rows = cur.fetchall()
-        cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'default'")
-        return rows + cur.fetchall()
+def table_rows(where: Path | tl.Connection) -> list[tuple]:
+    """The rows of default.t and the names of the tables, through a new connection to the
+    lakehouse at ``where`` or through the connection ``where`` (autocommit: what it shows
+    is what it committed, its own uncommitted writes too)."""
+    if isinstance(where, Path):
+        with tl.connect(str(where), autocommit=True) as conn:
+            return table_rows(conn)
+    cur = where.cursor()
+    cur.execute("SELECT n FROM default.t ORDER BY n")
+    rows = cur.fetchall()
+    cur.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'default'")
+    return rows + cur.fetchall()
+
+
+@pytest.fixture(scope="module")
+def unlocked_world(world: tuple[Path, Forbidden]) -> Iterator[tuple[tl.Connection, list[tuple]]]:
+    """(a connection to ``world``'s lakehouse with its engine unlocked, what table_rows
+    shows there before any test): shared by the ~200 tests of the corpus on QX1 alone,
+    each of which opened the lakehouse three times. A refusal leaves it usable; each
+    test checks through it that nothing was written."""
+    root, _ = world
+    conn = unlocked(tl.connect(str(root), autocommit=True))
+    yield conn, table_rows(root)
+    conn.close()
 
 
 NAMES = ["csv", "tsv", "csv_gz", "json", "ndjson", "parquet", "backticks", "glob", "s3_url", "http_url"]
@@ -196,19 +213,20 @@ def test_an_unlocked_engine_reads_the_files(world: tuple[Path, Forbidden]) -> No
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("shape", sorted(SHAPES))
-def test_scope_layer_alone_refuses_the_corpus(world: tuple[Path, Forbidden], shape: str, name: str) -> None:
+def test_scope_layer_alone_refuses_the_corpus(
+    world: tuple[Path, Forbidden], unlocked_world: tuple[tl.Connection, list[tuple]], shape: str, name: str
+) -> None:
     """QX1 alone (on an unlocked engine): every escape is ObjectNotFoundError (or another
     refusal), nothing of the file shows, nothing is written."""
-    root, forbidden = world
+    _, forbidden = world
+    conn, before = unlocked_world
     sql = SHAPES[shape].format(F=forbidden.names()[name])
-    before = table_rows(root)
-    with unlocked(tl.connect(str(root), autocommit=True)) as conn:
-        error = attempt(conn.cursor(), sql)
+    error = attempt(conn.cursor(), sql)
     check_refused(error, sql)
     if "{F} f" in SHAPES[shape] or shape in ("plain", "insert_select", "ctas_select"):
         assert isinstance(error, errors.ObjectNotFoundError), error
         assert "does not exist" in str(error)
-    assert table_rows(root) == before
+    assert table_rows(conn) == before
 
 
 @pytest.mark.parametrize("shape", sorted(REFUSED_SHAPES))
