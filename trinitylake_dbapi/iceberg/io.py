@@ -302,6 +302,7 @@ class DurableFileIO(PyArrowFileIO):
         #: Directories (path, inode) whose entry in their parent was made durable.
         self._named_durably: set[tuple[str, int]] = set()
         self._pool: ThreadPoolExecutor | None = None
+        self._pool_pid = 0  # the process whose thread the pool has (a forked child starts its own)
         #: F3: small files written here, by location (least recently used first).
         self._remembered: OrderedDict[str, bytes] = OrderedDict()
         #: F4: when each file was opened for writing here (monotonic), oldest first.
@@ -389,8 +390,9 @@ class DurableFileIO(PyArrowFileIO):
         :meth:`sync_written` again (for files written since), before anything names the
         files."""
         with self._lock:
-            if self._pool is None:
+            if self._pool is None or self._pool_pid != os.getpid():  # a pool forked without its thread never runs
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tl-iceberg-sync")
+                self._pool_pid = os.getpid()
             pool = self._pool
         return pool.submit(self.sync_written)
 

@@ -48,6 +48,7 @@ from pyiceberg.table.metadata import TableMetadata
 
 from ..errors import IntegrityError
 from ..storage.locations import canonical_location
+from .duckdb_fork import connect, opened_here
 from .manifests import manifest_entries, snapshot_manifests
 from .planning import plan_snapshot, snapshot_data_files
 from .tables import Confinement
@@ -72,25 +73,13 @@ def key_columns(metadata: TableMetadata, declared: Sequence[str] = ()) -> list[A
 
 def _duck() -> Any:
     """This thread's DuckDB connection for the comparisons (PK5); a new one in a process
-    forked from the one that opened it. A DuckDB connection does not survive a fork:
-    using the inherited one, or letting it be closed (its destructor waits for threads
-    the child does not have), hangs the child; so it is kept, unused, for the process's
-    life."""
-    import os
-
-    pid, con = getattr(_local, "con", (None, None))
-    if con is None or pid != os.getpid():
-        import duckdb
-
-        if con is not None:
-            _INHERITED.append(con)  # never closed in this process (see above)
-        con = duckdb.connect(config={"threads": 1})
-        _local.con = (os.getpid(), con)
+    forked from the one that opened it (duckdb_fork DF3: the inherited one is never used
+    or closed there)."""
+    con = getattr(_local, "con", None)
+    if con is None or not opened_here(con):
+        con = connect(config={"threads": 1})
+        _local.con = con
     return con
-
-
-#: Connections inherited through a fork (:func:`_duck`): referenced so that they are never closed.
-_INHERITED: list[Any] = []
 
 
 def _read_keys(metadata: TableMetadata, io: FileIO, fields: list[Any], tasks: list[Any], row_filter: Any,

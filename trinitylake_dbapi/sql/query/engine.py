@@ -38,6 +38,10 @@ Rules:
       engine has replaced since (QX2 admission) makes views of its own instead.
       Measured (2026-11-27, duckdb 2.0.1): a SELECT over a 15-file table spent about
       0.7 ms of its 4 ms making its TEMP view; reusing one costs a dictionary lookup.
+  QX4. A connection used in a process forked from the one that opened it gives that
+      process a database of its own, with the same settings and lock-down, on its
+      first statement there; the inherited databases are never used or closed in the
+      child (iceberg.duckdb_fork DF2, DF3: that hangs the child).
 
 Also here: the planned files of each snapshot, the field-id findings of each data
 file's footer (Q10, sql.query.views) and the decoded position delete files
@@ -57,6 +61,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Collection, Iterator, Sequence
 
 from trinitylake_dbapi.errors import Error, OperationalError, ProgrammingError
+from trinitylake_dbapi.iceberg import duckdb_fork
 from trinitylake_dbapi.sql.control import StatementControl
 from trinitylake_dbapi.sql.query.positions import DeletedRows, data_file_key
 from trinitylake_dbapi.sql.query.translate import duckdb_message
@@ -192,7 +197,7 @@ class Engine:
             # needed and removes it on close; it may always read its temp directory).
             config["temp_directory"] = os.path.join(tempfile.gettempdir(), f"trinitylake-duckdb-{uuid.uuid4().hex}")
             config["python_enable_replacements"] = "false"
-        db = self._duckdb.connect(":memory:", config=config)
+        db = duckdb_fork.connect(":memory:", config=config)
         db.execute("SET TimeZone = 'UTC'")
         if self._memory_limit is not None:
             db.execute(f"SET memory_limit = '{self._memory_limit}'")
@@ -337,6 +342,12 @@ class Engine:
         with self._lock:
             if self._closed:
                 raise OperationalError("the connection's data engine is closed")
+            if not duckdb_fork.opened_here(self._db):  # QX4: a forked child opens its own
+                self._retired = []
+                self._db = self._open()
+                self._generation += 1
+                self._shared.clear()  # QX3: those views are the inherited database's
+                self._shared_chars = 0
             return self._db.cursor(), self._generation
 
     def close(self) -> None:
@@ -344,7 +355,8 @@ class Engine:
             if not self._closed:
                 self._closed = True
                 for db in [*self._retired, self._db]:
-                    db.close()
+                    if duckdb_fork.opened_here(db):  # QX4: never one inherited through a fork
+                        db.close()
                 self._retired.clear()
 
     @property
