@@ -185,3 +185,26 @@ def test_views_after_an_admission_of_an_external_table(tmp_path: Path) -> None:
         assert q(cur, "SELECT n FROM default.t ORDER BY n") == [("managed",), ("second",)]
         assert q(cur, "SELECT n FROM default.ext") == [("external",)]
         assert conn.session.data_engine().shared_view_info()["views"] == len(shared_names(conn))
+
+
+def test_two_statements_making_the_same_view_at_once_both_read_through_it(tmp_path: Path) -> None:
+    """QX3 under threadsafety 2: while one statement makes the view of a text, another
+    statement (another thread's cursor of the same connection) makes and starts using
+    one of the same text; the first then uses that one, and nothing drops it."""
+    engine = engine_module.Engine(allowed=[str(tmp_path)])
+    first, generation = engine.cursor_of_database()
+    second, _ = engine.cursor_of_database()
+    text = "SELECT 42 AS x"
+    meanwhile: dict[str, str | None] = {}
+
+    def run_first(sql: str) -> None:
+        first.execute(sql)
+        if sql.startswith("CREATE VIEW") and "name" not in meanwhile:
+            meanwhile["name"] = engine.shared_view(text, generation, second.execute)
+
+    name = engine.shared_view(text, generation, run_first)
+    assert name == meanwhile["name"]
+    assert second.execute(f"SELECT x FROM {meanwhile['name']}").fetchall() == [(42,)]
+    assert first.execute(f"SELECT x FROM {name}").fetchall() == [(42,)]
+    assert engine.shared_view_info()["views"] == 1
+    engine.close()

@@ -257,12 +257,14 @@ class Engine:
             with self._lock:
                 if generation != self._generation:
                     return name  # made in the asker's database, which alone can read it
-                earlier = self._shared.pop(sql, None)
-                dropped = [] if earlier is None else [earlier]  # another thread made one meanwhile
-                self._shared_chars -= 0 if earlier is None else len(sql)
-                self._shared[sql] = name
-                self._shared_chars += len(sql)
-                dropped += self._over_bounds({*keep, name})
+                earlier = self._shared.get(sql)
+                if earlier is not None:  # another thread made one meanwhile, which it may be using:
+                    self._shared.move_to_end(sql)  # this statement uses it too; its own goes
+                    dropped, name = [name], earlier
+                else:
+                    self._shared[sql] = name
+                    self._shared_chars += len(sql)
+                    dropped = self._over_bounds({*keep, name})
         for view in dropped:
             run(f"DROP VIEW IF EXISTS {view}")
         return name
