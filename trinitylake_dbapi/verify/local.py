@@ -53,9 +53,6 @@ from . import rules
 
 __all__ = ["LocalVerifier"]
 
-#: Names of an Iceberg table's metadata files (metadata, manifest lists, manifests),
-#: which may lie under its write.metadata.path (iceberg.tables M6).
-_METADATA_SUFFIXES = (".metadata.json", ".metadata.json.gz", ".gz.metadata.json", ".avro")
 
 
 @dataclass(frozen=True)
@@ -551,10 +548,14 @@ class LocalVerifier:
         if managed and location_within(metadata.location, root) is None:
             self.problem(path, R_ICEBERG, f"the table location {metadata.location} of {location} {outside}")
         elif managed:
+            from ..iceberg.oldmetadata import is_metadata_file
+
             def misplaced(file: str) -> bool:  # iceberg.tables M6: metadata files anywhere inside the root
                 if location_within(file, metadata.location) is not None:
                     return False
-                return not (file.endswith(_METADATA_SUFFIXES) and in_metadata_area(file, root))
+                # metadata files, manifest lists and manifests may lie under write.metadata.path
+                named_as_metadata = is_metadata_file(file) or file.endswith(".avro")
+                return not (named_as_metadata and in_metadata_area(file, root))
 
             for file in sorted(filter(misplaced, reached.files)):
                 self.problem(
