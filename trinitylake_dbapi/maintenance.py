@@ -70,8 +70,9 @@ Rules (SPEC 7):
      those under table locations: deleted when no kept version of ANY table reaches
      them, so tables that share the directory keep each other's files. Other files
      there are never touched (E6), nor anything under an EXTERNAL table's location,
-     ``write.metadata.path`` or the directory of its metadata file. (Spark's
-     distributed expiration does not reclaim these directories yet: their files stay.)
+     ``write.metadata.path`` or the directory of its metadata file. Spark's
+     distributed expiration lists these directories too and keeps exactly these
+     files (the same ``TableLocations``, the same ``unreadable_kept_metadata``).
   E7 A root is deleted no sooner than EXPIRED_ROOT_DELETE_DELAY_S after the listing that
      showed it (measured on this process's monotonic clock). A root that was missing
      when a writer last looked therefore cannot appear and vanish within that writer's
@@ -92,7 +93,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from .errors import CorruptFileError, InvalidLocationError, ObjectExistsError
 from .format import paths
@@ -466,6 +467,25 @@ def iceberg_files_reached(
     return {relative for relative in (location_within(f, root) for f in reached.files) if relative is not None}
 
 
+def unreadable_kept_metadata(reached: Any, deleted: Iterable[str]) -> list[CorruptFileError]:
+    """E8: what stops an expiration among the metadata files kept versions name that
+    ``reached`` (an ``iceberg.reach.Reached``) could not read, one error each, sorted by
+    location; none for a file deleted after a later commit (iceberg.oldmetadata OM5: it
+    does not exist and lies under one of the ``deleted`` directories, those of the tables
+    any existing version names that delete their old metadata): it reaches nothing.
+    Local and Spark expiration both judge here."""
+    if not reached.missing:
+        return []
+    from .iceberg.oldmetadata import explains_missing
+
+    deleted = set(deleted)
+    return [
+        CorruptFileError(location, f"Iceberg metadata named by a kept version {reason}; no Iceberg file is deleted")
+        for location, reason in sorted(reached.missing.items())
+        if location not in reached.absent or not explains_missing(location, deleted)
+    ]
+
+
 def iceberg_files_to_delete(
     lakehouse: Lakehouse,
     listing: Sequence[str],
@@ -480,7 +500,6 @@ def iceberg_files_to_delete(
     if all(is_expirable_file(p) or p == paths.LATEST_HINT_PATH for p in listing):
         return []  # no file but the format's own: no definition is read, nothing imported
     pointers = metadata_pointers(table_definitions(lakehouse, every_definition))
-    from .iceberg.oldmetadata import explains_missing
     from .iceberg.reach import IcebergReach
 
     root = lakehouse.storage.root_uri
@@ -488,12 +507,9 @@ def iceberg_files_to_delete(
     reach = IcebergReach(storage_options)
     live_files = reach.reach(location for location, _ in kept_pointers)
     if live_files.missing:
-        deleted = reach.deletion_prefixes(pointers)  # iceberg.oldmetadata OM5
-        for location, reason in sorted(live_files.missing.items()):
-            if location not in live_files.absent or not explains_missing(location, deleted):
-                raise CorruptFileError(
-                    location, f"Iceberg metadata named by a kept version {reason}; no Iceberg file is deleted"
-                )
+        problems = unreadable_kept_metadata(live_files, reach.deletion_prefixes(pointers))  # OM5
+        if problems:
+            raise problems[0]
     locations = TableLocations.of(root, reach.table_locations(pointers), reach.metadata_paths(pointers))
     live = {relative for relative in (location_within(f, root) for f in live_files.files) if relative is not None}
     doomed = []

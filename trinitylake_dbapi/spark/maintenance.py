@@ -42,7 +42,12 @@ Every Spark job is named (job group ``trinitylake-<operation>-<id>``, descriptio
 master when stderr is a terminal (``progress=``).
 
 A failure to read a file the walk needs (missing, corrupt) stops the operation before
-anything is deleted or recorded, with the same error the local code raises.
+anything is deleted or recorded, with the same error the local code raises; a kept
+version's Iceberg metadata file deleted after a later commit (iceberg.oldmetadata OM5)
+reaches nothing, as locally. Iceberg files are those of ``maintenance.TableLocations``
+(E8, E12): under MANAGED tables' locations, and Iceberg metadata files under their
+``write.metadata.path`` inside the root, never under an EXTERNAL table's location,
+``write.metadata.path`` or metadata directory.
 
 Needs classic Spark (the jobs use ``sparkContext``; Spark Connect has none) and a
 location every executor can reach (a local path on one machine, or an object store;
@@ -275,27 +280,41 @@ def _pointers(location: rt.Location, counter: Any) -> Callable[[Iterable[Any]], 
     return run
 
 
-def _table_locations(location: rt.Location) -> Callable[[Iterable[Any]], Iterator[tuple[str, bool]]]:
-    def run(rows: Iterable[Any]) -> Iterator[tuple[str, bool]]:
+def _table_facts(location: rt.Location) -> Callable[[Iterable[Any]], Iterator[tuple[str, str, bool]]]:
+    """E8, E12, OM5 on executors, from (metadata location, is EXTERNAL) pointers of every
+    existing version's tables, as ``maintenance.iceberg_files_to_delete`` computes them:
+    ("table", table location, flag), ("metadata", ``write.metadata.path`` or an EXTERNAL
+    table's metadata directory, flag) and ("deletes", directory of a MANAGED table that
+    deletes its old metadata, False) rows."""
+
+    def run(rows: Iterable[Any]) -> Iterator[tuple[str, str, bool]]:
         from ..iceberg.reach import IcebergReach
 
-        yield from IcebergReach(location.storage_options).table_locations((row[0], row[1]) for row in rows)
+        pointers = [(row[0], bool(row[1])) for row in rows]
+        reach = IcebergReach(location.storage_options)
+        for where, flag in reach.table_locations(pointers):
+            yield "table", where, flag
+        for where, flag in reach.metadata_paths(pointers):
+            yield "metadata", where, flag
+        for where in sorted(reach.deletion_prefixes(pointers)):
+            yield "deletes", where, False
 
     return run
 
 
-def _live_files(location: rt.Location) -> Callable[[Iterable[Any]], Iterator[tuple]]:
+def _live_files(location: rt.Location, deleted: frozenset[str]) -> Callable[[Iterable[Any]], Iterator[tuple]]:
     """E8 on executors: the files under the root that kept metadata files reach
     (iceberg.reach R1, R4: canonical locations, compared with the root as the local
-    expiration does), or an error row for one that cannot be read."""
+    expiration does), or an error row for one that cannot be read, unless it was
+    deleted after a later commit under one of the ``deleted`` directories (OM5:
+    ``maintenance.unreadable_kept_metadata`` judges, as for the local expiration)."""
 
     def run(rows: Iterable[Any]) -> Iterator[tuple]:
         from ..iceberg.reach import IcebergReach
 
         reached = IcebergReach(location.storage_options).reach(row[0] for row in rows)
-        for where, reason in sorted(reached.missing.items()):
-            error = CorruptFileError(where, f"Iceberg metadata named by a kept version {reason}; no Iceberg file is deleted")
-            yield (*_error_row(where, error), 0)
+        for error in local.unreadable_kept_metadata(reached, deleted):
+            yield (*_error_row(error.path, error), 0)
         for file in reached.files:
             relative = location_within(file, location.uri)  # canonical forms (storage U4)
             if relative is not None:
@@ -401,9 +420,14 @@ class _Job:
         return listed.union(top).localCheckpoint(eager=True)
 
     def iceberg_candidates(self, lakehouse: Lakehouse, kept: list[int], reached: DataFrame) -> DataFrame:
-        """E8 (``maintenance.iceberg_files_to_delete``, split over executors): the
-        Iceberg files under lakehouse-owned table locations that no kept version's
-        metadata reaches, as (path, expired=False) rows for ``_doomed``'s age check."""
+        """E8, E12 (``maintenance.iceberg_files_to_delete``, split over executors): the
+        Iceberg files under lakehouse-owned table locations, and the Iceberg metadata
+        files under managed tables' ``write.metadata.path``, that no kept version's
+        metadata reaches (never under an EXTERNAL table's location or metadata
+        directory: ``maintenance.TableLocations``), as (path, expired=False) rows for
+        ``_doomed``'s age check. A kept version's metadata file deleted after a later
+        commit (iceberg.oldmetadata OM5) reaches nothing; any other that cannot be read
+        stops the expiration."""
         self.progress.step("finding the tables' Iceberg files no kept version reaches")
         # Table definition files (the executors check each name exactly, paths rule FP1).
         table_defs = reached.filter(F.col("path").contains("-table-") & F.col("path").endswith(".binpb"))
@@ -424,12 +448,23 @@ class _Job:
         kept_metadata = self.frame(
             self.sc.parallelize(ranges, parts).mapPartitions(_kept_metadata(self.location)), _PATH
         ).distinct()
-        tables = pointers.rdd.mapPartitions(_table_locations(self.location)).distinct().collect()
-        owned = local.TableLocations.of(self.location.uri, [(row[0], row[1]) for row in tables])
-        live = self.frame(kept_metadata.rdd.mapPartitions(_live_files(self.location)), _REACH)
+        # Pointers of every existing version (kept and expired), as locally: a table only
+        # expired versions name owns its files still, and may explain a deleted file (OM5).
+        facts = pointers.rdd.mapPartitions(_table_facts(self.location)).distinct().collect()
+        owned = local.TableLocations.of(
+            self.location.uri,
+            [(where, flag) for kind, where, flag in facts if kind == "table"],
+            [(where, flag) for kind, where, flag in facts if kind == "metadata"],
+        )
+        deleted = frozenset(where for kind, where, _ in facts if kind == "deletes")
+        live = self.frame(kept_metadata.rdd.mapPartitions(_live_files(self.location, deleted)), _REACH)
         live = live.localCheckpoint(eager=True)
         _check_errors(live)
-        prefixes = self.sc.parallelize(list(owned.owned), max(1, len(owned.owned)))
+        # E12: the metadata directories are listed too (holds() keeps only Iceberg
+        # metadata names there); a directory inside another listed one is listed once.
+        where = sorted(set(owned.owned) | set(owned.metadata))
+        where = [p for p in where if not any(p != q and p.startswith(q) for q in where)]
+        prefixes = self.sc.parallelize(where, max(1, len(where)))
         listed = self.frame(prefixes.mapPartitions(_list_owned(self.location, owned)), _PATH)
         return listed.join(live.select("path"), "path", "left_anti").select(
             "path", F.lit(False).alias("expired")
