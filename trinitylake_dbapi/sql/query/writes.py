@@ -10,6 +10,8 @@ Rules:
       commit made, through the connection's Iceberg catalog, in the statement's
       transaction (iceberg.catalog P4): it is published with the transaction, as one
       lakehouse version with everything else the transaction did, or not at all.
+      (A one-row INSERT of plain values is checked and converted in Python with the
+      same results, sql.query.onerow Q12; every row that would fail comes here.)
   Q9. Values a client cannot read back are refused before they are written (Q3's
       DataError naming the column): a DATE or TIMESTAMP outside the years 1-9999
       (DuckDB holds them; Python's datetime and PyIceberg's statistics do not), and
@@ -47,6 +49,7 @@ from trinitylake_dbapi.sql.query.bulk import (
 )
 from trinitylake_dbapi.sql.query.engine import data_file_key
 from trinitylake_dbapi.sql.query.names import is_system_table
+from trinitylake_dbapi.sql.query.onerow import plain_row
 from trinitylake_dbapi.sql.query.types import stored_arrow_type
 from trinitylake_dbapi.sql.query.translate import (
     duckdb_message,
@@ -378,6 +381,10 @@ def run_insert(insert: exp.Insert, session: Session, parameter_rows: Sequence[An
         parameters = parameter_table(holes, parameter_rows, lambda i: stored_arrow_type(info.columns, names[i]))
         if parameters is None:
             insert = bound_rows(insert, parameter_rows)
+    if parameters is None:
+        plain = plain_row(insert.expression, info.columns, provided)  # Q12: without DuckDB
+        if plain is not None:
+            return _append(session, namespace, name, plain)
     with DataStatement(session) as statement, translating(insert, statement):
         if parameters is not None:
             statement.cursor.register("__tl_parameters", parameters)
