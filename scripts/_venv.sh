@@ -13,9 +13,16 @@ fi
 extras_tag="${TL_EXTRAS//[ ,]/_}"
 stamp=".venv/.installed-${extras_tag}-$(sha1sum < pyproject.toml | cut -c1-12)"
 # The packages go in with uv (from PyPI, into .venv), which takes about a third of pip's
-# time here (pyspark alone is ~400 MB); pip does it if uv cannot.
+# time here (pyspark alone is ~400 MB); pip does it if uv cannot. uv tries its cache
+# alone first (--offline): online, it revalidates every index page (~17 s) and PyPI's
+# answer for pyspark's source archive (it publishes no wheel) comes back "modified", so
+# uv built pyspark again for every new .venv (~45 s, and ~0.9 GB more in uv's cache each
+# time: 49 builds, 44 GB, on the development host); from the cache a fresh .venv takes
+# ~7 s. Anything the cache lacks (a first run, a new dependency) makes it fail, and the
+# online install follows.
 install() {  # install ARGS...: pip-style arguments, into .venv's interpreter
-    .venv/bin/uv pip install --quiet --python .venv/bin/python "$@" \
+    .venv/bin/uv pip install --quiet --offline --python .venv/bin/python "$@" 2>/dev/null \
+        || .venv/bin/uv pip install --quiet --python .venv/bin/python "$@" \
         || { echo "uv pip install failed; installing with pip" >&2; \
              .venv/bin/python -m pip install --quiet "$@"; }
 }
