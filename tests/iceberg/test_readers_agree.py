@@ -7,7 +7,6 @@ version names read exactly the rows a plain Python model of the history holds.""
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -42,8 +41,12 @@ def _text(rows: Rows) -> list[tuple]:
     auto=st.sampled_from([None, 2, 3]),
     steps=st.lists(_step, min_size=4, max_size=14),
 )
-def test_every_version_reads_the_same_rows_in_every_reader(partitioned: bool, auto: int | None, steps: list) -> None:
-    location = os.path.join(tempfile.mkdtemp(prefix="agree-"), "lake")
+def test_every_version_reads_the_same_rows_in_every_reader(
+    tmp_path_factory: Any, partitioned: bool, auto: int | None, steps: list
+) -> None:
+    # A directory per example under the run's basetemp (pytest keeps the last 3 runs'),
+    # as cheap as mkdtemp; the system temp directory kept one per example for ever.
+    location = os.path.join(tmp_path_factory.mktemp("agree"), "lake")
     con = tl.connect(location, create=True, autocommit=True)
     cur = con.cursor()
     props = "" if auto is None else f" TBLPROPERTIES ('compaction.auto.min-delete-files' = '{auto}')"
