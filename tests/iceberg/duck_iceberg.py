@@ -26,25 +26,23 @@ OVERLAY = Path(os.environ.get("TL_DUCKDB_ICEBERG", REPO / ".venv-duckdb-iceberg"
 #: JSON line each on stdout: the rows of each location (every column, as text: values
 #: compare exactly across readers), or {"error": traceback}. Each request gets a new
 #: in-memory DuckDB database (nothing cached from one request to the next); the child
-#: itself, with duckdb imported and the extensions installed, lives as long as the test
+#: itself, with duckdb imported, lives as long as the test
 #: process (a fresh interpreter per scan cost ~0.7 s of CPU, most of these files' CPU).
 _SCRIPT = r"""
-import glob, json, os, sys, tempfile, traceback
+import glob, json, os, sys, traceback
 import duckdb
 overlay = sys.argv[1]
-config = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false",
-          "extension_directory": tempfile.mkdtemp()}
-con = duckdb.connect(config=config)
-for name in ("avro", "iceberg"):
-    path = glob.glob(os.path.join(overlay, f"duckdb_extension_{name}", "extensions", "*", f"{name}.duckdb_extension"))[0]
-    con.execute(f"INSTALL '{path}'")
-con.close()
+config = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
+# Loaded from the wheels' files (avro first: iceberg needs it), not INSTALLed: an INSTALL
+# copies them into an extension directory, which nobody removed.
+paths = [glob.glob(os.path.join(overlay, f"duckdb_extension_{name}", "extensions", "*", f"{name}.duckdb_extension"))[0]
+         for name in ("avro", "iceberg")]
 for line in sys.stdin:
     try:
         con = duckdb.connect(config=config)
         con.execute("SET enable_progress_bar = false")
-        for name in ("avro", "iceberg"):
-            con.execute(f"LOAD {name}")
+        for path in paths:
+            con.execute(f"LOAD '{path}'")
         out = []
         for metadata in json.loads(line):
             rel = con.sql(f"SELECT * FROM iceberg_scan('{metadata}')")

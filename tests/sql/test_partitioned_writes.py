@@ -238,15 +238,13 @@ OVERLAY = Path(os.environ.get("TL_DUCKDB_ICEBERG", REPO / ".venv-duckdb-iceberg"
 #: DuckDB 1.5.5 with its iceberg extension, offline (NOTES "DuckDB offline"), in a child
 #: process: argv[1] = overlay, argv[2] = metadata location; prints the rows as JSON.
 DUCK = r"""
-import glob, json, os, sys, tempfile
+import glob, json, os, sys
 import duckdb
 overlay, metadata = sys.argv[1:3]
-con = duckdb.connect(config={"autoinstall_known_extensions": "false", "autoload_known_extensions": "false",
-                             "extension_directory": tempfile.mkdtemp()})
-for name in ("avro", "iceberg"):
+con = duckdb.connect(config={"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"})
+for name in ("avro", "iceberg"):  # LOADed from the wheel's file: an INSTALL would copy it into an extension directory
     path = glob.glob(os.path.join(overlay, f"duckdb_extension_{name}", "extensions", "*", f"{name}.duckdb_extension"))[0]
-    con.execute(f"INSTALL '{path}'")
-    con.execute(f"LOAD {name}")
+    con.execute(f"LOAD '{path}'")
 rows = con.execute(f"SELECT ts, id, name, region, CAST(amount AS VARCHAR) FROM iceberg_scan('{metadata}') ORDER BY id").fetchall()
 print(json.dumps([list(r) for r in rows], default=str))
 """
