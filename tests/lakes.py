@@ -94,12 +94,12 @@ def new_lake(backend: str, request: pytest.FixtureRequest, tmp_path: Any) -> Ite
 
 
 @pytest.fixture(scope="session")
-def gcs_server() -> Iterator[Any]:
-    """fake-gcs-server on 127.0.0.1 for the session (tests/gcs_server.py); fails, never
-    skips, when it cannot start."""
+def gcs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """fake-gcs-server on 127.0.0.1 for the session (tests/gcs_server.py), its log in the
+    run's basetemp; fails, never skips, when it cannot start."""
     from gcs_server import running_gcs_server
 
-    with running_gcs_server() as server:
+    with running_gcs_server(tmp_path_factory.mktemp("fake-gcs")) as server:
         yield server
 
 
