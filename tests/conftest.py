@@ -19,6 +19,10 @@ Parallel runs (pytest-xdist; ``scripts/test`` passes ``-n`` with one worker more
     modules in ``WHOLE_MODULES``. xdist's own ``--dist loadgroup`` does not group on
     pytest 9.2 (pytest-xdist issue 1386: it renames node ids, which pytest 9.2 no longer
     lets it do), so the grouping is done here, from the node ids, by the scheduler.
+
+Temporary files
+    Each pytest process's temp directory is in its basetemp, and a test that leaves a
+    file there fails the run: tests/temp_guard.py (TMP1, TMP2).
 """
 
 from __future__ import annotations
@@ -47,8 +51,9 @@ _hypothesis_settings.register_profile("trinitylake", deadline=None,
                                       suppress_health_check=[HealthCheck.too_slow])
 _hypothesis_settings.load_profile("trinitylake")
 
-# The lakehouse fixtures of tests/lakes.py, for every directory (instead of a conftest each).
-pytest_plugins = ["lakes"]
+# The lakehouse fixtures of tests/lakes.py, for every directory (instead of a conftest each),
+# and the temp directory's guard.
+pytest_plugins = ["lakes", "temp_guard"]
 
 #: Node id prefixes whose tests run on one pytest-xdist worker, with the group's name.
 GROUPS = {
