@@ -40,7 +40,7 @@ _TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 if _TESTS_DIR not in sys.path:
     sys.path.insert(0, _TESTS_DIR)
 
-from s3_server import S3Server, running_s3_server  # noqa: E402
+from s3_server import S3Server, running_s3_server, share_botocore_models  # noqa: E402
 
 # No wall-clock limits on Hypothesis' examples (tests/deadlines.py DL3): the per-example
 # deadline and the too_slow health check fail a test on a loaded host, not a slow code path.
@@ -312,6 +312,7 @@ def memory_filesystem_left_as_found() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def s3_server() -> Iterator[S3Server]:
+    share_botocore_models()  # botocore's JSON parsed once per process (tests/s3_server.py)
     with running_s3_server() as server:
         yield server
 

@@ -66,6 +66,54 @@ def _serialize_s3_puts() -> None:
         _patched = True
 
 
+_shared_models: dict[tuple, Any] = {}
+
+
+def share_botocore_models() -> None:
+    """Parse each of botocore's data files (the S3 service model, its endpoint rules,
+    partitions, retry and default settings) once per process instead of once per client
+    session (idempotent, process-wide; the tests' ``s3_server`` fixture calls it, the
+    bench does not).
+
+    Why: the tests' s3fs options skip fsspec's instance cache, so every ``Storage``,
+    connection and verify on S3 opens a new s3fs filesystem, whose new aiobotocore
+    session has a new botocore ``Loader`` that parses the same JSON files again
+    (about 0.1 s of CPU each; 16 times in one test of tests/iceberg/test_locations.py,
+    a third of its CPU). botocore's own ``instance_cache`` already shares these
+    dicts among all the clients of one session; this shares them among sessions
+    with the same loader class, search paths and extras (moto's loader, with its
+    "moto" extras, keeps its own). Service model files are not shared below
+    ``load_service_model``: extras are merged into them in place."""
+    from botocore import loaders
+
+    if getattr(loaders.Loader, "_tl_shared_models", False):
+        return
+    load_service_model, load_data = loaders.Loader.load_service_model, loaders.Loader.load_data
+
+    def key(loader: Any, *args: Any) -> tuple:
+        return (type(loader), tuple(loader.search_paths), tuple(loader.extras_types), *args)
+
+    @functools.wraps(load_service_model)
+    def shared_service_model(self: Any, service_name: str, type_name: str, api_version: str | None = None) -> Any:
+        k = key(self, "model", service_name, type_name, api_version)
+        if k not in _shared_models:
+            _shared_models[k] = load_service_model(self, service_name, type_name, api_version)
+        return _shared_models[k]
+
+    @functools.wraps(load_data)
+    def shared_data(self: Any, name: str) -> Any:
+        if "/" in name:  # a service's file (service/version/type): see above
+            return load_data(self, name)
+        k = key(self, "data", name)
+        if k not in _shared_models:
+            _shared_models[k] = load_data(self, name)
+        return _shared_models[k]
+
+    loaders.Loader.load_service_model = shared_service_model
+    loaders.Loader.load_data = shared_data
+    loaders.Loader._tl_shared_models = True
+
+
 #: Request kinds of :meth:`WireRequest.kind`, in report order.
 WIRE_KINDS = ("HEAD", "GET", "PUT", "DELETE", "LIST", "POST")
 
