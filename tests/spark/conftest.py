@@ -21,7 +21,7 @@ _REPO = os.path.dirname(_TESTS)
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     # The JVM and the Python workers it starts take these when the session starts; put
     # the process environment back afterwards so other tests' subprocesses never see them.
     saved = {k: os.environ.get(k) for k in ("SPARK_LOCAL_IP", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYTHONPATH")}
@@ -34,6 +34,10 @@ def spark() -> Iterator[Any]:
             path.insert(0, extra)
     os.environ["PYTHONPATH"] = os.pathsep.join(path)
 
+    # Spark's scratch (blockmgr-*, spark-*, artifacts-*, the native libraries it unpacks)
+    # in the run's basetemp, not the JVM's /tmp: the JVM removes it at its exit, but one
+    # killed left it there (java.io.tmpdir ignores TMPDIR, tests/temp_guard.py).
+    scratch = tmp_path_factory.mktemp("spark")
     from pyspark.sql import SparkSession
 
     from trinitylake_dbapi.spark import register
@@ -46,7 +50,8 @@ def spark() -> Iterator[Any]:
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.sql.timeType.enabled", "true")
-        .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
+        .config("spark.local.dir", str(scratch))
+        .config("spark.driver.extraJavaOptions", f"-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.io.tmpdir={scratch}")
         .config("spark.executor.extraJavaOptions", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
         .getOrCreate()
     )
