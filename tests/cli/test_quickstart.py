@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import warm_cli
 from deadlines import HANG_S
 
 # Slow: the whole tour, in a shell, as processes (scripts/test --quick leaves it out).
@@ -28,6 +29,9 @@ def _squeeze(text: str) -> str:
 def test_the_tour_runs_and_shows_data_merge_partitions_keys_time_travel_and_rollback(tmp_path: Path) -> None:
     env = {**os.environ, "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]]),
            "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "dialect"), os.environ.get("PYTHONPATH", "")])}
+    # The tour's `trinitylake` commands run forked from a warm process that has the package
+    # imported (tests/warm_cli.py: a bash function of that name), not in fresh interpreters.
+    env = warm_cli.env(env)
     lake = tmp_path / "lake"
     done = subprocess.run(["bash", str(REPO / "scripts" / "_tour.sh"), str(lake), "1"], env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=HANG_S,

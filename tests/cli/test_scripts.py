@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import warm_cli
 from deadlines import HANG_S
 from trinitylake_dbapi.cli import format_csv, format_json, format_markdown, format_table, main
 
@@ -46,10 +47,10 @@ MARKDOWN = (
 
 
 def shell(lake: str, *args: str, stdin: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """The command in a process of its own (as users run it)."""
+    """The command in a process of its own (as users run it), forked from a warm one that
+    has the package imported (tests/warm_cli.py), with pipes for its standard streams."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-m", "trinitylake_dbapi.cli", lake, *args], input=stdin,
-                          capture_output=True, text=True, env=env, cwd=cwd, timeout=HANG_S)  # fmt: skip
+    return warm_cli.run(lake, *args, stdin=stdin, cwd=cwd, environment=env)
 
 
 @pytest.mark.slow
@@ -164,7 +165,9 @@ def test_a_plain_script_with_commands_imports_no_sqlglot(lake: str) -> None:
 
 
 def test_python_dash_m_runs_the_command(lake: str) -> None:
-    done = shell(lake, "--json", "-c", "SELECT 1 AS n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-m", "trinitylake_dbapi.cli", lake, "--json", "-c", "SELECT 1 AS n"],
+                          capture_output=True, text=True, env=env, timeout=HANG_S)  # a fresh interpreter  # fmt: skip
     assert (done.returncode, done.stdout) == (0, '[{"n":1}]\n')
 
 

@@ -10,13 +10,12 @@ import io
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from client_cases import corrupt_metadata, delete_manifest_list, flip_parquet, read_only
-from deadlines import HANG_S
+import warm_cli
 
 # Slow: the shell as a process per case (scripts/test --quick leaves it out).
 pytestmark = pytest.mark.slow
@@ -25,10 +24,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def trinitylake(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    """``trinitylake ARGS`` in a process of its own (``python -m`` of this checkout)."""
+    """``trinitylake ARGS`` in a process of its own: forked from a warm one that has the
+    package imported (tests/warm_cli.py; a fresh interpreter's imports were most of the
+    CPU of these tests), with pipes for its standard streams, run by the console
+    script's entry point."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-m", "trinitylake_dbapi.cli", *args], input=stdin,
-                          capture_output=True, text=True, env=env, timeout=HANG_S)  # fmt: skip
+    return warm_cli.run(*args, stdin=stdin, environment=env)
 
 
 def failed(done: subprocess.CompletedProcess, *names: str) -> str:

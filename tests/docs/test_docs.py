@@ -27,7 +27,10 @@ Code blocks, by their fence's language:
     and bash blocks of a page run in one ``bash`` session in the page directory, with
     the project's ``.venv/bin`` first on PATH and a ``.venv`` link to it there, as in a
     checkout. A command must exit with status 0 unless its shown output has an
-    ``ERROR`` line.
+    ``ERROR`` line. ``trinitylake`` there is a bash function that runs the command in a
+    process forked from a warm one with the package imported (tests/warm_cli.py: the
+    same entry point, arguments, directory, environment and standard streams; a fresh
+    interpreter's imports were most of the CPU of these pages).
 ``bash``
     Commands run in that same session and must exit with status 0; output is not
     compared. One exception, marked in the page by ``<!-- docs-test: not-run -->`` just
@@ -73,6 +76,7 @@ from typing import Any
 
 import pytest
 
+import warm_cli
 from deadlines import HANG_S
 
 REPO = Path(__file__).resolve().parents[2]
@@ -390,11 +394,11 @@ def run_page(page: Path, directory: Path) -> None:
                 assert block.lang == "bash", f"{block.where}: only bash blocks can be not-run"
                 check_not_run(block)
             elif block.lang == "bash":
-                bash = bash or Bash(directory, env)
+                bash = bash or Bash(directory, warm_cli.env(env))
                 output, status = bash.run(block.code, block.where)
                 assert status == 0, f"{block.where}: exit status {status}\n{output}"
             elif block.lang == "console":
-                bash = bash or Bash(directory, env)
+                bash = bash or Bash(directory, warm_cli.env(env))
                 for command, shown in console_commands(block):
                     output, status = bash.run(command, block.where)
                     output = shown_paths(output)
