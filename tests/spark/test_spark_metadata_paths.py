@@ -163,15 +163,33 @@ def test_spark_expiration_deletes_exactly_what_the_local_one_deletes(spark, tmp_
     shutil.rmtree(twin)
 
 
+def found(report) -> list[tuple[str, str, str, str]]:  # noqa: ANN001 - a VerifyReport
+    return sorted((p.severity, p.rule, p.path, p.message) for p in report.problems)
+
+
 def test_spark_verify_reports_what_the_local_verify_reports(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """Every version, node and definition file: the same report on such a lakehouse."""
+    """Every version, node and definition file, and with ``data`` every table's Iceberg
+    metadata (verify.tables): the same report, a metadata file deleted after a later
+    commit a warning (OM5), one lost otherwise an error."""
     root = tmp_path / "lake"
     build(root, "everything")
     remote = verify(spark, str(root))
     here = verify_locally(str(root), all_versions=True)
-
-    def found(report) -> list[tuple[str, str, str, str]]:  # noqa: ANN001 - a VerifyReport
-        return sorted((p.severity, p.rule, p.path, p.message) for p in report.problems)
-
     assert remote.ok and here.ok, remote.text()
     assert found(remote) == found(here) and remote.orphans == here.orphans
+
+    remote = verify(spark, str(root), data=True)
+    here = verify_locally(str(root), all_versions=True, data=True)
+    assert found(remote) == found(here), remote.text()
+    assert remote.ok, remote.text()
+    deleted = [p for p in remote.warnings if "deleted after a later commit" in p.message]
+    assert deleted and len(deleted) == len(remote.problems), remote.text()
+
+    # a metadata file no table deletes after its commits, lost: an error of both
+    catalog = TrinityLakeCatalog("lake", uri=root.as_uri())
+    lost = catalog.load_table("ns.plain").metadata.metadata_log[0].metadata_file
+    os.remove(lost.removeprefix("file://"))
+    remote = verify(spark, str(root), data=True)
+    here = verify_locally(str(root), all_versions=True, data=True)
+    assert found(remote) == found(here), remote.text()
+    assert not remote.ok and any(lost in p.message and p.severity == "error" for p in remote.problems)

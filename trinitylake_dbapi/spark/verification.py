@@ -24,6 +24,11 @@ all executors at once, and each node file is read once per level it appears at:
    orphans (warnings): format files that nothing reached, and ``.tl-*`` temp files.
 6. Driver: the previous_root chain, rollback_from_root, created_at_millis order and
    gaps, from one small record per root.
+7. With ``data``: executors, by version ranges, list the tables of each version's
+   merged state (verify.tables VT1); then, by definition file, each table's Iceberg
+   metadata and the files it reaches are checked once (``verify.tables.check_table``,
+   the local verifier's own check); the driver judges metadata files that do not
+   exist once every table is known (VT2: deleted after a later commit is a warning).
 
 Differences from the local report, by design: T4 is reported at the node holding the
 stray key (the local verifier reports it at the ancestor whose child's subtree holds
@@ -53,6 +58,7 @@ from ..format.nodefile import NodeFile, decode_node_file
 from ..storage import Storage
 from ..verify.report import ERROR, R_LAYOUT, R_ORPHAN, WARNING, Problem, VerifyReport
 from ..verify import rules
+from ..verify.tables import absent_metadata_problem, check_table, current_tables
 from . import _runtime as rt
 
 if TYPE_CHECKING:  # for the annotation only: Spark never touches the tree (A2)
@@ -75,6 +81,11 @@ _ROWS = T.StructType(
         T.StructField("b", T.StringType(), True),  # problem: message
         T.StructField("c", T.StringType(), True),  # problem: severity
     ]
+)
+
+
+_TABLES = T.StructType(
+    [T.StructField("path", T.StringType(), False), T.StructField("table", T.StringType(), False)]
 )
 
 
@@ -347,6 +358,48 @@ def _check_names(location: rt.Location) -> Callable[[Iterable[str]], Iterator[tu
     return run
 
 
+def _current_tables(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]], Iterator[tuple]]:
+    """verify.tables VT1: (definition path, "namespace.table") of every table in the
+    merged state of each version of the ranges."""
+
+    def run(ranges: Iterable[tuple[int, int]]) -> Iterator[tuple]:
+        lakehouse = rt.catalog(location).lakehouse
+        for low, high in ranges:
+            for found in rt.thread_map(functools.partial(current_tables, lakehouse), range(low, high + 1)):
+                for table, path in found or ():
+                    yield path, table
+
+    return run
+
+
+def _check_tables(location: rt.Location) -> Callable[[Iterable[Any]], Iterator[tuple]]:
+    """SPEC 8 (``verify(data=True)``) of each (definition path, table) row, as the local
+    verifier checks it (verify.tables): problem rows, an ``absent`` row (definition,
+    metadata location, "managed" or "") for a metadata file that does not exist, judged
+    on the driver once every table is known (VT2), and ``deletes`` rows (OM5)."""
+
+    def run(rows: Iterable[Any]) -> Iterator[tuple]:
+        from ..iceberg.reach import IcebergReach
+
+        store = rt.storage(location)
+        reach = IcebergReach(location.storage_options)
+
+        def one(row: Any) -> list[tuple]:
+            check = check_table(row[0], row[1], store.read, store.exists, location.uri, reach,
+                                location.storage_options)
+            out = _rows(check.problems)
+            if check.absent is not None:
+                path, where, managed = check.absent
+                out.append(("absent", path, where, "managed" if managed else "", None))
+            out += [("deletes", prefix, None, None, None) for prefix in sorted(check.deletes)]
+            return out
+
+        for out in rt.thread_map(one, rows):
+            yield from out
+
+    return run
+
+
 # ---------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------
@@ -358,6 +411,7 @@ def verify(
     *,
     storage_options: dict | None = None,
     progress: Any = None,
+    data: bool = False,
 ) -> VerifyReport:
     """Check every version of the lakehouse at ``location`` on Spark; read-only.
 
@@ -365,7 +419,12 @@ def verify(
     ``text()``) covering every root, every node any root reaches, every definition file
     any node references (``all_versions=True`` in the local verifier's terms), SPEC 2
     names of every file, the previous_root chain, and orphan files (warnings; at most
-    MAX_ORPHANS_REPORTED listed). See the module docstring for how the work is split.
+    MAX_ORPHANS_REPORTED listed). With ``data``, also every table of every version:
+    its Iceberg metadata and every file that reaches (SPEC 8), as the local
+    ``verify(data=True)`` checks them (:mod:`trinitylake_dbapi.verify.tables`); a
+    metadata file deleted after a later commit by the table's own
+    ``write.metadata.delete-after-commit.enabled`` is a warning (iceberg.oldmetadata
+    OM5). See the module docstring for how the work is split.
     """
     loc = rt.Location.of(location, storage_options)
     storage = Storage(loc.uri, loc.storage_options)
@@ -450,6 +509,20 @@ def verify(
                 info = json.loads(row["a"])
                 infos[info[0]] = info
         problems += rules.chain_problems(versions, {v: rules.RootInfo(*info[:5]) for v, info in infos.items()})
+        if data:
+            progress_.step("checking the tables' Iceberg metadata and the files it reaches")
+            tables = spark.createDataFrame(
+                sc.parallelize(ranges, max(1, min(len(ranges), parallelism * 4))).mapPartitions(_current_tables(loc)),
+                _TABLES,
+            )
+            tables = tables.groupBy("path").agg(F.min("table").alias("table")).repartition(parallelism * 2, "path")
+            checked = frame(tables.rdd.mapPartitions(_check_tables(loc)))
+            deleted = {row["path"] for row in checked.filter(F.col("kind") == "deletes").select("path").distinct().collect()}
+            for row in checked.filter(F.col("kind").isin("problem", "absent")).collect():
+                if row["kind"] == "absent":  # verify.tables VT2, once every table is known
+                    problems.append(absent_metadata_problem(row["path"], row["a"], row["b"] == "managed", deleted))
+                else:
+                    problems.append(Problem(row["path"], row["a"], row["b"], row["c"]))
         report.definitions_read += len({info[5] for info in infos.values() if len(info) > 5 and info[5]})
         problems += map(rules.orphan_problem, report.orphans)
         if orphan_count > len(report.orphans):

@@ -42,7 +42,7 @@ What is checked (``rule`` of the problems in brackets):
 The package: :mod:`.report` (Problem, VerifyReport, the rule names), :mod:`.rules` (the
 checks of one file at a time, pure, shared with ``trinitylake_dbapi.spark.verification``),
 :mod:`.local` (the traversal of a lakehouse from one process: which file is read when,
-what is memoized) and here :func:`verify`, which runs the local traversal.
+what is memoized), :mod:`.tables` (SPEC 8 of one table definition, shared with Spark too) and here :func:`verify`, which runs the local traversal.
 """
 
 from __future__ import annotations

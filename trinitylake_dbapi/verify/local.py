@@ -31,20 +31,16 @@ from typing import Any, Iterable
 from ..errors import CorruptFileError, Error, MissingFileError
 from ..format import keys as keyfmt
 from ..format import paths
-from ..format.definitions import LakehouseSettings, decode_table_def
+from ..format.definitions import LakehouseSettings
 from ..format.nodefile import NodeFile, decode_node_file
-from ..format.types import from_proto_columns
 from ..storage import Storage
-from ..storage.locations import location_within
 from ..tree import TreeConfig, merge_messages, merge_node, node_entries, node_references, own_messages
 from .report import (
     ERROR,
     MAX_PER_FILE_AND_RULE,
     R_CATALOG,
-    R_ICEBERG,
     R_LAYOUT,
     R_MISSING,
-    R_PRIMARY_KEY,
     WARNING,
     Problem,
     VerifyReport,
@@ -493,126 +489,38 @@ class LocalVerifier:
     # -- SPEC 8: the tables' Iceberg metadata and data ----------------------------------------
 
     def _check_tables(self, state: dict[str, str], codec: keyfmt.KeyCodec | None) -> None:
-        """SPEC 8 for every table of one version's ``state`` (key -> definition path)."""
+        """SPEC 8 for every table of one version's ``state`` (key -> definition path;
+        verify.tables VT1)."""
+        from ..iceberg.reach import IcebergReach
+        from .tables import check_table
+
         for key, path in sorted(state.items()):
             if path in self._tables_checked or codec is None:
                 continue
             self._tables_checked.add(path)
             try:
                 decoded = codec.decode(key)
-                if decoded.kind != "table":
-                    continue
-                definition = decode_table_def(self._read_definition(path), path)
-                columns = from_proto_columns(definition.schema.columns)
-            except (Error, ValueError):
-                continue  # reported as SPEC 3 or SPEC 5 where the key or file is checked
-            location = definition.format_properties.get(paths.METADATA_LOCATION)
-            if location:
-                self._check_table(path, location, columns, managed=definition.table_type != "EXTERNAL")
-                self._check_keys(path, f"{decoded.namespace}.{decoded.table}", location,
-                                 list(definition.primary_key))
-
-    def _check_table(self, path: str, location: str, columns: list, *, managed: bool = False) -> None:
-        from ..iceberg.oldmetadata import deletion_prefixes
-        from ..iceberg.reach import IcebergReach
-        from ..iceberg.schema import mirror_disagreement
-        from ..iceberg.tables import in_metadata_area
-
-        root = self.storage.root_uri
-        outside = "lies outside the lakehouse root; a managed table's files lie under its location inside the root"
-        if managed and location_within(location, root) is None:  # iceberg.tables M6
-            self.problem(path, R_ICEBERG, f"the Iceberg metadata file {location} it names {outside}")
-            return
-        if self._iceberg is None:
-            self._iceberg = IcebergReach(self.storage_options)
-        try:
-            metadata = self._iceberg.metadata(location)
-        except FileNotFoundError:
-            self._absent_metadata.append((path, location, managed))  # judged at the end (OM5)
-            return
-        except Exception as e:  # noqa: BLE001 - a file that cannot be read is a finding, never a traceback
-            self.problem(path, R_ICEBERG, f"the Iceberg metadata file {location} it names cannot be read: {e}")
-            return
-        if managed:
-            self._deletion_prefixes |= deletion_prefixes([metadata])
-        disagreement = mirror_disagreement(columns, metadata.schema())
-        if disagreement is not None:
-            self.problem(path, R_ICEBERG, f"the definition does not mirror {location}: {disagreement}")
-        try:
-            reached = self._iceberg.reach([location])
-        except Exception as e:  # noqa: BLE001 - as above: a finding
-            self.problem(path, R_ICEBERG, f"the files its Iceberg metadata {location} reaches cannot be read: {e}")
-            return
-        for where, reason in sorted(reached.missing.items()):
-            self.problem(path, R_ICEBERG, f"{where} {reason}")
-        if managed and location_within(metadata.location, root) is None:
-            self.problem(path, R_ICEBERG, f"the table location {metadata.location} of {location} {outside}")
-        elif managed:
-            from ..iceberg.oldmetadata import is_metadata_file
-
-            def misplaced(file: str) -> bool:  # iceberg.tables M6: metadata files anywhere inside the root
-                if location_within(file, metadata.location) is not None:
-                    return False
-                # metadata files, manifest lists and manifests may lie under write.metadata.path
-                named_as_metadata = is_metadata_file(file) or file.endswith(".avro")
-                return not (named_as_metadata and in_metadata_area(file, root))
-
-            for file in sorted(filter(misplaced, reached.files)):
-                self.problem(
-                    path, R_ICEBERG,
-                    f"{file}, which its Iceberg metadata {location} reaches, lies outside the location "
-                    f"{metadata.location} of the managed table; a managed table's files lie under it",
-                )  # fmt: skip
-        for file in sorted(reached.files):
-            try:
-                relative = location_within(file, root)  # canonical forms (storage U4)
-                present = self._file_exists(relative) if relative is not None else self._iceberg.exists(file)
-                # SPEC 8 content: sizes as recorded, Avro whole, Parquet ends (iceberg.reach R5)
-                problem = self._iceberg.content_problem(file, reached.sizes.get(file)) if present else None
-            except (Error, OSError, ValueError) as e:  # a location that cannot be read is a finding too
-                self.problem(path, R_ICEBERG, f"{file}, which its Iceberg metadata {location} reaches, cannot be read: {e}")
+            except ValueError:
+                continue  # reported as SPEC 3 where the key is stored
+            if decoded.kind != "table":
                 continue
-            if not present:
-                self.problem(path, R_MISSING, f"{file}, which its Iceberg metadata {location} reaches, does not exist")
-            elif problem is not None:
-                self.problem(path, R_ICEBERG, f"{file}, which its Iceberg metadata {location} reaches, is damaged: {problem}")
+            if self._iceberg is None:
+                self._iceberg = IcebergReach(self.storage_options)
+            check = check_table(path, f"{decoded.namespace}.{decoded.table}", self._read_definition,
+                                self._file_exists, self.storage.root_uri, self._iceberg, self.storage_options)
+            for problem in check.problems:
+                self.problem(problem.path, problem.rule, problem.message, problem.severity)
+            if check.absent is not None:
+                self._absent_metadata.append(check.absent)
+            self._deletion_prefixes |= check.deletes
 
     def _judge_absent_metadata(self) -> None:
-        """A missing metadata file that a managed table's definition names is a warning
-        when a table that deletes old metadata after its commits explains it
-        (iceberg.oldmetadata OM5: that version cannot read the table any more, by the
-        table owner's choice), an error otherwise."""
-        from ..iceberg.oldmetadata import explains_missing
+        """verify.tables VT2, once every table is known."""
+        from .tables import absent_metadata_problem
 
         for path, location, managed in self._absent_metadata:
-            if managed and explains_missing(location, self._deletion_prefixes):
-                self.problem(
-                    path, R_MISSING,
-                    f"the Iceberg metadata file {location} it names was deleted after a later commit "
-                    "(write.metadata.delete-after-commit.enabled, as the table's properties ask): the "
-                    "table cannot be read at this version any more", WARNING,
-                )  # fmt: skip
-            else:
-                self.problem(path, R_MISSING, f"the Iceberg metadata file {location} it names does not exist")
-
-    def _check_keys(self, path: str, table: str, location: str, key_ids: list[int]) -> None:
-        """iceberg.keys PK6: no key two live rows of the table hold, no NULL key."""
-        from ..iceberg.io import DurableFileIO, file_io_properties
-        from ..iceberg.keys import duplicate_key
-
-        if self._iceberg is None:
-            return
-        try:
-            metadata = self._iceberg.metadata(location)
-            schema = metadata.schema()
-            if not key_ids and not schema.identifier_field_ids:
-                return
-            io = DurableFileIO(file_io_properties(self.storage_options))
-            found = duplicate_key(table, metadata, io, key_ids=key_ids)
-        except Exception as e:  # noqa: BLE001 - a file that cannot be read was reported by _check_table
-            found = None if isinstance(e, (Error, OSError, ValueError)) else f"its key could not be checked: {e}"
-        if found is not None:
-            self.problem(path, R_PRIMARY_KEY, found)
+            found = absent_metadata_problem(path, location, managed, self._deletion_prefixes)
+            self.problem(found.path, found.rule, found.message, found.severity)
 
     # -- orphans ---------------------------------------------------------------------------------
 
