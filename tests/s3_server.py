@@ -78,8 +78,8 @@ def share_botocore_models() -> None:
     Why: the tests' s3fs options skip fsspec's instance cache, so every ``Storage``,
     connection and verify on S3 opens a new s3fs filesystem, whose new aiobotocore
     session has a new botocore ``Loader`` that parses the same JSON files again
-    (about 0.1 s of CPU each; 16 times in one test of tests/iceberg/test_locations.py,
-    a third of its CPU). botocore's own ``instance_cache`` already shares these
+    (about 0.2 s of CPU each, endpoints.json the largest; 16 times in one test of
+    tests/iceberg/test_locations.py). botocore's own ``instance_cache`` already shares these
     dicts among all the clients of one session; this shares them among sessions
     with the same loader class, search paths and extras (moto's loader, with its
     "moto" extras, keeps its own). Service model files are not shared below
@@ -88,7 +88,8 @@ def share_botocore_models() -> None:
 
     if getattr(loaders.Loader, "_tl_shared_models", False):
         return
-    load_service_model, load_data = loaders.Loader.load_service_model, loaders.Loader.load_data
+    load_service_model = loaders.Loader.load_service_model
+    load_data_with_path = loaders.Loader.load_data_with_path
 
     def key(loader: Any, *args: Any) -> tuple:
         return (type(loader), tuple(loader.search_paths), tuple(loader.extras_types), *args)
@@ -100,17 +101,17 @@ def share_botocore_models() -> None:
             _shared_models[k] = load_service_model(self, service_name, type_name, api_version)
         return _shared_models[k]
 
-    @functools.wraps(load_data)
-    def shared_data(self: Any, name: str) -> Any:
+    @functools.wraps(load_data_with_path)
+    def shared_data_with_path(self: Any, name: str) -> Any:
         if "/" in name:  # a service's file (service/version/type): see above
-            return load_data(self, name)
-        k = key(self, "data", name)
+            return load_data_with_path(self, name)
+        k = key(self, "data", name)  # endpoints (the largest), partitions, _retry, ...
         if k not in _shared_models:
-            _shared_models[k] = load_data(self, name)
+            _shared_models[k] = load_data_with_path(self, name)
         return _shared_models[k]
 
     loaders.Loader.load_service_model = shared_service_model
-    loaders.Loader.load_data = shared_data
+    loaders.Loader.load_data_with_path = shared_data_with_path
     loaders.Loader._tl_shared_models = True
 
 
