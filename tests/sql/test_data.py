@@ -8,7 +8,8 @@ import datetime as dt
 import decimal
 import random
 import threading
-from typing import Any
+import uuid
+from typing import Any, Iterator
 
 import duckdb
 import pytest
@@ -94,16 +95,33 @@ ORACLE_QUERIES = [
 ]
 
 
-@pytest.mark.parametrize("query", ORACLE_QUERIES)
-def test_queries_agree_with_duckdb_on_the_same_rows(auto: Any, query: str) -> None:
-    q(auto, "CREATE TABLE ns.sales (id BIGINT NOT NULL, region STRING, amount DECIMAL(10,2), "
-            "day DATE, qty INT)")  # fmt: skip
+@pytest.fixture(scope="module")
+def sales() -> Iterator[tuple[Any, Any]]:
+    """(a cursor on a memory:// lakehouse holding ns.sales, a DuckDB connection holding
+    the same 600 rows in sales): built once for the oracle queries, which only read
+    (each test built both for itself, most of its CPU)."""
+    lake = Lake("memory", f"memory://test-{uuid.uuid4().hex}/lake")
+    conn = lake.connect(autocommit=True)
+    cur = conn.cursor()
+    q(cur, "CREATE NAMESPACE ns")
+    q(cur, "CREATE TABLE ns.sales (id BIGINT NOT NULL, region STRING, amount DECIMAL(10,2), "
+           "day DATE, qty INT)")  # fmt: skip
     rows = _random_rows(600, seed=18)
-    auto.executemany("INSERT INTO ns.sales VALUES (?, ?, ?, ?, ?)", rows[:300])
-    auto.executemany("INSERT INTO ns.sales VALUES (?, ?, ?, ?, ?)", rows[300:])  # two files
+    cur.executemany("INSERT INTO ns.sales VALUES (?, ?, ?, ?, ?)", rows[:300])
+    cur.executemany("INSERT INTO ns.sales VALUES (?, ?, ?, ?, ?)", rows[300:])  # two files
     oracle = duckdb.connect()
     oracle.execute("CREATE TABLE sales (id BIGINT, region VARCHAR, amount DECIMAL(10,2), day DATE, qty INT)")
     oracle.executemany("INSERT INTO sales VALUES (?, ?, ?, ?, ?)", rows)
+    yield cur, oracle
+    oracle.close()
+    conn.close()
+    storage = lake.open()
+    storage.delete_many(storage.list())
+
+
+@pytest.mark.parametrize("query", ORACLE_QUERIES)
+def test_queries_agree_with_duckdb_on_the_same_rows(sales: tuple[Any, Any], query: str) -> None:
+    auto, oracle = sales
     ours = q(auto, query.format(s="ns.sales"))
     theirs = oracle.execute(query.format(s="sales")).fetchall()
     if "ORDER BY" in query and "OVER" not in query:
