@@ -120,7 +120,7 @@ def _run(cur: Any, table: str, columns: list[tuple[str, str, bool]], sql: str, r
     return ("ok", captured[0].schema, _values(captured))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                     HealthCheck.too_slow])  # fmt: skip
 @given(case=inserts())
 def test_the_python_path_gives_what_duckdb_gives(
@@ -168,15 +168,15 @@ def test_edge_values_give_what_duckdb_gives(
     sql_type: str, value: Any, lakes: tuple[Any, Any], capture: list[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     columns = [("c0", sql_type, False), ("c1", "INT", True)]
-    for sql, row in [("INSERT INTO {t} VALUES (?, ?)", (value, 7)), ("INSERT INTO {t} (c1, c0) VALUES (?, ?)", (7, value))]:
-        table = f"ns.t{next(_TABLES)}"
-        fast = _run(lakes[0], table, columns, sql.format(t=table), row, capture)
-        monkeypatch.setattr(writes, "plain_row", lambda *a: None)
-        try:
-            oracle = _run(lakes[1], table, columns, sql.format(t=table), row, capture)
-        finally:
-            monkeypatch.setattr(writes, "plain_row", plain_row)
-        assert fast == oracle
+    table = f"ns.t{next(_TABLES)}"
+    sql = f"INSERT INTO {table} (c1, c0) VALUES (?, ?)"  # column order and subsets: the property test
+    fast = _run(lakes[0], table, columns, sql, (7, value), capture)
+    monkeypatch.setattr(writes, "plain_row", lambda *a: None)
+    try:
+        oracle = _run(lakes[1], table, columns, sql, (7, value), capture)
+    finally:
+        monkeypatch.setattr(writes, "plain_row", plain_row)
+    assert fast == oracle
 
 
 def _plain(sql: str, row: tuple, columns: list[ColumnSpec], provided: list[str] | None = None) -> Any:
