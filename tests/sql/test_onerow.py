@@ -52,6 +52,9 @@ TYPES = [
     ("STRING", TEXT), ("VARCHAR(3)", TEXT), ("CHAR(2)", TEXT),
     ("BINARY", BYTES), ("BINARY(3)", BYTES), ("FIXED(2)", BYTES),
     ("DATE", DATES), ("TIME", TIMES), ("TIMESTAMP", NAIVE), ("TIMESTAMPTZ", AWARE),
+    ("ARRAY<INT>", st.lists(st.integers(-5, 5), max_size=2)),
+    ("MAP<STRING, INT>", st.dictionaries(st.text(max_size=2), st.integers(-5, 5), max_size=2)),
+    ("STRUCT<a: INT>", st.fixed_dictionaries({"a": st.integers(-5, 5)})),
 ]  # fmt: skip
 
 
