@@ -52,10 +52,16 @@ PRELOAD = (
     "trinitylake_dbapi.iceberg.tables", "trinitylake_dbapi.iceberg.deletes",
     "trinitylake_dbapi.iceberg.compaction", "trinitylake_dbapi.verify", "trinitylake_dbapi.maintenance",
     "duckdb", "pandas",
+    # What the docs' python blocks import besides (tests/docs/_worker.py runs warm too).
+    "sqlalchemy", "trinitylake_sqlalchemy", "pyiceberg.catalog",
 )  # fmt: skip
 
 #: The first argument that makes this file a server (any other is the command's: `serve` is one).
 SERVER_FLAG = "--warm-cli-server"
+
+#: ``SCRIPT_FLAG PATH ARGS...`` runs the Python script PATH as ``python PATH ARGS...`` would
+#: (its ``__main__``), in place of the command (the docs test's page worker).
+SCRIPT_FLAG = "--warm-cli-script"
 
 #: The environment variable that gives a client its server's address.
 ADDRESS_VARIABLE = "TL_WARM_CLI"
@@ -128,12 +134,20 @@ def command() -> list[str]:
     return [sys.executable, "-S", "-I", os.path.abspath(__file__)]
 
 
-def env(base: dict[str, str] | None = None) -> dict[str, str]:
-    """``base`` (default: this process's environment) plus the server's address, and a
-    bash function ``trinitylake`` (exported: bash scripts it starts have it too) that runs
-    the command warm in place of the console script on PATH."""
+def script(path: str, *args: str) -> list[str]:
+    """The argv that runs ``python PATH ARGS...`` warm (the environment must hold
+    :func:`env`'s variable): a Python script that the preloaded modules spare imports."""
+    return [*command(), SCRIPT_FLAG, str(path), *args]
+
+
+def env(base: dict[str, str] | None = None, bash_function: bool = True) -> dict[str, str]:
+    """``base`` (default: this process's environment) plus the server's address, and
+    (``bash_function``) a bash function ``trinitylake`` (exported: bash scripts it starts
+    have it too) that runs the command warm in place of the console script on PATH."""
     result = dict(os.environ if base is None else base)
     result[ADDRESS_VARIABLE] = address()
+    if not bash_function:
+        return result
     quoted = " ".join("'" + part.replace("'", "'\\''") + "'" for part in command())
     result["BASH_FUNC_trinitylake%%"] = "() {  " + quoted + ' "$@"\n}'
     return result
@@ -189,7 +203,11 @@ def client(args: list[str]) -> None:
     where = environment.pop(ADDRESS_VARIABLE)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(_socket_address(where))
-    _send(sock, {"argv": ["trinitylake", *args], "cwd": os.getcwd(), "env": environment}, [0, 1, 2])
+    if args[:1] == [SCRIPT_FLAG]:
+        request = {"script": os.path.abspath(args[1]), "argv": [args[1], *args[2:]]}
+    else:
+        request = {"argv": ["trinitylake", *args]}
+    _send(sock, {**request, "cwd": os.getcwd(), "env": environment}, [0, 1, 2])
     replies = sock.makefile("rb")
     started = replies.readline()
     assert started, "the warm trinitylake server closed the connection"
@@ -320,6 +338,13 @@ def command_main(request: dict, fds: list[int]) -> None:
     sys.stdin, sys.stdout, sys.stderr = streams
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
     sys.argv = request["argv"]
+    if "script" in request:  # as `python SCRIPT ARGS...`: its directory first on the path
+        import runpy
+
+        sys.path[0] = os.path.dirname(request["script"])
+        runpy.run_path(request["script"], run_name="__main__")
+        return
+    sys.path[0] = os.path.dirname(sys.executable)  # as the console script in the venv's bin
     from trinitylake_dbapi.cli import run as trinitylake
 
     trinitylake()

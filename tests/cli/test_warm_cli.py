@@ -71,3 +71,21 @@ def test_a_command_does_not_outlive_its_client(tmp_path: Path) -> None:
     while os.path.exists(f"/proc/{command}") and "zombie" not in open(f"/proc/{command}/status").read():
         assert time.monotonic() < deadline, f"command {command} outlived its client"
         time.sleep(0.05)
+
+
+def test_a_warm_script_is_a_fresh_ones_twin(tmp_path: Path) -> None:
+    """SCRIPT_FLAG (the docs' page worker): ``python SCRIPT ARGS`` as a fresh interpreter runs it."""
+    script = tmp_path / "probe.py"
+    script.write_text(
+        "import os, sys\n"
+        "print(sys.argv, os.getcwd(), sys.path[0], __name__, sys.stdin.read().upper())\n"
+        "print(os.environ.get('PROBE'), sys.stdout.line_buffering, sys.stdout.write_through)\n"
+        "sys.exit(3)\n"
+    )  # fmt: skip
+    env = {**os.environ, "PROBE": "é"}
+    expected = subprocess.run([sys.executable, str(script), "a", "b c"], input="piped", cwd=tmp_path,
+                              capture_output=True, text=True, env=env, timeout=HANG_S)  # fmt: skip
+    got = subprocess.run(warm_cli.script(str(script), "a", "b c"), input="piped", cwd=tmp_path,
+                         capture_output=True, text=True, env=warm_cli.env(env, bash_function=False), timeout=HANG_S)  # fmt: skip
+    assert (got.returncode, got.stdout, got.stderr) == (expected.returncode, expected.stdout, expected.stderr)
+    assert expected.returncode == 3 and "piped".upper() in expected.stdout

@@ -234,12 +234,17 @@ def _read_line(stream: Any, deadline: float, what: str) -> bytes:
 
 
 class Worker:
-    """The interpreter running a page's python and sql blocks (tests/docs/_worker.py)."""
+    """The interpreter running a page's python and sql blocks (tests/docs/_worker.py):
+    ``warm``, a process forked from one that has the package, SQLAlchemy and PyIceberg
+    imported (tests/warm_cli.py: _worker.py as its ``__main__``, with the page's
+    directory, environment and pipes; a fresh interpreter's imports were most of a
+    page's CPU), else a fresh interpreter (a page that starts Spark)."""
 
-    def __init__(self, directory: Path, env: dict[str, str]) -> None:
+    def __init__(self, directory: Path, env: dict[str, str], warm: bool = True) -> None:
         self.log = open(directory.parent / "worker-stderr.txt", "wb")
+        argv = warm_cli.script(str(WORKER)) if warm else [sys.executable, str(WORKER)]
         self.proc = subprocess.Popen(
-            [sys.executable, str(WORKER)], cwd=directory, env=env,
+            argv, cwd=directory, env=warm_cli.env(env, bash_function=False) if warm else env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
         )  # fmt: skip
 
@@ -377,7 +382,7 @@ def run_page(page: Path, directory: Path) -> None:
     try:
         for block in blocks:
             if block.lang in ("python", "sql"):
-                worker = worker or Worker(directory, env)
+                worker = worker or Worker(directory, env, warm=not _needs_spark(page))
                 output, error = worker.run(block)
                 assert error is None, f"{block.where}: the python block raised\n{error}"
                 output = shown_paths(output)
