@@ -54,6 +54,8 @@ PRELOAD = (
     "duckdb", "pandas",
     # What the docs' python blocks import besides (tests/docs/_worker.py runs warm too).
     "sqlalchemy", "trinitylake_sqlalchemy", "pyiceberg.catalog",
+    # And sqlacodegen (tests/sqlalchemy/test_sqla_sqlacodegen.py, docs/sqlalchemy.md).
+    "sqlacodegen.cli", "sqlacodegen.generators",
 )  # fmt: skip
 
 #: The first argument that makes this file a server (any other is the command's: `serve` is one).
@@ -62,6 +64,9 @@ SERVER_FLAG = "--warm-cli-server"
 #: ``SCRIPT_FLAG PATH ARGS...`` runs the Python script PATH as ``python PATH ARGS...`` would
 #: (its ``__main__``), in place of the command (the docs test's page worker).
 SCRIPT_FLAG = "--warm-cli-script"
+
+#: ``MODULE_FLAG NAME ARGS...``: ``python -m NAME ARGS...`` (e.g. sqlacodegen).
+MODULE_FLAG = "--warm-cli-module"
 
 #: The environment variable that gives a client its server's address.
 ADDRESS_VARIABLE = "TL_WARM_CLI"
@@ -140,16 +145,24 @@ def script(path: str, *args: str) -> list[str]:
     return [*command(), SCRIPT_FLAG, str(path), *args]
 
 
+def module(name: str, *args: str) -> list[str]:
+    """The argv that runs ``python -m NAME ARGS...`` warm (as :func:`script`)."""
+    return [*command(), MODULE_FLAG, name, *args]
+
+
 def env(base: dict[str, str] | None = None, bash_function: bool = True) -> dict[str, str]:
     """``base`` (default: this process's environment) plus the server's address, and
-    (``bash_function``) a bash function ``trinitylake`` (exported: bash scripts it starts
-    have it too) that runs the command warm in place of the console script on PATH."""
+    (``bash_function``) bash functions ``trinitylake`` and ``sqlacodegen`` (exported: bash
+    scripts it starts have them too) that run those commands warm in place of the console
+    scripts on PATH."""
     result = dict(os.environ if base is None else base)
     result[ADDRESS_VARIABLE] = address()
     if not bash_function:
         return result
     quoted = " ".join("'" + part.replace("'", "'\\''") + "'" for part in command())
     result["BASH_FUNC_trinitylake%%"] = "() {  " + quoted + ' "$@"\n}'
+    # sqlacodegen's console script is `python -m sqlacodegen` (its __main__ calls the same main).
+    result["BASH_FUNC_sqlacodegen%%"] = "() {  " + quoted + f" {MODULE_FLAG} sqlacodegen" + ' "$@"\n}'
     return result
 
 
@@ -205,6 +218,8 @@ def client(args: list[str]) -> None:
     sock.connect(_socket_address(where))
     if args[:1] == [SCRIPT_FLAG]:
         request = {"script": os.path.abspath(args[1]), "argv": [args[1], *args[2:]]}
+    elif args[:1] == [MODULE_FLAG]:
+        request = {"module": args[1], "argv": ["-m", *args[2:]]}
     else:
         request = {"argv": ["trinitylake", *args]}
     _send(sock, {**request, "cwd": os.getcwd(), "env": environment}, [0, 1, 2])
@@ -239,7 +254,10 @@ def serve(where: str) -> tuple[dict, list[int]]:
     import importlib
 
     for name in PRELOAD:
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except ImportError:  # not installed here: the command imports it itself, if at all
+            pass
     if threading.active_count() != 1:  # WC2
         raise RuntimeError("a preloaded module started a thread; forking would copy a lock held by it")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -343,6 +361,12 @@ def command_main(request: dict, fds: list[int]) -> None:
 
         sys.path[0] = os.path.dirname(request["script"])
         runpy.run_path(request["script"], run_name="__main__")
+        return
+    if "module" in request:  # as `python -m MODULE ARGS...`: the directory first on the path
+        import runpy
+
+        sys.path[0] = os.getcwd()
+        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
         return
     sys.path[0] = os.path.dirname(sys.executable)  # as the console script in the venv's bin
     from trinitylake_dbapi.cli import run as trinitylake

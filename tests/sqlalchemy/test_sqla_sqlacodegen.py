@@ -18,6 +18,7 @@ import sqlalchemy as sa
 
 import trinitylake_dbapi
 import trinitylake_sqlalchemy
+import warm_cli
 
 # Slow: sqlacodegen and the generated models, in processes (scripts/test --quick leaves it out).
 pytestmark = pytest.mark.slow
@@ -30,10 +31,12 @@ _PATH = os.pathsep.join(
 
 
 def sqlacodegen(url: str, *args: str) -> str:
-    """The output of the real sqlacodegen command line."""
+    """The output of the real sqlacodegen command line (``python -m sqlacodegen``, in a
+    process forked from a warm one that has SQLAlchemy and the dialect imported:
+    tests/warm_cli.py; a fresh interpreter's imports were most of these tests' CPU)."""
     done = subprocess.run(
-        [sys.executable, "-m", "sqlacodegen", *args, url],
-        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": _PATH},
+        warm_cli.module("sqlacodegen", *args, url),
+        capture_output=True, text=True, env=warm_cli.env({**os.environ, "PYTHONPATH": _PATH}, bash_function=False),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return done.stdout
