@@ -54,8 +54,8 @@ PRELOAD = (
     "duckdb", "pandas",
     # What the docs' python blocks import besides (tests/docs/_worker.py runs warm too).
     "sqlalchemy", "trinitylake_sqlalchemy", "pyiceberg.catalog",
-    # And sqlacodegen (tests/sqlalchemy/test_sqla_sqlacodegen.py, docs/sqlalchemy.md).
-    "sqlacodegen.cli", "sqlacodegen.generators",
+    # And sqlacodegen (tests/sqlalchemy/test_sqla_sqlacodegen.py, docs/sqlalchemy.md), alembic.
+    "sqlacodegen.cli", "sqlacodegen.generators", "alembic.config", "alembic.command",
 )  # fmt: skip
 
 #: The first argument that makes this file a server (any other is the command's: `serve` is one).
@@ -152,17 +152,19 @@ def module(name: str, *args: str) -> list[str]:
 
 def env(base: dict[str, str] | None = None, bash_function: bool = True) -> dict[str, str]:
     """``base`` (default: this process's environment) plus the server's address, and
-    (``bash_function``) bash functions ``trinitylake`` and ``sqlacodegen`` (exported: bash
-    scripts it starts have them too) that run those commands warm in place of the console
-    scripts on PATH."""
+    (``bash_function``) bash functions ``trinitylake``, ``sqlacodegen`` and ``alembic``
+    (exported: bash scripts it starts have them too) that run those commands warm in place
+    of the console scripts on PATH."""
     result = dict(os.environ if base is None else base)
     result[ADDRESS_VARIABLE] = address()
     if not bash_function:
         return result
     quoted = " ".join("'" + part.replace("'", "'\\''") + "'" for part in command())
     result["BASH_FUNC_trinitylake%%"] = "() {  " + quoted + ' "$@"\n}'
-    # sqlacodegen's console script is `python -m sqlacodegen` (its __main__ calls the same main).
-    result["BASH_FUNC_sqlacodegen%%"] = "() {  " + quoted + f" {MODULE_FLAG} sqlacodegen" + ' "$@"\n}'
+    # sqlacodegen's and alembic's console scripts are their `python -m` (each __main__
+    # calls the same main).
+    for name in ("sqlacodegen", "alembic"):
+        result[f"BASH_FUNC_{name}%%"] = "() {  " + quoted + f" {MODULE_FLAG} {name}" + ' "$@"\n}'
     return result
 
 

@@ -27,7 +27,7 @@ Code blocks, by their fence's language:
     and bash blocks of a page run in one ``bash`` session in the page directory, with
     the project's ``.venv/bin`` first on PATH and a ``.venv`` link to it there, as in a
     checkout. A command must exit with status 0 unless its shown output has an
-    ``ERROR`` line. ``trinitylake`` and ``sqlacodegen`` there are bash functions that run the
+    ``ERROR`` line. ``trinitylake``, ``sqlacodegen`` and ``alembic`` there are bash functions that run the
     command in a process forked from a warm one with the package imported (tests/warm_cli.py: the
     same entry point, arguments, directory, environment and standard streams; a fresh
     interpreter's imports were most of the CPU of these pages).
