@@ -54,9 +54,13 @@ PRELOAD = (
     "duckdb", "pandas",
     # What the docs' python blocks import besides (tests/docs/_worker.py runs warm too).
     "sqlalchemy", "trinitylake_sqlalchemy", "pyiceberg.catalog",
-    # And sqlacodegen (tests/sqlalchemy/test_sqla_sqlacodegen.py, docs/sqlalchemy.md), alembic.
-    "sqlacodegen.cli", "sqlacodegen.generators", "alembic.config", "alembic.command",
+    "alembic.config", "alembic.command",
 )  # fmt: skip
+
+#: What the server imports before the first fork for ``python -m NAME`` (MODULE_FLAG), the
+#: first time a client asks for NAME: sqlacodegen's generators take ~2.5 s of CPU to import,
+#: which most servers (one per test process) never need.
+ON_DEMAND = {"sqlacodegen": ("sqlacodegen.cli", "sqlacodegen.generators")}
 
 #: The first argument that makes this file a server (any other is the command's: `serve` is one).
 SERVER_FLAG = "--warm-cli-server"
@@ -253,15 +257,8 @@ def client(args: list[str]) -> None:
 def serve(where: str) -> tuple[dict, list[int]]:
     """Import, listen, fork a keeper per client; returns (in the command's process only)
     the request the command runs."""
-    import importlib
-
     for name in PRELOAD:
-        try:
-            importlib.import_module(name)
-        except ImportError:  # not installed here: the command imports it itself, if at all
-            pass
-    if threading.active_count() != 1:  # WC2
-        raise RuntimeError("a preloaded module started a thread; forking would copy a lock held by it")
+        _preload(name)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(_socket_address(where))
     listener.listen(64)
@@ -283,20 +280,40 @@ def serve(where: str) -> tuple[dict, list[int]]:
         if listener not in readable:
             continue
         conn, _ = listener.accept()
+        request, fds = _receive_request(conn)
+        if request is None or len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            conn.close()
+            continue
+        for name in ON_DEMAND.get(request.get("module", ""), ()):
+            _preload(name)
         pid = os.fork()
         if pid == 0:
             listener.close()
-            return keep(conn)
+            return keep(conn, request, fds)
         keepers.add(pid)
+        for fd in fds:
+            os.close(fd)
         conn.close()
 
 
-def keep(conn: socket.socket) -> tuple[dict, list[int]]:
+def _preload(name: str) -> None:
+    """Import ``name`` in the server (before a fork), unless it is not installed here (the
+    command imports it itself then, if at all)."""
+    import importlib
+
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        pass
+    if threading.active_count() != 1:  # WC2
+        raise RuntimeError(f"importing {name} started a thread; forking would copy a lock held by it")
+
+
+def keep(conn: socket.socket, request: dict, fds: list[int]) -> tuple[dict, list[int]]:
     """The keeper: fork the command, report its pid and then its exit status; returns
     (in the command's process only) the request."""
-    request, fds = _receive_request(conn)
-    if request is None or len(fds) != 3:
-        os._exit(1)
     pid = os.fork()
     if pid == 0:
         conn.close()
