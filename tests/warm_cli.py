@@ -30,7 +30,11 @@ Rules:
 
 What it does not test: the command's own imports (tests/dbapi/test_cold_imports.py and
 test_scripts.py's sqlglot check run fresh interpreters), the installed console script
-(tests/cli/test_cli.py runs it) and a terminal (the pexpect tests run fresh interpreters).
+(tests/cli/test_cli.py runs it) and a controlling terminal: a command on a pseudo-terminal
+(tests/cli/test_shell.py's pexpect sessions) reads and writes it through the passed
+descriptors, and gets SIGINT, SIGTERM, SIGHUP and SIGQUIT forwarded by the client, but the
+terminal is not its controlling one (less, which opens /dev/tty, runs in a fresh
+interpreter's session: test_the_default_pager_is_less).
 """
 
 from __future__ import annotations

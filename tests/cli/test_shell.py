@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import warm_cli
 from deadlines import HANG_S
 
 import trinitylake_dbapi
@@ -35,7 +36,7 @@ class Session:
     """One ``trinitylake`` process on a pseudo-terminal. :meth:`line` types a line and
     returns what the shell printed before its next prompt (the echo left out)."""
 
-    def __init__(self, tmp_path: Path, lake: str, *args: str, **environ: str | None) -> None:
+    def __init__(self, tmp_path: Path, lake: str, *args: str, fresh: bool = False, **environ: str | None) -> None:
         self.history = tmp_path / "history"
         # No pager unless a test asks for one (the pager tests below).
         env = dict(os.environ, TRINITYLAKE_HISTORY=str(self.history), TERM="dumb",
@@ -46,9 +47,16 @@ class Session:
             env.pop(name, None)
             if value is not None:
                 env[name] = value
+        # Forked from a warm process with the package imported (tests/warm_cli.py: the
+        # terminal's descriptors passed on, signals forwarded; a fresh interpreter's imports
+        # were most of these tests' CPU), unless ``fresh``: less needs the terminal as its
+        # controlling one, which a forked command does not have.
+        if fresh:
+            argv = [sys.executable, "-m", "trinitylake_dbapi.cli", lake, *args]
+        else:
+            argv, env = [*warm_cli.command(), lake, *args], warm_cli.env(env, bash_function=False)
         self.child = pexpect.spawn(
-            sys.executable, ["-m", "trinitylake_dbapi.cli", lake, *args], env=env,
-            encoding="utf-8", timeout=HANG_S, dimensions=(24, 250),
+            argv[0], argv[1:], env=env, encoding="utf-8", timeout=HANG_S, dimensions=(24, 250),
         )  # fmt: skip
         self.child.expect_exact(PROMPT)
         self.continued = False
@@ -442,7 +450,7 @@ def test_without_a_pager_a_tall_result_is_cut_with_a_notice(tmp_path: Path, lake
 
 @pytest.mark.skipif(not __import__("shutil").which("less"), reason="less is not installed")
 def test_the_default_pager_is_less(tmp_path: Path, lake: str) -> None:
-    session = Session(tmp_path, lake, TRINITYLAKE_PAGER=None, PAGER=None, TERM="vt100", LESS=None)
+    session = Session(tmp_path, lake, fresh=True, TRINITYLAKE_PAGER=None, PAGER=None, TERM="vt100", LESS=None)
     try:
         _forty_people(session)
         session.child.sendline(TALL)
