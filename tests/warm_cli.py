@@ -22,8 +22,10 @@ Rules:
   WC1. The command is a separate process with its own descriptors, directory and
        environment: what it prints, reads and returns is the command's, through real pipes
        (or whatever the client had). Only the imports are shared, done before any fork.
-  WC2. The server forks with one thread (checked at start): nothing that runs statements
-       (no DuckDB database, no fsspec session) exists before a fork.
+  WC2. The server forks with one Python thread (checked after each import): nothing that
+       runs statements (no DuckDB database, no fsspec session) exists before a fork. The
+       native threads pyarrow starts at import (jemalloc's background thread, one of
+       Arrow's) are fork-safe, as for tests/reliability/zygote.py and warm_processes.py.
   WC3. Nothing outlives its owner: the server exits when the test process that started it
        closes its standard input (or dies); a keeper whose client went away (a timeout
        killed it) kills its command.
