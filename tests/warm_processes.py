@@ -16,11 +16,13 @@ cannot be imported is skipped by multiprocessing.
 from __future__ import annotations
 
 import multiprocessing
+import os
+import sys
 from multiprocessing.context import BaseContext
 
 #: What the workers of the tests import (the test modules themselves pull in pytest).
 PRELOAD = ["pytest", "pyarrow", "s3fs", "trinitylake_dbapi.catalog", "trinitylake_dbapi.iceberg.catalog",
-           "pyiceberg.io.pyarrow", "reliability_workers"]
+           "pyiceberg.io.pyarrow", "reliability_workers", "s3_warm"]
 
 
 def context(*modules: str) -> BaseContext:
@@ -29,4 +31,26 @@ def context(*modules: str) -> BaseContext:
     started yet."""
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload([*PRELOAD, *modules])
+    _start_server_with_our_path()
     return ctx
+
+
+def _start_server_with_our_path() -> None:
+    """Start the forkserver (if it is not running) with this process's ``sys.path`` in
+    its ``PYTHONPATH``. Python 3.11's forkserver imports the preload modules with the
+    path of a fresh interpreter (it ignores the parent's ``sys.path``, which
+    multiprocessing hands only to the children), so the tests' own modules
+    (reliability_workers, s3_warm, the test modules: on the path through
+    tests/conftest.py and pytest's rootdir) were skipped as unimportable and every
+    child imported them again after its fork."""
+    from multiprocessing import forkserver
+
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    try:
+        forkserver.ensure_running()
+    finally:
+        if saved is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = saved
