@@ -15,7 +15,11 @@ Rules (SPEC 7):
   E4 Orphans (files no root at all reaches: an attempt that lost its commit race, a
      crashed writer, and this library's ``.tl-*`` temp files, which no root ever
      names) are deleted only when older than ``orphan_grace_millis``, so the files of
-     a commit in flight are never taken from under it.
+     a commit in flight are never taken from under it. Known hole: a grace shorter
+     than a commit's own write-to-publish time (0, say) can delete the node and
+     definition files a concurrent commit has written and not yet published, and that
+     version then names a missing file (verify reports it; the reclaim handshake G1-G6
+     protects Iceberg files only). Use such a grace only with no concurrent writer.
   E5 Roots are deleted first, oldest first; a crash part-way leaves a shorter history
      and unreferenced files, never a kept version with a missing file. Before and after
      the deletions the hint names the latest version, so it never points into a hole,
