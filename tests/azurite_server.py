@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deadlines import HANG_S
+from deadlines import HANG_S, stop
 
 #: The Azurite release the tests run (scripts/test installs the same).
 AZURITE_VERSION = "3.35.0"
@@ -121,9 +121,4 @@ def running_azurite() -> Iterator[AzuriteServer]:
                 time.sleep(0.05)
         yield AzuriteServer(url, storage_options_for(url))
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)  # then killed: not a deadline
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)

@@ -16,5 +16,18 @@ DL3. Hypothesis' per-example deadline (200 ms by default) and its too_slow healt
 
 from __future__ import annotations
 
+import subprocess
+
 #: seconds (DL2): 30 minutes.
 HANG_S = 1800
+
+
+def stop(process: subprocess.Popen) -> None:
+    """End a server the tests started: SIGTERM, 30 s to exit (then SIGKILL: a wait
+    followed by a kill, not a deadline), and reap it."""
+    process.terminate()
+    try:
+        process.wait(timeout=30)  # then killed: not a deadline
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

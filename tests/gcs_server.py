@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from deadlines import HANG_S
+from deadlines import HANG_S, stop
 
 #: Seconds to wait for the server to answer; only catches a server that never starts.
 _START_TIMEOUT_S = HANG_S  # deadlines DL2: at nice 19 a start can take minutes
@@ -102,9 +102,4 @@ def running_gcs_server(log_dir: str | os.PathLike[str] | None = None) -> Iterato
                     time.sleep(0.05)
             yield GcsServer(url, storage_options_for(url), log_path)
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)  # then killed: not a deadline
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process)
