@@ -28,7 +28,8 @@ applies the whole WHERE.
 The most common catalog query of BI tools and SQLAlchemy inspectors, one system table's
 columns filtered by equalities (``SELECT column_name, data_type FROM
 information_schema.columns WHERE table_schema = 'ns' AND table_name = 't'``), is answered
-directly (:func:`_plain_lookup`): sqlglot's optimizer took about two thirds of such a
+directly (:func:`_plain_lookup`), as is the same with an ORDER BY of columns (``ORDER
+BY ordinal_position``): sqlglot's optimizer took about two thirds of such a
 query's time. It gives exactly what the executor would (tests/sql/test_system_fast_path.py
 compares both on generated queries); anything else goes to the executor.
 
@@ -403,12 +404,18 @@ def run_query(
 
 def _plain_lookup(query: exp.Expr, shape: QueryShape, spec: SystemTable, table: Table) -> QueryResult | None:
     """The result of ``query`` over ``table`` (the rows of the system table ``spec``) when
-    the query only projects columns (``*``, ``c``, ``t.c``, ``c AS x``) and keeps rows by
+    the query only projects columns (``*``, ``c``, ``t.c``, ``c AS x``), keeps rows by
     equalities of a column and a literal of its kind (a string for text, digits for an
-    integer), AND-ed, with at most a LIMIT; None for anything else, which the executor
-    answers (errors included: an unknown or quoted upper-case name falls through too)."""
+    integer), AND-ed, and orders them by columns of the table (ASC or DESC) that hold no
+    NULL in the kept rows, with at most a LIMIT; None for anything else, which the
+    executor answers (errors included: an unknown or quoted upper-case name falls through
+    too). The order is the executor's: a stable sort of the rows in the table's order
+    (sqlglot's ``Context.sort``), so ties keep that order; NULLs, whose place depends on
+    the dialect's null ordering, are left to the executor. SQLAlchemy's inspector and BI
+    tools order their catalog queries (``ORDER BY ordinal_position``, ``ORDER BY
+    table_name``): the optimizer and executor took ~14 ms of each such query."""
     if not _single_table(query, shape) or any(
-        query.args.get(arg) for arg in ("group", "having", "order", "distinct", "offset", "qualify")
+        query.args.get(arg) for arg in ("group", "having", "distinct", "offset", "qualify")
     ) or shape.has(exp.AggFunc, exp.Window, exp.CTE, exp.Union):
         return None
     (source,) = shape.tables
@@ -453,18 +460,38 @@ def _plain_lookup(query: exp.Expr, shape: QueryShape, spec: SystemTable, table: 
         if name is None:
             return None
         out.append((alias or name, position[name]))
+    # ORDER BY: (column position, descending) per key; a name that is also an output
+    # alias (``SELECT a AS b ... ORDER BY b``) or any other expression goes to the executor.
+    aliases = {s.alias.lower() for s in query.selects if isinstance(s, exp.Alias) and s.alias}
+    order: list[tuple[int, bool]] = []
+    ordering = query.args.get("order")
+    for key in ordering.expressions if ordering is not None else ():
+        if not isinstance(key, exp.Ordered):
+            return None
+        name = column(key.this)
+        if name is None or name.lower() in aliases:
+            return None
+        order.append((position[name], bool(key.args.get("desc"))))
     limit = None
     if query.args.get("limit") is not None:
         count = query.args["limit"].expression if isinstance(query.args["limit"], exp.Limit) else None
         if not isinstance(count, exp.Literal) or count.is_string or not count.this.isdigit():
             return None
         limit = int(count.this)
-    rows = []
+    kept: list[tuple] = []
     for row in table.rows:
-        if limit is not None and len(rows) >= limit:
+        if limit is not None and not order and len(kept) >= limit:
             break
         if all(row[i] == value for i, value in keep):
-            rows.append(tuple(row[i] for _, i in out))
+            kept.append(row)
+    if order:
+        if any(row[i] is None for row in kept for i, _ in order):
+            return None
+        for i, desc in reversed(order):  # stable sorts, the last key first
+            kept.sort(key=lambda row: row[i], reverse=desc)
+        if limit is not None:
+            kept = kept[:limit]
+    rows = [tuple(row[i] for _, i in out) for row in kept]
     return QueryResult(tuple((name, kinds[spec.columns[i][0]]) for name, i in out), rows)
 
 
