@@ -366,20 +366,19 @@ def _several_matches(duck: Any, sql: str, params: list[Any]) -> bool:
 @pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), files=st.integers(1, 3))
-def test_statements_agree_with_duckdb(memory_lake: Lake, data: Any, files: int) -> None:
+def test_statements_agree_with_duckdb(lakehouse: tl.Connection, data: Any, files: int) -> None:
     """Acceptance 1: each statement gives the same rows, rowcount and error/no error on
     DuckDB and on the lakehouse (and a MERGE whose target row matches several source
-    rows is ProgrammingError on the lakehouse, leaving the rows as they were)."""
-    conn = memory_lake.connect(autocommit=True)
-    cur = conn.cursor()
+    rows is ProgrammingError on the lakehouse, leaving the rows as they were). The
+    examples share one connection (each drops and creates the table again)."""
+    cur = lakehouse.cursor()
     cur.execute("DROP TABLE IF EXISTS default.f")
     duck = duckdb.connect()
-    for c in (cur, duck):
-        c.execute(f"CREATE TABLE {'default.f' if c is cur else 'f'} (id INT PRIMARY KEY, a INT, b VARCHAR)")
     modes = {kind: data.draw(st.sampled_from(["merge-on-read", "copy-on-write"]), label=kind)
              for kind in ("merge", "update", "delete")}  # MG6 both ways, with UPDATE's and DELETE's delete files
     properties = ", ".join(f"'write.{kind}.mode' = '{mode}'" for kind, mode in modes.items())
-    cur.execute(f"ALTER TABLE default.f SET TBLPROPERTIES ({properties})")
+    cur.execute(f"CREATE TABLE default.f (id INT PRIMARY KEY, a INT, b VARCHAR) TBLPROPERTIES ({properties})")
+    duck.execute("CREATE TABLE f (id INT PRIMARY KEY, a INT, b VARCHAR)")
     for f in range(files):
         rows = ", ".join(f"({f * 4 + i}, {i - 1}, 'r{f}')" for i in range(4))
         cur.execute(f"INSERT INTO default.f VALUES {rows}")
@@ -407,7 +406,7 @@ def test_statements_agree_with_duckdb(memory_lake: Lake, data: Any, files: int) 
                     assert cur.rowcount == count, sql
             assert _rows(cur) == sorted(duck.execute("SELECT * FROM f").fetchall(), key=repr), (sql, params)
     finally:
-        conn.close()
+        duck.close()
 
 
 # ---------------------------------------------------------------------------
@@ -459,6 +458,7 @@ def test_merge_and_on_conflict_on_a_partitioned_table(lakehouse: tl.Connection) 
     assert sorted(r["id"] for r in table.scan().to_arrow().to_pylist()) == [1, 2, 3, 4, 5]
 
 
+@pytest.mark.slow  # three threads' 30 upserts, retried as they conflict (~5-6 s of CPU): the full run only
 def test_racing_upserts_lose_no_update(tmp_path: Any) -> None:
     """Three connections upsert the same key 10 times each (autocommit): every statement
     either commits or fails with SerializationError, and the counter equals the number
