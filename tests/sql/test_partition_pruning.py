@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -136,27 +136,39 @@ SPECS = ["bucket(4, id), day(ts)", "truncate(2, name), region", "hour(ts)", "tru
          "bucket(3, name), identity(id)", "year(ts), bucket(2, region)"]  # fmt: skip
 
 
+@pytest.fixture(scope="module")
+def spec_tables(tmp_path_factory: Any) -> Iterator[tuple[Any, dict[str, str]]]:
+    """One lakehouse for the examples below, which only read: ROWS in a table per spec of
+    SPECS, made when an example first draws the spec (cursor, spec -> table name)."""
+    with connect(tmp_path_factory.mktemp("lake")) as conn:
+        yield conn.cursor(), {}
+
+
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(spec=st.sampled_from(SPECS), conditions=st.lists(CONDITIONS, min_size=1, max_size=3),
        bind=st.booleans())  # fmt: skip
-def test_pruned_reads_give_the_unpruned_answer(tmp_path_factory: Any, spec: str, conditions: list, bind: bool) -> None:
-    with connect(tmp_path_factory.mktemp("lake")) as conn:
-        cur = conn.cursor()
-        cur.execute(f"CREATE TABLE ns.t (ts timestamp, id bigint, name string, region string) PARTITIONED BY ({spec})")
-        cur.executemany("INSERT INTO ns.t VALUES (?, ?, ?, ?)", ROWS)
-        where, params = [], []
-        for column, op, value in conditions:
-            if op == "in":
-                where.append(f"{column} IN ({', '.join('?' for _ in value)})")
-                params += value
-            elif bind:
-                where.append(f"{column} {op} ?")
-                params.append(value)
-            else:
-                literal = f"TIMESTAMP '{value}'" if isinstance(value, dt.datetime) else (
-                    f"'{value}'" if isinstance(value, str) else str(value))
-                where.append(f"{column} {op} {literal}")
-        got = q(cur, f"SELECT id FROM ns.t WHERE {' AND '.join(where)} ORDER BY id", params or None)
-        names = {"ts": 0, "id": 1, "name": 2, "region": 3}
-        expected = [(r[1],) for r in ROWS if all(OPS[op](r[names[c]], v) for c, op, v in conditions)]
-        assert got == expected
+def test_pruned_reads_give_the_unpruned_answer(
+    spec_tables: tuple[Any, dict[str, str]], spec: str, conditions: list, bind: bool
+) -> None:
+    cur, tables = spec_tables
+    if spec not in tables:
+        table = f"ns.t{len(tables)}"
+        cur.execute(f"CREATE TABLE {table} (ts timestamp, id bigint, name string, region string) PARTITIONED BY ({spec})")
+        cur.executemany(f"INSERT INTO {table} VALUES (?, ?, ?, ?)", ROWS)
+        tables[spec] = table
+    where, params = [], []
+    for column, op, value in conditions:
+        if op == "in":
+            where.append(f"{column} IN ({', '.join('?' for _ in value)})")
+            params += value
+        elif bind:
+            where.append(f"{column} {op} ?")
+            params.append(value)
+        else:
+            literal = f"TIMESTAMP '{value}'" if isinstance(value, dt.datetime) else (
+                f"'{value}'" if isinstance(value, str) else str(value))
+            where.append(f"{column} {op} {literal}")
+    got = q(cur, f"SELECT id FROM {tables[spec]} WHERE {' AND '.join(where)} ORDER BY id", params or None)
+    names = {"ts": 0, "id": 1, "name": 2, "region": 3}
+    expected = [(r[1],) for r in ROWS if all(OPS[op](r[names[c]], v) for c, op, v in conditions)]
+    assert got == expected
