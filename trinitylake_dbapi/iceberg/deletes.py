@@ -38,6 +38,9 @@ Rules:
       autocommit the statement runs again on the latest version (finding its rows'
       positions again), elsewhere CommitFailedException. The caller names data files
       live in the parent (SQL finds them through planning PC6).
+  RD5 :func:`delete_rows` reports what each delete file it committed holds (the
+      positions per data file it was given), so that a reader in the same process can
+      remember the file without reading it back (sql.query.positions DP3).
 """
 
 from __future__ import annotations
@@ -116,6 +119,9 @@ class DeleteResult:
     deleted_rows: int = 0
     delete_files: list[str] = field(default_factory=list)
     added_files: list[str] = field(default_factory=list)
+    #: RD5: what each written delete file holds: (its location, [(data file path as its
+    #: manifest names it, the positions deleted there: an Arrow array)]).
+    written: list[tuple[str, list[tuple[str, Any]]]] = field(default_factory=list)
     snapshot_id: int | None = None
     metadata_location: str | None = None
 
@@ -315,6 +321,10 @@ def delete_rows(table: Any, deleted: Sequence[tuple[DataFile, Any]], rows: Any =
         deleted_rows=sum(len(p) for _, p in deleted),
         delete_files=[f.file_path for f in delete_files],
         added_files=[f.file_path for f in added],
+        written=[
+            (f.file_path, [(data_file.file_path, rows) for data_file, rows in group])
+            for f, group in zip(delete_files, groups.values())
+        ],
         snapshot_id=snapshot_id,
         metadata_location=response.metadata_location,
     )

@@ -27,6 +27,12 @@ Rules:
       or position, deletes nothing here. The table has one BIGINT column
       :data:`KEY_COLUMN`; the same keys may repeat (two delete files deleting one row).
       The last few scans' tables are kept (:data:`KEPT_SCANS`).
+  DP3 A delete file a statement of this engine committed (iceberg.deletes RD5) is
+      remembered from the positions it was written from (:meth:`DeletedRows.remember`,
+      under the same bound as DP1), not read back by the next statement: the same
+      rows, since a file never changes. Measured (2026-11-27, duckdb 2.0.1): reading
+      back a 10,000-position delete file cost the statement after a 1 % UPDATE or
+      DELETE of 1,000,000 rows 2-3.4 ms of CPU.
 """
 
 from __future__ import annotations
@@ -128,6 +134,29 @@ class DeletedRows:
             while len(self._scans) > self.kept_scans:
                 self._scans.popitem(last=False)
         return table
+
+    def remember(self, file: str, deleted: Sequence[tuple[str, Any]]) -> None:
+        """DP3: the delete file ``file`` (as DuckDB opens it) holds, for each (data
+        file location, positions) of ``deleted``, those positions: kept as if decoded
+        (DP1), unless the file is kept already or exceeds the bound."""
+        import numpy as np
+
+        pos = [np.asarray(p, dtype=np.int64) for _, p in deleted]
+        if not pos:
+            return
+        decoded = _Decoded(
+            tuple(data_file_key(path) for path, _ in deleted),
+            np.repeat(np.arange(len(pos), dtype=np.int64), [len(p) for p in pos]),
+            np.concatenate(pos),
+        )
+        with self._lock:
+            if len(decoded.pos) > self.kept_positions or file in self._files:
+                return
+            self._files[file] = decoded
+            self._positions += len(decoded.pos)
+            while self._positions > self.kept_positions and self._files:
+                _, old = self._files.popitem(last=False)
+                self._positions -= len(old.pos)
 
     def _decoded(self, deletes: Sequence[str], read: Reader) -> list[_Decoded]:
         """DP1: each of ``deletes`` decoded, the new ones in one ``read``."""

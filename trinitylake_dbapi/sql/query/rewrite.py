@@ -55,8 +55,8 @@ from trinitylake_dbapi.errors import (
 from trinitylake_dbapi.format.types import ColumnSpec
 from trinitylake_dbapi.sql.compat import duckdb_dialect
 from trinitylake_dbapi.sql.dialect import TrinityLake
-from trinitylake_dbapi.sql.query.engine import data_file_key
-from trinitylake_dbapi.sql.query.positions import KEY_COLUMN, ROW_KEY_SHIFT
+from trinitylake_dbapi.sql.query.engine import data_file_key, duck_path
+from trinitylake_dbapi.sql.query.positions import KEY_COLUMN, ROW_KEY_SHIFT, DeletedRows
 from trinitylake_dbapi.sql.query.translate import text_position, translating, with_position
 from trinitylake_dbapi.sql.query.types import duck_type, quote_identifier, string_literal
 from trinitylake_dbapi.sql.query.views import DataStatement, TableScan, column_expr, data_read, schema_map
@@ -280,13 +280,16 @@ class _Rewrite:
             f"WHERE ({where}) AND {outer}.{self.key} IS NOT NULL) {self.row}"
         )
 
-    def match(self, condition: str, values: Sequence[str] | None = None, *, infallible: bool = False) -> int:
+    def match(
+        self, condition: str, values: Sequence[str] | None = None, *, infallible: bool = False, count: bool = True
+    ) -> int | None:
         """Evaluate the WHERE once per live row: the keys of the rows it keeps are
         stored; their number. ``values`` (a merge-on-read UPDATE's, one per column):
         stored with the keys, evaluated in the same pass for the kept rows only, so
         that :meth:`changed` reads no file again (the hidden-key way only).
         ``infallible``: the condition can neither fail nor vary (:func:`infallible_condition`),
-        so it is evaluated first and liveness checked only for the rows it keeps."""
+        so it is evaluated first and liveness checked only for the rows it keeps.
+        ``count=False``: None instead of the number (the caller counts the positions)."""
         everything = range(len(self.scan.data_files))
         self.stored = None
         if self.hidden:
@@ -307,6 +310,8 @@ class _Rewrite:
         else:
             rows = f"SELECT {self.outer}.{self.key} FROM {self._lateral(everything, '1', condition, flag=False)}"
         self.statement.run(f"CREATE TEMP TABLE {self.matched} AS {rows}")
+        if not count:
+            return None
         return int(self.statement.scalar(f"SELECT count(*) FROM {self.matched}"))
 
     def matched_files(self) -> list[int]:
@@ -334,6 +339,13 @@ class _Rewrite:
             f"SELECT CAST({self.key} // {_ROW_KEY_SHIFT} AS BIGINT) AS f, {self.key} % {_ROW_KEY_SHIFT} AS pos "
             f"FROM {self.matched} ORDER BY 1, 2"
         )
+
+    def stored_types(self) -> list[str]:
+        """The DuckDB types of the new values match() stored (in order): their SELECT
+        (:meth:`changed`) reads a table, so it can be read twice without a copy
+        (writes.checked_values)."""
+        types = {row[0]: str(row[1]) for row in self.statement.run(f"DESCRIBE {self.matched}")}
+        return [types[n] for n in self.stored or ()]
 
     def changed(self, files: Sequence[int], values: Sequence[str]) -> str:
         """SELECT ``values`` (as :meth:`updated`) for the matched rows of ``files`` only:
@@ -414,16 +426,24 @@ def _rewrite(
         merge = write_mode(table.metadata, "update" if values else "delete", f"{namespace}.{name}") == MERGE_ON_READ
         rewrite = _Rewrite(statement, scan, alias, f"{condition} {select} {alias}")
         infallible = infallible_condition(copy.args.get("where"), columns, {target.name.lower(), target.alias_or_name.lower()})
-        matched = rewrite.match(condition, values if merge and values else None, infallible=infallible)
+        if merge:
+            rewrite.match(condition, values or None, infallible=infallible, count=False)
+            positions = rewrite.positions()  # the count and the files holding matched rows: no query of their own
+            if not positions.num_rows:
+                return Result(None, [], 0)
+            data = None
+            if values:
+                changed = rewrite.changed(_files_of(positions), values)
+                stored = rewrite.stored_types() if rewrite.stored is not None else None
+                data = checked_values(statement, changed, columns, f"{namespace}.{name}", constant_types=stored)
+            _delete_positions(
+                table, scan, positions, None if data is None else as_iceberg(data, table), statement.engine.deleted_rows
+            )
+            _compact_if_due(table)
+            return Result(None, [], positions.num_rows)
+        matched = rewrite.match(condition, infallible=infallible)
         if not matched:
             return Result(None, [], 0)
-        if merge:
-            positions = rewrite.positions()  # the files holding matched rows too: no query of their own
-            changed = rewrite.changed(_files_of(positions), values) if values else None
-            data = None if changed is None else checked_values(statement, changed, columns, f"{namespace}.{name}")
-            _delete_positions(table, scan, positions, None if data is None else as_iceberg(data, table))
-            _compact_if_due(table)
-            return Result(None, [], matched)
         level = _file_level(scan, table)
         files = rewrite.matched_files() if level else list(range(len(scan.data_files)))
         rows = rewrite.updated(files, values) if values else rewrite.kept(files)
@@ -437,10 +457,11 @@ def _rewrite(
     return Result(None, [], matched)
 
 
-def _delete_positions(table: Any, scan: TableScan, positions: Any, rows: Any) -> None:
+def _delete_positions(table: Any, scan: TableScan, positions: Any, rows: Any, remember: DeletedRows) -> None:
     """A merge-on-read UPDATE or DELETE (Q4): the rows at ``positions`` (file index in
     ``scan``, row number) deleted by position delete files and ``rows`` (an UPDATE's
-    new rows, or None) added, in one snapshot (iceberg.deletes RD2-RD4)."""
+    new rows, or None) added, in one snapshot (iceberg.deletes RD2-RD4); the delete
+    files committed are remembered in ``remember`` (the engine's, positions DP3)."""
     import numpy as np
 
     from trinitylake_dbapi.iceberg.deletes import delete_rows
@@ -454,7 +475,9 @@ def _delete_positions(table: Any, scan: TableScan, positions: Any, rows: Any) ->
     ends = [*(int(s) for s in starts[1:]), len(indexes)]
     pos = positions.column("pos")
     deleted = [(found[key], pos.slice(start, end - start)) for (key, start), end in zip(wanted.items(), ends)]
-    delete_rows(table, deleted, rows)
+    result = delete_rows(table, deleted, rows)
+    for location, held in result.written:
+        remember.remember(duck_path(location), held)
 
 
 def _files_of(positions: Any) -> list[int]:
