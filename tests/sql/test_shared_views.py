@@ -208,3 +208,80 @@ def test_two_statements_making_the_same_view_at_once_both_read_through_it(tmp_pa
     assert first.execute(f"SELECT x FROM {name}").fetchall() == [(42,)]
     assert engine.shared_view_info()["views"] == 1
     engine.close()
+
+
+def key_tables(conn: Any) -> set[str]:
+    """The tables of deleted rows' keys the connection's DuckDB database holds (QX5)."""
+    cursor = conn.session.data_engine().cursor()
+    try:
+        rows = cursor.execute("SELECT table_name FROM duckdb_tables() WHERE NOT temporary").fetchall()
+    finally:
+        cursor.close()
+    return {r[0] for r in rows if r[0].startswith("__tl_keys_")}
+
+
+def test_a_scan_with_deletes_shares_its_view_and_its_keys(lake_conn: Any) -> None:
+    """QX5: repeated reads of a table with position deletes reuse one view and one table
+    of keys until the table changes; every read sees exactly the live rows."""
+    cur = lake_conn.cursor()
+    q(cur, "CREATE TABLE ns.t AS SELECT range AS id FROM range(3000)")
+    q(cur, "DELETE FROM ns.t WHERE id % 10 = 3")
+    live = [i for i in range(3000) if i % 10 != 3]
+    before = shared_names(lake_conn)
+    for a in (0, 1000, 2000, 0):
+        assert [r[0] for r in q(cur, "SELECT id FROM ns.t WHERE id >= ? AND id < ? + 50 ORDER BY id", (a, a))] == [
+            i for i in live if a <= i < a + 50
+        ]
+    made = shared_names(lake_conn) - before
+    assert len(made) == 1 and len(key_tables(lake_conn)) == 1
+    q(cur, "UPDATE ns.t SET id = id + 10000 WHERE id % 10 = 4")
+    live = sorted([i for i in live if i % 10 != 4] + [i + 10000 for i in live if i % 10 == 4])
+    assert [r[0] for r in q(cur, "SELECT id FROM ns.t ORDER BY id")] == live
+    assert [r[0] for r in q(cur, "SELECT id FROM ns.t ORDER BY id")] == live
+    assert len(key_tables(lake_conn)) == 2  # the new scan's; the old one's stays within the bound
+    assert len(shared_names(lake_conn) - before) == 2
+
+
+def test_the_key_tables_held_stay_within_their_bound(lake_conn: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine_module, "_SHARED_KEY_TABLES", 2)
+    cur = lake_conn.cursor()
+    for i in range(4):
+        q(cur, f"CREATE TABLE ns.t{i} AS SELECT range AS id FROM range(100)")
+        q(cur, f"DELETE FROM ns.t{i} WHERE id >= ?", (10 + i,))
+    for _ in range(2):
+        for i in range(4):
+            assert q(cur, f"SELECT count(*) FROM ns.t{i}") == [(10 + i,)]
+            assert len(key_tables(lake_conn)) <= 2
+    # One statement reading more tables than the bound keeps every table it uses.
+    union = " UNION ALL ".join(f"SELECT count(*) FROM ns.t{i}" for i in range(4))
+    assert sorted(q(cur, union)) == [(10 + i,) for i in range(4)]
+    assert sorted(q(cur, union)) == [(10 + i,) for i in range(4)]
+    # Keys beyond the row bound are registered on the statement's cursor, as before.
+    monkeypatch.setattr(engine_module, "_SHARED_KEY_ROWS", 5)
+    q(cur, "DELETE FROM ns.t0 WHERE id = 0")
+    held = key_tables(lake_conn)
+    assert q(cur, "SELECT count(*), min(id) FROM ns.t0") == [(9, 1)]
+    assert q(cur, "SELECT count(*), min(id) FROM ns.t0") == [(9, 1)]
+    assert key_tables(lake_conn) == held
+
+
+def test_a_scan_with_deletes_on_a_new_database(tmp_path: Path) -> None:
+    """QX5 with an admission (QX2) inside a statement: the keys made a table of the old
+    database are registered under the same name on the new one's cursor."""
+    import pyarrow as pa
+
+    from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
+
+    other = TrinityLakeCatalog("other", uri=str(tmp_path / "other"), create="true")
+    source = other.create_table("default.src", pa.schema([("n", pa.int64())]))
+    source.append(pa.table({"n": [1, 2, 3]}))
+    with tl.connect(str(tmp_path / "lake"), create=True, autocommit=True) as conn:
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE default.t AS SELECT range AS n FROM range(10)")
+        cur.execute("DELETE FROM default.t WHERE n % 2 = 0")
+        assert q(cur, "SELECT count(*) FROM default.t") == [(5,)]
+        conn.iceberg_catalog().register_table("default.ext", other.load_table("default.src").metadata_location)
+        assert q(cur, "SELECT t.n FROM default.t t JOIN default.ext e ON t.n = e.n ORDER BY 1") == [(1,), (3,)]
+        assert q(cur, "SELECT count(*) FROM default.t") == [(5,)]
+        cur.execute("DELETE FROM default.t WHERE n = 1")
+        assert q(cur, "SELECT t.n FROM default.t t JOIN default.ext e ON t.n = e.n ORDER BY 1") == [(3,)]

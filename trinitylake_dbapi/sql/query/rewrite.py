@@ -403,6 +403,7 @@ def _rewrite(
     if node.args.get("returning") or node.args.get("limit") or node.args.get("from_") or node.args.get("using"):
         raise NotSupportedError(f"{title} with RETURNING, LIMIT, FROM or USING is not supported")
     with DataStatement(session) as statement, translating(node, statement):
+        statement.make_shared_keys = False  # it reads its scan once (engine QX5)
         try:
             scan = statement.scan_of_table(namespace, name)
         except ObjectNotFoundError as e:

@@ -269,6 +269,11 @@ class DataStatement:
         self.files: list[str] = []
         #: (data files, delete files) of a scan -> the relation of its deleted rows.
         self._deleted: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
+        #: Those of them that are tables of the engine's database (engine QX5).
+        self._shared_keys: set[str] = set()
+        #: Whether a scan's keys become such a table when none is there yet (QX5: not
+        #: for a statement that reads its scan once, an UPDATE or DELETE).
+        self.make_shared_keys = True
 
     def close(self) -> None:
         for catalog in self._owned:
@@ -328,11 +333,12 @@ class DataStatement:
 
     def view_of_scan(self, scan: TableScan) -> str:
         """A view over ``scan`` (see :func:`_view_sql`): the engine's shared one of
-        the same text when the scan has no delete files (engine QX3), else a new one of
-        this statement's (it reads the deleted rows registered on this cursor); its name."""
+        the same text when the scan has no delete files (engine QX3) or its deleted
+        rows are a table of the database's (QX5), else a new one of this statement's (it
+        reads the deleted rows registered on this cursor); its name."""
         body = self.scan_sql(scan)
         view = None
-        if not scan.position_deletes:
+        if not scan.position_deletes or self._deleted.get((scan.data_files, scan.position_deletes)) in self._shared_keys:
             view = self.engine.shared_view(body, self._generation, self.run, [name for name, _ in self._views])
         if view is None:
             view = f"__tl_{next(self._count)}"
@@ -362,8 +368,16 @@ class DataStatement:
             if self.engine.admit(scan.data_files + scan.position_deletes):
                 self._move_to_new_cursor()
             table = self.engine.deleted_rows.of_scan(scan.data_files, scan.position_deletes, self._read_deletes)
-            name = f"__tl_{next(self._count)}"
-            self.cursor.register(name, table)
+            name = self.engine.shared_deleted_rows(
+                key, table, self._generation, self.run, self.cursor.register, self.cursor.unregister,
+                [n for n, _ in self._views], make=self.make_shared_keys,
+            )  # QX5: a table of the database's, which a shared view can name
+            if name is not None:
+                self._shared_keys.add(name)
+            else:
+                name = f"__tl_{next(self._count)}"
+                self.cursor.register(name, table)
+            # On a new cursor (another database) the keys are registered under the same name.
             self._views.append((name, table))
             self._deleted[key] = name
         return name
