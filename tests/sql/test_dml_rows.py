@@ -248,12 +248,15 @@ VOLATILE_WHERES = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("files", [1, 4])
+@pytest.mark.parametrize("files", [4])
 @pytest.mark.parametrize("extra", ["", ", file_index STRING"], ids=["hidden-key", "lateral"])
 def test_a_volatile_where_counts_the_rows_it_changes(lakehouse: tl.Connection, files: int, extra: str, mode: str) -> None:
     """Each UPDATE marks the rows it changes (touched + 1), each DELETE removes rows:
     rowcount equals the rows that changed, statement after statement. ``file_index``
-    as a column makes the rewrite take its other way (the LATERAL one, Q4b)."""
+    as a column makes the rewrite take its other way (the LATERAL one, Q4b). On four
+    files, where a WHERE evaluated again could also pick other files to rewrite than its
+    rows (one file of all 60 rows took the same branches: it ran beside these until
+    issue 33 for ~5 s of CPU)."""
     name = f"vol{files}{'l' if extra else 'h'}"
     cur = _table(lakehouse, name, files, extra, mode)
     # Two rounds: the first UPDATEs each WHERE on the table as inserted, the second
