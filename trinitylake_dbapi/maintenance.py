@@ -13,13 +13,13 @@ Rules (SPEC 7):
   E3 A file is deleted when no kept root reaches it: roots of expired versions, node and
      definition files only they reach, lakehouse definitions no kept root names.
   E4 Orphans (files no root at all reaches: an attempt that lost its commit race, a
-     crashed writer, and this library's ``.tl-*`` temp files, which no root ever
-     names) are deleted only when older than ``orphan_grace_millis``, so the files of
-     a commit in flight are never taken from under it. Known hole: a grace shorter
-     than a commit's own write-to-publish time (0, say) can delete the node and
-     definition files a concurrent commit has written and not yet published, and that
-     version then names a missing file (verify reports it; the reclaim handshake G1-G6
-     protects Iceberg files only). Use such a grace only with no concurrent writer.
+     crashed writer, a commit still in flight, and this library's ``.tl-*`` temp
+     files, which no root ever names) are deleted only when older than
+     ``orphan_grace_millis``, and then only through E10 and E13, so the files of a
+     commit in flight are never taken from under it, whatever the grace (0 included).
+     A root is never an orphan: the root of a version newer than the plan's latest
+     (published between the plan's read of the latest version and its listing) is a
+     version, kept with every file it reaches (E9).
   E5 Roots are deleted first, oldest first; a crash part-way leaves a shorter history
      and unreferenced files, never a kept version with a missing file. Before and after
      the deletions the hint names the latest version, so it never points into a hole,
@@ -40,25 +40,39 @@ Rules (SPEC 7):
      are not reclaimed (their files are never listed). Locations are compared in
      their canonical form (storage U1-U4, iceberg.reach R4): a live file a manifest
      spells ``file:/x`` or ``/a/./x`` is the listing's file, and stays.
-  E9 (SPEC 8) Commits of transactions that outlived the grace: an Iceberg orphan E8
-     dooms may be a file an open transaction wrote and is about to publish (its
-     commit checks the files it names right before it publishes: transaction C7).
-     So, right before deleting the Iceberg files, the latest version is read again
-     (fresh, never the cached view); the files that versions committed since the
-     plan reach (through the tables their own transactions changed) are taken off
-     the list, and again until no version came meanwhile (at most
-     E9_ROUNDS rounds; after that no Iceberg file is deleted by this run). What
-     this leaves (a commit whose check precedes the deletion and whose root follows
-     that last read) is closed by E10.
-  E10 (reclaim G3) Before that look, an expiration that would delete Iceberg files
-     creates its marker naming them, then reads the intents of commits in flight and
-     spares every file they name (all Iceberg files if one cannot be read); then E9;
-     then it deletes, in batches of DELETE_BATCH, starting none later than half the
-     handshake's lease after the marker (the rest waits for the next run), and
-     removes the marker. A commit naming one of the files waits for the marker to go
-     before its check (G2), so it never publishes a file this run deletes. The
+  E9 (SPEC 8) Commits published since the plan: right before deleting orphans (E4)
+     and Iceberg files (E8), the latest version is read again (fresh, never the
+     cached view); the files that versions committed since the plan reach are taken
+     off the list: their node and definition files (their trees, below the subtrees
+     the kept versions already reach) and the Iceberg files the tables their own
+     transactions changed reach; and again until no version came meanwhile (at most
+     E9_ROUNDS rounds; after that no orphan and no Iceberg file is deleted by this
+     run). What this leaves (a commit whose check precedes the deletion and whose root
+     follows that last read) is closed by E10 and E13.
+  E10 (reclaim G3) Before that look, an expiration that would delete orphans or
+     Iceberg files creates its marker naming them all, then reads the intents of
+     commits in flight and spares every file they name (every such file if one cannot
+     be read); then E13, then E9; then it deletes, in batches of DELETE_BATCH,
+     starting none later than half the handshake's lease after the marker (the rest
+     waits for the next run), and removes the marker. A commit naming one of the
+     files (an Iceberg file written before it, or a file of its own written over
+     PREWRITTEN_CHECK_AGE_S before its check: transaction C7) waits for the marker
+     to go before its check (G2), so it never publishes a file this run deletes.
+     Files only expired versions reach (E3) need no marker: no commit names them
+     (a commit builds on the latest version, which is kept, or loses its race). The
      handshake's files (``_tl_sync/``) are not Iceberg files; those older than the
      lease (left by crashed processes, G4) are deleted after the rest.
+  E13 Young files. A commit checks the files it names only when they are older than
+     ``transaction.PREWRITTEN_CHECK_AGE_S`` (C7), and publishes within moments of its
+     check. So after the intents are read, the expiration waits until every orphan
+     and Iceberg file it would delete is at least ``in_flight_millis`` old by the
+     storage's clock (the marker's modification time plus the time elapsed since:
+     reclaim G4's clock, so no host's clock is compared with the store's), and only
+     then makes E9's look: a commit that names such a file without checking it has
+     published by then, and the look sees its version. The margin above the check
+     age covers the time from a check to its publication and stores that stamp whole
+     seconds (S3). An expiration whose files are all older waits for nothing: with
+     the default grace (an hour) E13 never waits.
   E11 (iceberg.retention RT7) Before the plan, every managed Iceberg table drops the
      snapshots its retention properties (``history.expire.max-snapshot-age-ms``,
      ``history.expire.min-snapshots-to-keep``) no longer keep, in one ordinary
@@ -96,8 +110,9 @@ from __future__ import annotations
 
 import re
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from .errors import CorruptFileError, InvalidLocationError, ObjectExistsError
 from .format import paths
@@ -108,6 +123,7 @@ from .storage.locations import location_within
 from .reclaim import LEASE_S, Expiring, is_sync_path
 # tree TW2, also for spark.maintenance (Spark never imports the tree: architecture A2)
 from .tree import node_references  # noqa: F401
+from . import transaction
 from .catalog import LakehouseCatalog
 from .lakehouse import EXPIRED_ROOT_DELETE_DELAY_S, Lakehouse
 from .lakehouse import now_millis as millis_now
@@ -118,6 +134,19 @@ DEFAULT_ORPHAN_GRACE_MILLIS = 3_600_000
 E9_ROUNDS = 16
 #: E10: files per deletion call (S3 deletes at most 1000 keys per request).
 DELETE_BATCH = 1000
+#: E13: the margin above transaction C7's check age for the time from a check to its
+#: publication (the check is the last step before C2 that may touch storage).
+PUBLISH_MARGIN_MILLIS = 1000
+#: E13: object stores stamp modification times in whole seconds (S3, Azure Blob).
+STAMP_ROUNDING_MILLIS = 1000
+
+
+def in_flight_millis(storage: Storage) -> int:
+    """E13: how old (by the storage's clock) an orphan or Iceberg file must be before an
+    expiration looks at the versions for the last time and deletes it."""
+    rounding = STAMP_ROUNDING_MILLIS if storage.scheme.object_store else 0
+    return int(transaction.PREWRITTEN_CHECK_AGE_S * 1000) + PUBLISH_MARGIN_MILLIS + rounding
+
 
 def is_format_file(path: str) -> bool:
     """True for exactly the files the format names (E6, paths rule FP1): roots,
@@ -148,6 +177,11 @@ class ExpirationPlan:
     listed_at: float = 0.0  # time.monotonic() when the listing returned (E7)
     storage_options: dict | None = None  # reach the tables' Iceberg files (E9)
     stale_markers: list[str] = field(default_factory=list)  # E10: left by crashed processes
+    #: E4, E8: the orphans and Iceberg files among ``files``, with their modification
+    #: times (milliseconds, the storage's clock): deleted only through E10, E13 and E9
+    guarded: dict[str, int] = field(default_factory=dict)
+    #: E9: the files the kept versions reach (their subtrees are not walked again)
+    kept_files: set[str] = field(default_factory=set)
 
     def execute(self, lakehouse: Lakehouse) -> None:
         storage = lakehouse.storage
@@ -157,44 +191,85 @@ class ExpirationPlan:
             wait_before_deleting_roots(self.listed_at)  # E7
         storage.delete_many(roots)  # E5: roots first, oldest first
         rest = [f for f in self.files if f not in set(roots)]
-        iceberg = [f for f in rest if not is_expirable_file(f)]
-        if iceberg:
-            expiring = Expiring.begin(storage, iceberg)  # E10: the marker, before any look
-            try:
-                spared = expiring.spared()
-                rest = [f for f in rest if is_expirable_file(f) or (spared is not None and f not in spared)]
-                rest = self._not_reached_since_planned(lakehouse, rest)  # E9
-                for start in range(0, len(rest), DELETE_BATCH):
-                    batch = rest[start:start + DELETE_BATCH]
-                    if not expiring.in_time():  # E10, reclaim G4: the rest waits for the next run
-                        batch = [f for f in batch if is_expirable_file(f)]
-                    storage.delete_many(batch)
-            finally:
-                expiring.end()
-        else:
-            storage.delete_many(rest)
+        storage.delete_many([f for f in rest if f not in self.guarded])  # E3: only expired versions reach them
+        with guarded_deletion(lakehouse, self.guarded, self.latest, self.storage_options, self.kept_files) as (
+            allowed, seconds_left,
+        ):
+            for start in range(0, len(allowed), DELETE_BATCH):
+                if seconds_left() <= 0:  # E10, reclaim G4: the rest waits for the next run
+                    break
+                storage.delete_many(allowed[start:start + DELETE_BATCH])
         if self.stale_markers:
             storage.delete_many(self.stale_markers)  # E10, reclaim G4
         lakehouse.write_hint(max(self.latest, lakehouse.latest_version()))
 
-    def _not_reached_since_planned(self, lakehouse: Lakehouse, files: list[str]) -> list[str]:
-        return not_reached_since(lakehouse, files, self.latest, self.storage_options)
+
+@contextmanager
+def guarded_deletion(
+    lakehouse: Lakehouse,
+    guarded: Mapping[str, int],
+    seen: int,
+    storage_options: dict | None,
+    kept_files: set[str] | None = None,
+) -> Iterator[tuple[list[str], Callable[[], float]]]:
+    """E10, E13, E9 around the deletion of ``guarded`` files (path -> modification
+    time by the storage's clock), planned when version ``seen`` was the latest: yields
+    (the files that may be deleted, sorted; a callable giving the seconds within which
+    a deletion may still start, reclaim G4) and removes the marker afterwards. No
+    guarded file, no marker (reclaim G5). Local and Spark expiration both delete
+    orphans and Iceberg files through it."""
+    if not guarded:
+        yield [], lambda: float("inf")
+        return
+    expiring = Expiring.begin(lakehouse.storage, guarded)
+    try:
+        spared = expiring.spared()  # reclaim G3: intents read after the marker
+        allowed = [] if spared is None else [f for f in guarded if f not in spared]
+        if allowed:
+            settled_at = in_flight_millis(lakehouse.storage)
+            wait_until_settled(expiring, [guarded[f] for f in allowed], settled_at)  # E13
+            allowed = not_reached_since(lakehouse, allowed, seen, storage_options, kept_files)  # E9
+        yield sorted(allowed), expiring.seconds_left
+    finally:
+        expiring.end()
 
 
-def not_reached_since(lakehouse: Lakehouse, files: list[str], seen: int, storage_options: dict | None) -> list[str]:
-    """E9: ``files`` without the Iceberg files that versions committed after version
-    ``seen`` (the plan's latest) reach; without any Iceberg file if versions keep
-    coming. Local and Spark expiration both look again through this."""
+def wait_until_settled(expiring: Expiring, modified: Iterable[int], age_millis: int) -> None:
+    """E13: sleep until the newest of ``modified`` (storage modification times) is
+    ``age_millis`` old by the storage's clock, as the marker tells it."""
+    newest = max(modified, default=None)
+    while newest is not None:
+        now = expiring.storage_now_millis()
+        remaining = newest + age_millis - now if now is not None else 0
+        if remaining <= 0:
+            return
+        time.sleep(remaining / 1000)
+
+
+def not_reached_since(
+    lakehouse: Lakehouse, files: list[str], seen: int, storage_options: dict | None, kept_files: set[str] | None = None
+) -> list[str]:
+    """E9: ``files`` without those that versions committed after version ``seen`` (the
+    plan's latest) reach: their roots, nodes and definition files (below the subtrees
+    ``kept_files`` already holds) and the Iceberg files of the tables they changed;
+    nothing at all if versions keep coming. Local and Spark expiration both look again
+    through this."""
+    walked = set(kept_files or ())
     for _ in range(E9_ROUNDS):
         latest = lakehouse.find_latest(at_least=seen)  # fresh: probes past ``seen``
         if latest is None or latest <= seen:
             return files
-        reached = iceberg_files_reached(lakehouse, range(seen + 1, latest + 1), storage_options)
-        if reached is None:
-            break
+        versions = range(seen + 1, latest + 1)
+        reached = reachable_files(lakehouse, versions, walked)
+        if any(not is_expirable_file(f) for f in files):
+            iceberg = iceberg_files_reached(lakehouse, versions, storage_options)
+            if iceberg is None:  # what they reach is unknown: spare every Iceberg file
+                files = [f for f in files if is_expirable_file(f)]
+            else:
+                reached |= iceberg
         files = [f for f in files if f not in reached]
         seen = latest
-    return [f for f in files if is_expirable_file(f)]
+    return []
 
 
 def reachable_files(lakehouse: Lakehouse, versions: Iterable[int], seen: set[str] | None = None) -> set[str]:
@@ -292,23 +367,27 @@ def plan_expiration(
     seen: set[str] = set()
     keep_files = reachable_files(lakehouse, kept, seen)
     expired_files = reachable_files(lakehouse, expired, set(seen)) - keep_files
-    doomed = iceberg_files_to_delete(
+    guarded = iceberg_files_to_delete(
         lakehouse, everything, kept, keep_files | expired_files, now_millis, orphan_grace_millis, storage_options
     )
+    doomed = []
     for path in listing:
-        if path in keep_files or paths.parse_root_node_path(path) in kept:
-            continue
+        version = paths.parse_root_node_path(path)
+        if path in keep_files or version in kept or (version is not None and version > latest.version):
+            continue  # E4: a root newer than the plan's latest is a version, not an orphan
         if path in expired_files:
             doomed.append(path)
             continue
         modified = lakehouse.storage.modified_millis(path)
         if modified is not None and now_millis - modified >= orphan_grace_millis:
-            doomed.append(path)  # E4
+            guarded[path] = modified  # E4
     expired.sort()
     roots = [paths.root_node_path(v) for v in expired]
-    rest = sorted(set(doomed) - set(roots))
+    rest = sorted((set(doomed) | set(guarded)) - set(roots))
     stale = [p for p in everything if is_sync_path(p) and _older_than_lease(lakehouse.storage, p, now_millis)]
-    return ExpirationPlan(latest.version, sorted(kept), expired, roots + rest, listed_at, storage_options, stale)
+    return ExpirationPlan(
+        latest.version, sorted(kept), expired, roots + rest, listed_at, storage_options, stale, guarded, keep_files
+    )
 
 
 def _older_than_lease(storage: Storage, path: str, now_millis: int) -> bool:
@@ -498,11 +577,12 @@ def iceberg_files_to_delete(
     now_millis: int,
     orphan_grace_millis: int,
     storage_options: dict | None,
-) -> list[str]:
-    """E8: the Iceberg files (paths under the root) that expiration deletes, given the
-    ``kept`` versions and ``every_definition`` file any existing version reaches."""
+) -> dict[str, int]:
+    """E8: the Iceberg files (paths under the root) that expiration deletes, with their
+    modification times, given the ``kept`` versions and ``every_definition`` file any
+    existing version reaches."""
     if all(is_expirable_file(p) or p == paths.LATEST_HINT_PATH for p in listing):
-        return []  # no file but the format's own: no definition is read, nothing imported
+        return {}  # no file but the format's own: no definition is read, nothing imported
     pointers = metadata_pointers(table_definitions(lakehouse, every_definition))
     from .iceberg.reach import IcebergReach
 
@@ -516,13 +596,13 @@ def iceberg_files_to_delete(
             raise problems[0]
     locations = TableLocations.of(root, reach.table_locations(pointers), reach.metadata_paths(pointers))
     live = {relative for relative in (location_within(f, root) for f in live_files.files) if relative is not None}
-    doomed = []
+    doomed: dict[str, int] = {}
     for path in listing:
         if path in live or not locations.holds(path):
             continue
         modified = lakehouse.storage.modified_millis(path)
         if modified is not None and now_millis - modified >= orphan_grace_millis:
-            doomed.append(path)
+            doomed[path] = modified
     return doomed
 
 

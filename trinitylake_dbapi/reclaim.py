@@ -17,19 +17,23 @@ reads, so that at least one of them sees the other (a Dekker-style handshake):
       ``commits/<uuid>.json`` = {"files": [...]} (a commit's *intent*),
       ``expirations/<uuid>.json`` = {"files": [...]} (an expiration's *marker*), the
       files being paths relative to the root.
-  G2. A commit that names a file written before it and old enough to be checked (C7)
-      first creates its intent naming every file it names that was written before it
-      (``announce_commit``), THEN lists the expiration markers. While a marker that is
+  G2. A commit that names a file old enough to be checked (C7: written before it, or
+      by it, over PREWRITTEN_CHECK_AGE_S before its check) first creates its intent
+      naming every file it names that was written before it and each of its own that
+      is that old (``announce_commit``; a later attempt naming more of its own files
+      creates a new intent), THEN lists the expiration markers. While a marker that is
       not stale (G4) names one of its files, it waits (polling, at most
       COMMIT_WAIT_S, then CommitFailedError naming the file and the marker: retry the
       transaction, whose retry writes new files no marker names). THEN it checks its
       files exist (C7), publishes, and removes its intent, whatever the outcome.
-  G3. An expiration that would delete Iceberg files first creates its marker naming
-      them all (``Expiring``), THEN lists the intents and spares every file a
-      non-stale one names (every Iceberg file, if an intent cannot be read), THEN looks
-      at the versions committed since its plan (E9), THEN deletes, then removes its
-      marker. Why no commit publishes a file this deletes: if the commit listed the
-      markers after this marker was created, it waited until the marker was gone (the
+  G3. An expiration that would delete orphans or Iceberg files (maintenance E4, E8)
+      first creates its marker naming them all (``Expiring``), THEN lists the intents
+      and spares every file a non-stale one names (every file it names, if an intent
+      cannot be read), THEN waits until its files are old enough that
+      every commit naming one without announcing it has published (maintenance E13),
+      THEN looks at the versions committed since its plan (E9), THEN deletes, then
+      removes its marker. Why no commit that announced a file publishes it deleted:
+      if the commit listed the markers after this marker was created, it waited until the marker was gone (the
       deletions done) and C7 then found the file missing. Otherwise its intent existed
       before this marker did: if the intent still existed when the intents were
       listed, the file was spared; if it was gone by then, the commit had published
@@ -39,7 +43,7 @@ reads, so that at least one of them sees the other (a Dekker-style handshake):
       intent older than LEASE_S (by the storage's clock: its modification time
       against a fresh marker's of the reader) is stale: commits ignore stale markers,
       expirations ignore stale intents and delete both. To keep that safe, an
-      expiration starts no Iceberg deletion more than LEASE_S / 2 after it began
+      expiration starts no deletion of a file it marks more than LEASE_S / 2 after it began
       creating its marker (the rest stays for its next run), and a commit publishes no
       later than LEASE_S / 2 after it began creating its intent (CommitFailedError
       otherwise): each holds its marker for at most half the lease, leaving the other
@@ -49,7 +53,8 @@ reads, so that at least one of them sees the other (a Dekker-style handshake):
       before (transaction C7) pay for the handshake: one exclusive create, one
       listing, one delete (and reads and stats while a marker names their files). An
       ordinary commit (an autocommit statement, whose files are younger) makes no
-      extra storage call; an expiration with no Iceberg file to delete neither.
+      extra storage call; an expiration with no orphan and no Iceberg file to delete
+      neither.
   G6. Storage must be strongly consistent for listings after writes (local disk and S3
       are): a listing that starts after a create returned shows the file.
 """
@@ -60,7 +65,7 @@ import json
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .errors import CommitFailedError, CorruptFileError, MissingFileError, StorageError
 from .storage import Storage
@@ -157,6 +162,7 @@ class Intent:
     storage: Storage
     path: str
     began: float  # time.monotonic() before its create
+    files: frozenset[str] = frozenset()  # what it names
 
     def check_in_time(self) -> None:
         """G4: CommitFailedError if publishing now could outlive the intent's lease."""
@@ -173,13 +179,13 @@ class Intent:
         _remove(self.storage, self.path)
 
 
-def announce_commit(storage: Storage, files: Iterable[str], owner: str) -> Intent:
-    """G2: create the intent of a commit naming ``files`` (written before it; ``owner``
-    names what names them, for errors), then wait while a live expiration marker names
+def announce_commit(storage: Storage, files: Iterable[str], owner: Callable[[str], str]) -> Intent:
+    """G2: create the intent of a commit naming ``files`` (``owner(path)`` says what
+    names one, for errors), then wait while a live expiration marker names
     one of them. The caller checks the files exist (C7), publishes, then withdraws."""
     files = set(files)
     path, began, returned = _create(storage, COMMITS_DIRECTORY, files)
-    intent = Intent(storage, path, began)
+    intent = Intent(storage, path, began, frozenset(files))
     try:
         _wait_for_expirations(storage, files, owner, _Clock(storage, path, returned), began)
     except BaseException:
@@ -188,7 +194,9 @@ def announce_commit(storage: Storage, files: Iterable[str], owner: str) -> Inten
     return intent
 
 
-def _wait_for_expirations(storage: Storage, files: set[str], owner: str, clock: _Clock, began: float) -> None:
+def _wait_for_expirations(
+    storage: Storage, files: set[str], owner: Callable[[str], str], clock: _Clock, began: float
+) -> None:
     known: dict[str, set[str]] = {}  # markers are immutable: each is read once
     poll = _POLL_FIRST_S
     while True:
@@ -210,7 +218,7 @@ def _wait_for_expirations(storage: Storage, files: set[str], owner: str, clock: 
         if time.monotonic() - began > COMMIT_WAIT_S:
             marker, path = blocking
             raise CommitFailedError(
-                f"{owner} names {storage.uri(path)!r}, which a version expiration "
+                f"{owner(path)} names {storage.uri(path)!r}, which a version expiration "
                 f"({storage.uri(marker)!r}) has been deleting for over {COMMIT_WAIT_S:.0f} s "
                 "as an orphan older than its grace period; nothing was committed: retry the "
                 "transaction (its retry writes new files)"
@@ -232,7 +240,7 @@ class Expiring:
 
     @classmethod
     def begin(cls, storage: Storage, files: Iterable[str]) -> "Expiring":
-        """Create the marker naming every Iceberg file this run may delete."""
+        """Create the marker naming every orphan and Iceberg file this run may delete."""
         path, began, returned = _create(storage, EXPIRATIONS_DIRECTORY, files)
         return cls(storage, path, began, _Clock(storage, path, returned))
 
@@ -265,9 +273,16 @@ class Expiring:
         _remove(self.storage, path)
         self.removed.append(path)
 
-    def in_time(self) -> bool:
-        """G4: whether a deletion may still start (within half the lease)."""
-        return time.monotonic() - self.began < LEASE_S / 2
+    def seconds_left(self) -> float:
+        """G4: the seconds within which a deletion may still start (half the lease
+        after the marker's create began); zero or less: no more."""
+        return LEASE_S / 2 - (time.monotonic() - self.began)
+
+    def storage_now_millis(self) -> int | None:
+        """A lower bound of the storage's present time (G4's clock: the marker's
+        modification time plus the time elapsed since its create returned); None if
+        the store gives no modification times."""
+        return self.clock.now_millis()
 
     def end(self) -> None:
         """Remove the marker (best effort; stale after LEASE_S otherwise)."""

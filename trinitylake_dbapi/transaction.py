@@ -38,37 +38,32 @@ Commit protocol. A transaction that began at version v:
       A commit or rollback that would create version 2^32 fails with CommitFailedError
       before it writes any file (check_version_limit).
 
-  C7. Files written before the commit began and named by it (``expect_files``: a
-      table's data files, manifests and manifest lists, written by the statements of
-      the transaction, or by PyIceberg before it committed) are orphans until C2:
-      version expiration deletes an orphan once it is older than its grace period
-      (maintenance E4, E8). So, after C1 is awaited and right before C2, each such file
-      older than PREWRITTEN_CHECK_AGE_S (by the moment it was opened for writing on
+  C7. Files a commit names that are orphans until C2: those written before the commit
+      began (``expect_files``: a table's data files, manifests and manifest lists,
+      written by the statements of the transaction, or by PyIceberg before it
+      committed) and its own C1 files (node and definition files; a retried attempt
+      still names the definition files the first attempt wrote). Version expiration
+      deletes an orphan once it is older than its grace period (maintenance E4, E8),
+      with any grace, 0 included. So, after C1 is awaited and right before C2, each
+      such file older than PREWRITTEN_CHECK_AGE_S (by the moment its writing began on
       this host, iceberg.io F4), or of unknown age, is checked to exist; a missing one
       fails the commit with MissingFileError (an OperationalError) naming the file and
-      the table, nothing is published, and a retry of the whole transaction writes its
-      files again. (Not a SerializationError: retrying the commit alone, as a lost race
-      is retried, would fail the same way.) Why no
-      interleaving publishes a deleted file: an expiration with grace G deletes a file
-      only if it was older than G when the expiration started, and reads the latest
-      version after that start. A file younger than PREWRITTEN_CHECK_AGE_S at the check
-      is younger than G at C2 if G >= PREWRITTEN_CHECK_AGE_S + the time from the check
-      to C2 (milliseconds; say a few seconds with clock skew): an expiration that may
-      delete it started after C2 and sees it reached. An older file that exists at the
-      check was deleted by no expiration that ended before the check; one that could
-      still delete it started before C2 and after the file was G old: a transaction
-      that lasted longer than the grace, committing while an expiration with that
-      grace is between its listing and its deletions. That window is closed by a
-      handshake (reclaim G1-G6, maintenance E10): before its check, a commit naming
-      such a file creates an intent naming the files it names that were written
-      before it, then waits while an expiration marker names one of them (at most
-      reclaim.COMMIT_WAIT_S, then CommitFailedError); an expiration creates its
-      marker before it reads the intents, and spares what they name. The intent is
-      removed when the commit ends, whatever its outcome. Commits that name no file
-      old enough to be checked make no extra storage call (G5). Hence: transactions
-      may outlive the grace (their files are refused or spared, never published
-      missing), but never run expiration with a grace under a few seconds while
-      anything writes (the young files' margin above).
+      what names it, nothing is published, and a retry of the whole transaction
+      writes its files again. (Not a SerializationError: retrying the commit alone, as
+      a lost race is retried, would fail the same way.) Before that check, the commit
+      creates an intent naming those files (reclaim G2; anew when a later attempt names
+      more of its own), then waits while an expiration marker names one of them (at
+      most reclaim.COMMIT_WAIT_S, then CommitFailedError); an expiration creates its
+      marker before it reads the intents, and spares what they name (G3). The intent
+      is removed when the commit ends, whatever its outcome. Why no interleaving
+      publishes a deleted file: a file the commit checks is covered by the handshake
+      (G3's argument); a file younger than PREWRITTEN_CHECK_AGE_S at the check is
+      published moments later, and an expiration waits until every file it would
+      delete is older than that plus a margin before it looks at the versions a last
+      time (maintenance E13), so that look sees the version naming it. Commits whose
+      files are all younger make no extra storage call (G5): an autocommit statement
+      on a responsive store; a slow commit (a bulk load, a long retry) pays one
+      create, one listing, one delete and an existence check of each old file.
   C8. Work registered with ``after_commit`` (iceberg.oldmetadata OM2: deleting the
       metadata files a commit dropped from a table's metadata log) runs only once the
       version is published (after C2 and C3), in registration order, with the version,
@@ -385,6 +380,7 @@ class Transaction:
         for owner in referenced & self.companions.keys():
             self._unwritten.update(self.companions[owner])
         self._written: list[str] = []  # definition files written, for C5
+        self._written_at: float | None = None  # C7: when the first attempt began writing them
         try:
             version = self._commit_attempts()
         except CommitOutcomeUnknownError:
@@ -454,6 +450,11 @@ class Transaction:
             files[def_path] = encode(definition)
         files.update(update.files)
         # C1 runs while the root is encoded and written; it is done before C2 publishes.
+        began = time.monotonic()
+        if self._written_at is None:
+            self._written_at = began
+        own = {path: began for path in files}  # C7: this attempt's files ...
+        own.update((path, self._written_at) for path in self._written)  # ... and the first attempt's
         try:
             written = storage.write_many(files, new=True, background=True)
         except BaseException:
@@ -466,10 +467,10 @@ class Transaction:
             issued_at = time.monotonic()
             with prepare_root(storage, version, data) as prepared:  # C2, while C1 runs
                 written()  # C1 is done
-                self._check_expected_files()  # C7
-                if self._intent is not None:
-                    self._intent.check_in_time()  # reclaim G4
                 if self.lakehouse.is_still_latest(base.version, observed_at):  # D3: C1 may be slow
+                    self._check_expected_files(own)  # C7, right before C2
+                    if self._intent is not None:
+                        self._intent.check_in_time()  # reclaim G4
                     created = publish_root(storage, prepared)  # C2, the commit point
                 else:
                     created = False  # versions came after the base: as a lost race (C4)
@@ -496,36 +497,45 @@ class Transaction:
         _remove_best_effort(storage, list(update.files) + ([new_def_path] if new_def_path else []))
         return False
 
-    def _check_expected_files(self) -> None:
-        """C7: MissingFileError if a file named by this commit and written before it, old
-        enough for expiration to have taken it, no longer exists."""
+    def _check_expected_files(self, own: Mapping[str, float]) -> None:
+        """C7: MissingFileError if a file named by this commit and written before its
+        check, old enough for expiration to have taken it, no longer exists: one
+        written before the commit (``expect_files``) or one of its own (``own``: path
+        -> when its writing began)."""
         now = time.monotonic()
-        old = sorted(
-            (path, owner, None if at is None else now - at)
-            for path, (at, owner) in self.expected.items()
-            if at is None or now - at >= PREWRITTEN_CHECK_AGE_S
-        )
+        named = {path: at for path, (at, _) in self.expected.items()}
+        named.update(own)
+        old = sorted(path for path, at in named.items() if at is None or now - at >= PREWRITTEN_CHECK_AGE_S)
         if not old:
             return
-        if self._intent is None:  # reclaim G2: announce, and wait out expirations naming these files
-            owners = sorted({owner for _, owner, _ in old})
-            self._intent = announce_commit(self.lakehouse.storage, self.expected, " and ".join(owners))
+        announced = set(self.expected) | set(old)
+        if self._intent is None or not announced <= self._intent.files:  # reclaim G2
+            if self._intent is not None:
+                self._intent.withdraw()
+                self._intent = None
+            self._intent = announce_commit(self.lakehouse.storage, announced, self._owner)
         exists = self.lakehouse.storage.exists
         if len(old) == 1:
-            found = [exists(old[0][0])]
+            found = [exists(old[0])]
         else:
             from concurrent.futures import ThreadPoolExecutor
 
-            with ThreadPoolExecutor(min(8, len(old)), thread_name_prefix="tl-c7") as pool:
-                found = list(pool.map(exists, [path for path, _, _ in old]))
-        for (path, owner, age), present in zip(old, found):
+            with ThreadPoolExecutor(min(16, len(old)), thread_name_prefix="tl-c7") as pool:
+                found = list(pool.map(exists, old))
+        for path, present in zip(old, found):
             if not present:
-                written = "" if age is None else f" {age:.1f} s before this commit"
+                at = named[path]
+                written = "" if at is None else f" {now - at:.1f} s before this commit's check"
                 raise MissingFileError(path, (
-                    f"{owner} names this file, written{written}, and it no longer exists: "
-                    "version expiration (with an orphan grace period shorter than the "
+                    f"{self._owner(path)} names this file, written{written}, and it no longer "
+                    "exists: version expiration (with an orphan grace period shorter than the "
                     "transaction) deleted it; nothing was committed: retry the transaction"
                 ))
+
+    def _owner(self, path: str) -> str:
+        """What names ``path`` in this commit, for C7's errors."""
+        expected = self.expected.get(path)
+        return expected[1] if expected is not None else "this commit"
 
     def _check_conflicts(self, first: int, latest: int) -> None:
         """Raise SerializationError if a version first..latest conflicts (C4)."""

@@ -83,7 +83,6 @@ from ..format.nodefile import NodeFile, decode_node_file
 from ..storage import Storage
 from ..storage.locations import location_within
 from ..lakehouse import Lakehouse, now_millis
-from ..reclaim import LEASE_S, Expiring
 from . import _runtime as rt
 
 __all__ = [
@@ -108,6 +107,9 @@ _POINTERS = T.StructType(
 _DOOMED = T.StructType(
     [T.StructField("path", T.StringType(), False), T.StructField("expired", T.BooleanType(), False)]
 )
+#: maintenance E4, E8, E13: a doomed file, whether only expired versions reach it, and
+#: (for the orphans and Iceberg files, which the driver guards) its modification time
+_DOOMED_AT = T.StructType([*_DOOMED.fields, T.StructField("modified", T.LongType(), True)])
 _CREATED = T.StructType(
     [T.StructField("version", T.LongType(), False), T.StructField("created_at_millis", T.LongType(), False)]
 )
@@ -230,20 +232,26 @@ def _read_created(location: rt.Location) -> Callable[[Iterable[tuple[int, int]]]
     return run
 
 
-def _doomed(location: rt.Location, now: int, grace: int) -> Callable[[Iterable[Any]], Iterator[tuple[str, bool]]]:
+def _doomed(
+    location: rt.Location, now: int, grace: int, latest: int
+) -> Callable[[Iterable[Any]], Iterator[tuple[str, bool, int | None]]]:
     """E3/E4 for files no kept root reaches: reached only by expired versions, or an
-    orphan older than the grace period."""
+    orphan older than the grace period (with its modification time, E13); never the
+    root of a version newer than the plan's ``latest`` (E4)."""
 
-    def run(rows: Iterable[Any]) -> Iterator[tuple[str, bool]]:
+    def run(rows: Iterable[Any]) -> Iterator[tuple[str, bool, int | None]]:
         store = rt.storage(location)
 
-        def one(row: Any) -> tuple[str, bool] | None:
+        def one(row: Any) -> tuple[str, bool, int | None] | None:
             path, expired = row[0], bool(row[1])
             if expired:
-                return path, True
+                return path, True, None
+            version = paths.parse_root_node_path(path)
+            if version is not None and version > latest:
+                return None
             modified = store.modified_millis(path)
             if modified is not None and now - modified >= grace:
-                return path, False
+                return path, False, modified
             return None
 
         for out in rt.thread_map(one, rows):
@@ -334,26 +342,17 @@ def _list_owned(location: rt.Location, owned: local.TableLocations) -> Callable[
     return run
 
 
-def _is_iceberg_row(row: Any) -> bool:
-    """True for a doomed row naming an Iceberg file (not one of the format's: E8, E10)."""
-    return not local.is_expirable_file(row[0])
-
-
-def _path_of(row: Any) -> str:
-    return row[0]
-
-
 def _delete_files(location: rt.Location, deadline: float | None = None) -> Callable[[Iterable[Any]], None]:
     """Delete the doomed rows' files (expired roots excepted: the driver deleted them).
-    Past ``deadline`` (``time.time()``; reclaim G4, half the marker's lease) no Iceberg
-    file is deleted: the rest waits for the next run."""
+    Past ``deadline`` (``time.time()``; reclaim G4, half the marker's lease) only files
+    that only expired versions reach are deleted: the rest waits for the next run."""
 
     def run(rows: Iterable[Any]) -> None:
         store = rt.storage(location)
         todo = (
             row[0] for row in rows
             if not (row[1] and paths.parse_root_node_path(row[0]) is not None)
-            and (deadline is None or time.time() < deadline or local.is_expirable_file(row[0]))
+            and (deadline is None or time.time() < deadline or row[1])
         )
         list(rt.thread_map(store.delete_many, rt.chunks(todo, _DELETE_BATCH), threads=4))
 
@@ -635,7 +634,9 @@ def expire_versions(
             expired_files.withColumn("expired", F.lit(True)), "path", "left"
         ).select("path", F.coalesce(F.col("expired"), F.lit(False)).alias("expired"))
         candidates = candidates.union(job.iceberg_candidates(lakehouse, kept, reached))
-        doomed = job.frame(candidates.rdd.mapPartitions(_doomed(loc, now, grace)), _DOOMED)
+        doomed = job.frame(
+            candidates.rdd.mapPartitions(_doomed(loc, now, grace, latest.version)), _DOOMED_AT
+        )
         doomed = doomed.localCheckpoint(eager=True)
         # Counted from the checkpoint: an accumulator updated in a transformation counts a
         # retried task twice (Spark applies such updates once only inside actions).
@@ -648,26 +649,20 @@ def expire_versions(
                 local.wait_before_deleting_roots(listed_at)  # E7
             for chunk in rt.chunks(expired, _DELETE_BATCH):
                 storage.delete_many([paths.root_node_path(v) for v in chunk])  # E5
-            iceberg = doomed.rdd.filter(_is_iceberg_row).map(_path_of).collect()
-            expiring = Expiring.begin(storage, iceberg) if iceberg else None  # E10: before any look
-            try:
-                if expiring is not None:
-                    spared = expiring.spared()  # reclaim G3: intents read after the marker
-                    allowed = [f for f in iceberg if spared is not None and f not in spared]
-                    allowed = local.not_reached_since(lakehouse, allowed, latest.version, storage_options)  # E9
-                    keep = set(iceberg) - set(allowed)
-                    if keep:
-                        spare = job.frame(spark.sparkContext.parallelize([(f,) for f in sorted(keep)], 1), _PATH)
-                        doomed = doomed.join(F.broadcast(spare), "path", "left_anti").localCheckpoint(eager=True)
-                        count = doomed.count()
-                    deadline = time.time() + max(0.0, LEASE_S / 2 - (time.monotonic() - expiring.began))
-                else:
-                    deadline = None
+            # E4, E8: the orphans and Iceberg files go through the driver's guard (E10, E13, E9)
+            orphans = doomed.filter(~F.col("expired")).select("path", "modified").collect()
+            guarded = {row[0]: row[1] for row in orphans}
+            with local.guarded_deletion(lakehouse, guarded, latest.version, storage_options) as (
+                allowed, seconds_left,
+            ):
+                keep = set(guarded) - set(allowed)
+                if keep:
+                    spare = job.frame(spark.sparkContext.parallelize([(f,) for f in sorted(keep)], 1), _PATH)
+                    doomed = doomed.join(F.broadcast(spare), "path", "left_anti").localCheckpoint(eager=True)
+                    count = doomed.count()
+                deadline = time.time() + max(0.0, seconds_left()) if guarded else None
                 progress_.step(f"deleting {count - len(expired)} unreachable file(s)")
                 doomed.rdd.foreachPartition(_delete_files(loc, deadline))
-            finally:
-                if expiring is not None:
-                    expiring.end()  # reclaim G3: after the deletions
             lakehouse.write_hint(max(latest.version, lakehouse.latest_version()))
     return SparkExpireResult(
         versions=expired,
