@@ -302,6 +302,40 @@ def test_errors_are_the_rest_error_model(rest: RestServer) -> None:
             assert 400 <= response.status_code < 600
 
 
+def test_a_table_whose_metadata_file_is_gone_is_a_500_naming_it(rest: RestServer) -> None:
+    """RS5: a metadata file the lakehouse names that no longer exists (a damaged
+    lakehouse: deleted by hand, or by an expiration at a grace shorter than a commit
+    before maintenance E13) is a server-side fault naming the file: 500
+    ServerErrorException, for a read and for a commit, nothing published; never 503
+    ServiceUnavailableException, which clients retry (PyIceberg and Java back off and
+    ask again for the same missing file)."""
+    from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
+
+    with trinitylake_dbapi.connect(rest.lake, autocommit=True) as conn:  # the server never read it
+        conn.cursor().execute("CREATE NAMESPACE gone")
+        conn.cursor().execute("CREATE TABLE gone.t (id BIGINT)")
+    location = TrinityLakeCatalog("ours", uri=rest.lake).load_table("gone.t").metadata_location
+    os.remove(location.removeprefix("file://"))
+    cat = rest.catalog()
+    before = version_of(rest.request("GET", "/v1/namespaces/gone/tables"))
+    name = os.path.basename(location)
+    responses = [
+        rest.request("GET", "/v1/namespaces/gone/tables/t"),
+        rest.request("POST", "/v1/namespaces/gone/tables/t", json={
+            "requirements": [], "updates": [{"action": "set-properties", "updates": {"k": "v"}}],
+        }),
+    ]
+    for response in responses:
+        assert "Traceback" not in response.text
+        error = response.json()["error"]
+        assert (response.status_code, error["type"]) == (500, "ServerErrorException"), response.text
+        assert name in error["message"], error
+    assert version_of(rest.request("GET", "/v1/namespaces/gone/tables")) == before
+    with pytest.raises(Exception, match=name) as raised:
+        cat.load_table("gone.t")
+    assert "ServiceUnavailable" not in type(raised.value).__name__
+
+
 @pytest.mark.parametrize("namespace", [[], [""], ["", ""], [" "], ["a", ""], ["a", " \t"], "flat", ["a", 1], None])
 def test_create_namespace_refuses_an_empty_or_blank_level_with_400(rest: RestServer, namespace: Any) -> None:
     """RS5: a namespace with no level, or an empty or blank one, is the client's mistake:

@@ -63,6 +63,9 @@ _MAPPING: tuple[tuple[type[BaseException], int, str], ...] = (
     (errors.CorruptFileError, 500, "ServerErrorException"),  # names the damaged file
     (errors.UnsupportedFormatError, 500, "ServerErrorException"),
     (errors.CommitOutcomeUnknownError, 500, "CommitStateUnknownException"),
+    # A file the lakehouse names is gone: damage, not a passing outage (503, which clients
+    # retry, would have them ask again and again for the same missing file).
+    (errors.MissingFileError, 500, "ServerErrorException"),
     (errors.StorageError, 503, "ServiceUnavailableException"),
     (FileNotFoundError, 404, "NotFoundException"),  # e.g. register of a missing metadata file
     (NotImplementedError, 406, "UnsupportedOperationException"),
