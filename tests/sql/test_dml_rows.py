@@ -45,6 +45,19 @@ def mode_properties(mode: str | None) -> str:
     return f" TBLPROPERTIES ('write.delete.mode' = '{mode}', 'write.update.mode' = '{mode}')"
 
 
+_TWIN_DATABASE: list[Any] = []
+
+
+def twin_database() -> Any:
+    """The plain DuckDB database of the twins (here, test_dml_conditions and test_merge),
+    one per test process: a new one each took ~16 ms of CPU, a tenth of a small test or
+    of a hypothesis example. Each twin creates or replaces its own table in it (autocommit:
+    a statement that fails leaves nothing open)."""
+    if not _TWIN_DATABASE:
+        _TWIN_DATABASE.append(duckdb.connect())
+    return _TWIN_DATABASE[0]
+
+
 class Twins:
     """One table in a lakehouse and the same table in a plain DuckDB database: each
     statement runs on both and must give the same rowcount and the same rows. ``mode``:
@@ -53,9 +66,9 @@ class Twins:
     def __init__(self, conn: tl.Connection, columns: str, mode: str | None = None) -> None:
         self.cur = conn.cursor()
         self.conn = conn
-        self.duck = duckdb.connect()
+        self.duck = twin_database()
         self.cur.execute(f"CREATE TABLE default.f ({columns}){mode_properties(mode)}")
-        self.duck.execute(f"CREATE TABLE f ({columns.replace('STRING', 'VARCHAR')})")
+        self.duck.execute(f"CREATE OR REPLACE TABLE f ({columns.replace('STRING', 'VARCHAR')})")
 
     def run(self, sql: str, params: Any = None, compare_rows: bool = True) -> int:
         """Run ``sql`` on both: the same rowcount, then (unless ``compare_rows`` is False,
@@ -186,8 +199,8 @@ def test_hostile_names_and_aliases_agree_with_duckdb(lakehouse: tl.Connection, n
     cur = lakehouse.cursor()
     mode = data.draw(st.sampled_from(MODES), label="mode")
     cur.execute(f"CREATE TABLE default.{table} (id BIGINT, v BIGINT, {columns}){mode_properties(mode)}")
-    duck = duckdb.connect()
-    duck.execute(f"CREATE TABLE {table} (id BIGINT, v BIGINT, {columns.replace('STRING', 'VARCHAR')})")
+    duck = twin_database()
+    duck.execute(f"CREATE OR REPLACE TABLE {table} (id BIGINT, v BIGINT, {columns.replace('STRING', 'VARCHAR')})")
     for batch in range(data.draw(st.integers(1, 3), label="files")):
         rows = ", ".join(
             f"({batch * 3 + i}, {i}, " + ", ".join("'" + f"{n}{(batch + i) % 2}".replace("'", "''") + "'" for n in names) + ")"

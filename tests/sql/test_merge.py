@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import trinitylake_dbapi as tl
 from tests.lakes import Lake
+from tests.sql.test_dml_rows import twin_database
 
 
 @pytest.fixture
@@ -373,40 +374,37 @@ def test_statements_agree_with_duckdb(lakehouse: tl.Connection, data: Any, files
     examples share one connection (each drops and creates the table again)."""
     cur = lakehouse.cursor()
     cur.execute("DROP TABLE IF EXISTS default.f")
-    duck = duckdb.connect()
+    duck = twin_database()
     modes = {kind: data.draw(st.sampled_from(["merge-on-read", "copy-on-write"]), label=kind)
              for kind in ("merge", "update", "delete")}  # MG6 both ways, with UPDATE's and DELETE's delete files
     properties = ", ".join(f"'write.{kind}.mode' = '{mode}'" for kind, mode in modes.items())
     cur.execute(f"CREATE TABLE default.f (id INT PRIMARY KEY, a INT, b VARCHAR) TBLPROPERTIES ({properties})")
-    duck.execute("CREATE TABLE f (id INT PRIMARY KEY, a INT, b VARCHAR)")
+    duck.execute("CREATE OR REPLACE TABLE f (id INT PRIMARY KEY, a INT, b VARCHAR)")
     for f in range(files):
         rows = ", ".join(f"({f * 4 + i}, {i - 1}, 'r{f}')" for i in range(4))
         cur.execute(f"INSERT INTO default.f VALUES {rows}")
         duck.execute(f"INSERT INTO f VALUES {rows}")
-    try:
-        for _ in range(data.draw(st.integers(1, 6), label="statements")):
-            sql, params, matched = _statement(data)
-            ours: Exception | None = None
+    for _ in range(data.draw(st.integers(1, 6), label="statements")):
+        sql, params, matched = _statement(data)
+        ours: Exception | None = None
+        try:
+            cur.execute(sql.format(t="default.f"), params or None)
+        except tl.Error as e:
+            ours = e
+        if matched and _several_matches(duck, sql, params):
+            assert isinstance(ours, tl.ProgrammingError) and "several source rows" in str(ours), (sql, ours)
+        else:
+            theirs: Exception | None = None
+            count = None
             try:
-                cur.execute(sql.format(t="default.f"), params or None)
-            except tl.Error as e:
-                ours = e
-            if matched and _several_matches(duck, sql, params):
-                assert isinstance(ours, tl.ProgrammingError) and "several source rows" in str(ours), (sql, ours)
-            else:
-                theirs: Exception | None = None
-                count = None
-                try:
-                    result = duck.execute(sql.format(t="f"), params or None).fetchall()
-                    count = result[0][0]
-                except duckdb.Error as e:
-                    theirs = e
-                assert (ours is None) == (theirs is None), (sql, params, ours, theirs)
-                if ours is None:
-                    assert cur.rowcount == count, sql
-            assert _rows(cur) == sorted(duck.execute("SELECT * FROM f").fetchall(), key=repr), (sql, params)
-    finally:
-        duck.close()
+                result = duck.execute(sql.format(t="f"), params or None).fetchall()
+                count = result[0][0]
+            except duckdb.Error as e:
+                theirs = e
+            assert (ours is None) == (theirs is None), (sql, params, ours, theirs)
+            if ours is None:
+                assert cur.rowcount == count, sql
+        assert _rows(cur) == sorted(duck.execute("SELECT * FROM f").fetchall(), key=repr), (sql, params)
 
 
 # ---------------------------------------------------------------------------
