@@ -123,6 +123,7 @@ def _run(cur: Any, table: str, columns: list[tuple[str, str, bool]], sql: str, r
     return ("ok", captured[0].schema, _values(captured))
 
 
+@pytest.mark.slow  # 150 examples (~3.9 s of CPU): the full run only; the quick lane keeps the edge values below
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                     HealthCheck.too_slow])  # fmt: skip
 @given(case=inserts())
