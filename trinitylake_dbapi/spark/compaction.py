@@ -36,6 +36,7 @@ def _rewrite(location: rt.Location, plan: CompactionPlan) -> Callable[[Iterable[
     def run(indexes: Iterable[int]) -> Iterator[Any]:
         from ..iceberg.io import DurableFileIO, file_io_properties
 
+        rt.settle()  # rt WK1
         io = DurableFileIO(file_io_properties(location.storage_options))
         written = []
         for index in indexes:

@@ -123,6 +123,7 @@ _METADATA: dict[str, Any] = {}
 
 def _file_io(location: rt.Location) -> DurableFileIO:
     """This process's FileIO for the tables of ``location`` (cached)."""
+    rt.settle()  # rt WK1: a task starts here
     with _IO_LOCK:
         io = _IOS.get(location.key)
         if io is None:
