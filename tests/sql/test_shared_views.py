@@ -285,3 +285,25 @@ def test_a_scan_with_deletes_on_a_new_database(tmp_path: Path) -> None:
         assert q(cur, "SELECT count(*) FROM default.t") == [(5,)]
         cur.execute("DELETE FROM default.t WHERE n = 1")
         assert q(cur, "SELECT t.n FROM default.t t JOIN default.ext e ON t.n = e.n ORDER BY 1") == [(3,)]
+
+
+def test_a_key_table_that_cannot_be_made_falls_back_to_the_cursor(tmp_path: Path) -> None:
+    """QX5: when DuckDB refuses the table (the memory limit, say), the caller is told to
+    register the keys itself (None), and nothing is left registered or recorded."""
+    import pyarrow as pa
+
+    engine = engine_module.Engine(allowed=[str(tmp_path)])
+    cursor, generation = engine.cursor_of_database()
+    keys = pa.table({"row_key": pa.array([1, 2, 3], pa.int64())})
+
+    def refusing(sql: str) -> Any:
+        if sql.startswith("CREATE TABLE"):
+            return cursor.execute("SELECT error('no memory for it')").fetchall()
+        return cursor.execute(sql).fetchall()
+
+    scan = (("/d/a.parquet",), ("/d/del.parquet",))
+    assert engine.shared_deleted_rows(scan, keys, generation, refusing, cursor.register, cursor.unregister) is None
+    assert cursor.execute("SELECT count(*) FROM duckdb_views() WHERE view_name LIKE '__tl_keys%'").fetchall() == [(0,)]
+    name = engine.shared_deleted_rows(scan, keys, generation, cursor.execute, cursor.register, cursor.unregister)
+    assert name is not None and cursor.execute(f"SELECT sum(row_key) FROM {name}").fetchall() == [(6,)]
+    engine.close()

@@ -326,6 +326,10 @@ class Engine:
         register(staging, table)
         try:
             run(f"CREATE TABLE {name} AS SELECT * FROM {staging}")
+        except self._duckdb.Error as e:
+            if isinstance(e, self._duckdb.InterruptException):
+                raise
+            return None  # e.g. the memory limit: the caller registers the keys instead
         finally:
             unregister(staging)
         dropped: list[str] = []
