@@ -1,8 +1,8 @@
-"""MAP values written and read back, run as a script by tests/sql/test_map_values.py in
-a process of its own: on pyarrow 23 to 25 a map could abort the interpreter (SIGABRT in
-pyarrow's cast, apache/arrow#51029), which must fail one test, not kill pytest.
+"""MAP values written and read back, run by tests/sql/test_map_values.py in a process of
+its own (a child it forks): on pyarrow 23 to 25 a map could abort the interpreter (SIGABRT
+in pyarrow's cast, apache/arrow#51029), which must fail one test, not kill pytest.
 
-``python tests/sql/map_cases.py LAKEHOUSE_DIR`` prints ``case NAME`` before each case
+:func:`main` (or ``python tests/sql/map_cases.py LAKEHOUSE_DIR``) prints ``case NAME`` before each case
 and ``ok NAME`` after it (flushed, so the last line names the case a crash stopped in),
 and exits 1 with the difference when a value does not come back as it went in.
 """
