@@ -58,8 +58,9 @@ Rules (SPEC 7):
      files (an Iceberg file written before it, or a file of its own written over
      PREWRITTEN_CHECK_AGE_S before its check: transaction C7) waits for the marker
      to go before its check (G2), so it never publishes a file this run deletes.
-     Files only expired versions reach (E3) need no marker: no commit names them
-     (a commit builds on the latest version, which is kept, or loses its race). The
+     Files only expired versions reach (E3) need no marker: no commit names them (a
+     commit builds on the latest version, which is kept, or loses its race); a
+     rollback to an expired version does (E14). The
      handshake's files (``_tl_sync/``) are not Iceberg files; those older than the
      lease (left by crashed processes, G4) are deleted after the rest.
   E13 Young files. A commit checks the files it names only when they are older than
@@ -91,6 +92,14 @@ Rules (SPEC 7):
      ``write.metadata.path`` or the directory of its metadata file. Spark's
      distributed expiration lists these directories too and keeps exactly these
      files (the same ``TableLocations``, the same ``unreadable_kept_metadata``).
+  E14 A rollback (transaction RB1) publishes a version naming its target's files, which
+     may be files only expired versions reach (E3): it checks that its target's root
+     still exists right before it publishes, and publishes within moments. Roots go
+     first (E5), so a rollback whose check found its target's root published before
+     PUBLISH_MARGIN_MILLIS after the roots were deleted; then, and only then, the
+     latest version is read again, and the files that versions committed since the
+     plan reach are spared. Later versions cannot name them: a rollback to a target
+     whose root is gone is refused.
   E7 A root is deleted no sooner than EXPIRED_ROOT_DELETE_DELAY_S after the listing that
      showed it (measured on this process's monotonic clock). A root that was missing
      when a writer last looked therefore cannot appear and vanish within that writer's
@@ -190,8 +199,8 @@ class ExpirationPlan:
             lakehouse.write_hint(max(self.latest, lakehouse.latest_version()))  # E5
             wait_before_deleting_roots(self.listed_at)  # E7
         storage.delete_many(roots)  # E5: roots first, oldest first
+        roots_gone_at = time.monotonic()
         rest = [f for f in self.files if f not in set(roots)]
-        storage.delete_many([f for f in rest if f not in self.guarded])  # E3: only expired versions reach them
         with guarded_deletion(lakehouse, self.guarded, self.latest, self.storage_options, self.kept_files) as (
             allowed, seconds_left,
         ):
@@ -199,6 +208,10 @@ class ExpirationPlan:
                 if seconds_left() <= 0:  # E10, reclaim G4: the rest waits for the next run
                     break
                 storage.delete_many(allowed[start:start + DELETE_BATCH])
+        expired_only = [f for f in rest if f not in self.guarded]  # E3: only expired versions reach them
+        if expired_only:
+            reached = reached_after_roots(lakehouse, self.latest, roots_gone_at, self.kept_files)  # E14
+            storage.delete_many([f for f in expired_only if f not in reached])
         if self.stale_markers:
             storage.delete_many(self.stale_markers)  # E10, reclaim G4
         lakehouse.write_hint(max(self.latest, lakehouse.latest_version()))
@@ -232,6 +245,22 @@ def guarded_deletion(
         yield sorted(allowed), expiring.seconds_left
     finally:
         expiring.end()
+
+
+def reached_after_roots(
+    lakehouse: Lakehouse, seen: int, roots_gone_at: float, kept_files: set[str] | None = None
+) -> set[str]:
+    """E14: the files versions committed since version ``seen`` reach (below the
+    subtrees of ``kept_files``), looked at once PUBLISH_MARGIN_MILLIS after the expired
+    roots were deleted (at ``roots_gone_at``, monotonic). Local and Spark expiration
+    spare them among the files only expired versions reach."""
+    remaining = roots_gone_at + PUBLISH_MARGIN_MILLIS / 1000 - time.monotonic()
+    if remaining > 0:
+        time.sleep(remaining)
+    latest = lakehouse.find_latest(at_least=seen)  # fresh: probes past ``seen``
+    if latest is None or latest <= seen:
+        return set()
+    return reachable_files(lakehouse, range(seen + 1, latest + 1), set(kept_files or ()))
 
 
 def wait_until_settled(expiring: Expiring, modified: Iterable[int], age_millis: int) -> None:

@@ -610,6 +610,11 @@ def check_version_limit(version: int) -> None:
 def rollback_to(lakehouse: Lakehouse, target: int, expect_files: Mapping[str, str] | None = None) -> int:
     """Commit version v+1 whose content equals version ``target`` (SPEC 7).
 
+    RB1: right before it publishes, the rollback checks that ``target``'s root still
+    exists (ObjectNotFoundError otherwise, nothing published): an expiration deletes
+    a version's root before the files only it reaches, and spares those a version
+    published within moments of the root's deletion reaches (maintenance E14).
+
     The new root records ``rollback_from_root`` = root v. It keeps the latest lakehouse
     definition, so exported snapshot names survive the rollback. Fails with a
     SerializationError if another writer commits in between, rather than silently
@@ -647,6 +652,8 @@ def rollback_to(lakehouse: Lakehouse, target: int, expect_files: Mapping[str, st
                         f"the rollback to version {target} would publish a version naming a missing file"
                     )
             if lakehouse.is_still_latest(latest.version, observed_at):  # D3
+                if not lakehouse.storage.exists(paths.root_node_path(target)):  # RB1, right before C2
+                    raise ObjectNotFoundError(f"version {target} does not exist any more (expired)")
                 created = publish_root(lakehouse.storage, prepared)  # C2
             else:
                 created = False  # versions came after the base: as a lost race

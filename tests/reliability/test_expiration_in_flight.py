@@ -24,6 +24,7 @@ from trinitylake_dbapi.format.paths import root_node_path
 from trinitylake_dbapi.lakehouse import Lakehouse
 from trinitylake_dbapi.storage import Storage
 from trinitylake_dbapi.verify import verify
+from deadlines import HANG_S
 
 FAR_FUTURE = 2**62
 
@@ -132,3 +133,86 @@ def _rows(location: str, sql: str) -> list[tuple]:
         cur = conn.cursor()
         cur.execute(sql)
         return cur.fetchall()
+
+
+def test_a_rollback_to_a_version_being_expired_keeps_its_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """E14, transaction RB1: a rollback checks its target's root right before it
+    publishes; an expiration deleting that version's root at that moment deletes the
+    files only expired versions reach no sooner than PUBLISH_MARGIN_MILLIS later, after
+    a look at the versions committed meanwhile: the rollback's version keeps them.
+
+    Forced: the rollback (a thread) stops at its publish until the expiration (this
+    thread) has deleted the roots, then publishes as soon as the expiration deletes
+    other files, or after a moment. The margin is raised to 5 s here, so that the
+    moment fits inside it on a loaded host."""
+    import threading
+
+    monkeypatch.setattr(maintenance, "PUBLISH_MARGIN_MILLIS", 5000)
+    location = str(tmp_path / "lake")
+    LakehouseCatalog(location, create=True, lakehouse_options={"minimum_versions_to_keep": 1})
+    with trinitylake_dbapi.connect(location) as conn:
+        cur = conn.cursor()
+        for i in range(200):
+            cur.execute(f"CREATE NAMESPACE n{i}")
+        conn.commit()
+        cur.execute("CREATE NAMESPACE x")  # moves the 200 into child nodes of the tree
+        conn.commit()
+        target = conn.lakehouse.latest_version()
+        for i in range(150):
+            cur.execute(f"DROP NAMESPACE n{i}")
+        conn.commit()
+        cur.execute("CREATE NAMESPACE y")  # new child nodes: the target's are only expired versions'
+        conn.commit()
+    checked, roots_gone, others_gone = threading.Event(), threading.Event(), threading.Event()
+    original_publish, original_delete_many = Storage.publish, Storage.delete_many
+    rollback_thread: list[threading.Thread] = []
+
+    def publish(self: Storage, prepared: Any) -> Any:
+        if threading.current_thread() in rollback_thread:
+            checked.set()  # RB1 is behind it
+            assert roots_gone.wait(HANG_S)
+            others_gone.wait(0.3)
+        return original_publish(self, prepared)
+
+    def delete_many(self: Storage, files: Any) -> Any:
+        files = list(files)
+        if threading.current_thread() is threading.main_thread() and files:
+            if all(f.startswith("_") and f.endswith(".arrow") for f in files) and not roots_gone.is_set():
+                assert checked.wait(HANG_S)
+                try:
+                    return original_delete_many(self, files)
+                finally:
+                    roots_gone.set()
+            if roots_gone.is_set():
+                try:
+                    return original_delete_many(self, files)
+                finally:
+                    others_gone.set()
+        return original_delete_many(self, files)
+
+    monkeypatch.setattr(Storage, "publish", publish)
+    monkeypatch.setattr(Storage, "delete_many", delete_many)
+    errors: list[BaseException] = []
+
+    def roll_back() -> None:
+        try:
+            with trinitylake_dbapi.connect(location, autocommit=True) as other:
+                other.cursor().execute(f"ROLLBACK TO VERSION {target}")
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    thread = threading.Thread(target=roll_back, daemon=True)
+    rollback_thread.append(thread)
+    thread.start()
+    result = _expire_everything(location)
+    thread.join(HANG_S)
+    monkeypatch.undo()
+    assert not thread.is_alive() and not errors, errors
+    assert target in result.versions  # the rollback's target was expired under it
+    nodes = [f for f in result.files if f.endswith(".arrow") and not f.startswith("_")]
+    assert nodes  # and files only it (and older versions) reached
+    assert {row[0] for row in _rows(location, "SHOW NAMESPACES")} == {f"n{i}" for i in range(200)} | {"x", "default"}
+    report = verify(location, all_versions=True)
+    assert report.ok, report.text()

@@ -649,6 +649,7 @@ def expire_versions(
                 local.wait_before_deleting_roots(listed_at)  # E7
             for chunk in rt.chunks(expired, _DELETE_BATCH):
                 storage.delete_many([paths.root_node_path(v) for v in chunk])  # E5
+            roots_gone_at = time.monotonic()
             # E4, E8: the orphans and Iceberg files go through the driver's guard (E10, E13, E9)
             orphans = doomed.filter(~F.col("expired")).select("path", "modified").collect()
             guarded = {row[0]: row[1] for row in orphans}
@@ -656,6 +657,8 @@ def expire_versions(
                 allowed, seconds_left,
             ):
                 keep = set(guarded) - set(allowed)
+                if expired:  # E14: what a rollback published meanwhile reaches stays
+                    keep |= local.reached_after_roots(lakehouse, latest.version, roots_gone_at)
                 if keep:
                     spare = job.frame(spark.sparkContext.parallelize([(f,) for f in sorted(keep)], 1), _PATH)
                     doomed = doomed.join(F.broadcast(spare), "path", "left_anti").localCheckpoint(eager=True)
