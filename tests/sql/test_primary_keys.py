@@ -155,6 +155,7 @@ _STEPS = st.one_of(
 )
 
 
+@pytest.mark.slow  # 25 random histories (~2.5 s of CPU): the full run only; the quick lane keeps the tests above
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(_STEPS, min_size=1, max_size=10), mode=st.sampled_from(["merge-on-read", "copy-on-write"]))
 def test_committed_keys_match_a_set_model(memory_lake: Lake, steps: list[tuple], mode: str) -> None:
