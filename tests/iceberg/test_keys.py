@@ -178,3 +178,32 @@ def test_add_files_with_a_duplicate_key_is_refused_and_the_users_file_kept(catal
         keyed.add_files([path])
     assert keyed.io.new_input(path).exists()
     assert catalog.lakehouse.latest_version() == before and ids(keyed) == [1, 2, 3]
+
+
+def _branch_with(table: Any, *keys: int) -> int:
+    """A branch ``b`` from the head, then an append of ``keys`` to it (PK3: a branch's
+    commits are not checked); the branch's snapshot id."""
+    table.refresh()
+    table.manage_snapshots().create_branch(table.current_snapshot().snapshot_id, "b").commit()
+    table.refresh()
+    table.append(data(*keys, name="branch"), branch="b")
+    table.refresh()
+    return table.snapshot_by_name("b").snapshot_id
+
+
+@local_and_memory
+def test_moving_the_head_to_a_branch_snapshot_checks_the_rows_it_brings(catalog: TrinityLakeCatalog,
+                                                                       keyed: Any) -> None:  # fmt: skip
+    """PK3: a commit that moves the head (``main``) to an existing snapshot (a branch's,
+    fast-forward) checks the rows that snapshot's data files bring to the head (those the
+    old head had not), so a duplicate written on a branch, where nothing is checked,
+    never reaches the head; nothing changes. Without a duplicate the move commits."""
+    snapshot = _branch_with(keyed, 3)
+    with pytest.raises(IntegrityError, match=r"ns\.t.*\(id\).*\(3\)"):
+        keyed.manage_snapshots().set_current_snapshot(snapshot_id=snapshot).commit()
+    assert ids(keyed) == [1, 2, 3]
+    keyed.manage_snapshots().remove_branch("b").commit()
+    snapshot = _branch_with(keyed, 4, 5)
+    keyed.manage_snapshots().set_current_snapshot(snapshot_id=snapshot).commit()
+    assert ids(keyed) == [1, 2, 3, 4, 5]
+

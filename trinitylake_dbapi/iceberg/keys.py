@@ -21,7 +21,11 @@ Rules:
       hold no NULL in a key column, no key twice, and no key of a live row of the new
       head's other data files (position deletes applied: a row an UPDATE or DELETE
       removed by a delete file no longer counts). A commit to a branch other than the
-      table's head (``main``) is not checked.
+      table's head (``main``) is not checked; so a commit that makes the head a
+      snapshot not reached from the old head through new snapshots only (a fast-forward
+      to a branch's snapshot, a rollback, a new snapshot on top of a branch's) checks
+      instead the data files the new head has and the old head had not: a duplicate
+      written on a branch never reaches the head unchecked.
   PK4 A violation is IntegrityError (PEP 249) naming the table, the key's columns and
       one duplicate key (or the NULL column); nothing is published, and the catalog
       deletes the files of the commit that this process wrote (io F4), never a file the
@@ -233,6 +237,33 @@ def _added_data_files(io: FileIO, snapshot: Any, new_ids: set[int]) -> list[Data
     return found
 
 
+def _descends_through_new(metadata: TableMetadata, head: Any, old_head: Any, old_ids: set[int]) -> bool:
+    """PK3: True when ``head`` reaches ``old_head`` (None: no head before) by parents
+    that are all new snapshots (not in ``old_ids``): the head gained exactly what
+    those new snapshots added."""
+    snapshot = head
+    while snapshot is not None and snapshot.snapshot_id not in old_ids:
+        parent = snapshot.parent_snapshot_id
+        snapshot = metadata.snapshot_by_id(parent) if parent is not None else None
+    if old_head is None:
+        return snapshot is None
+    return snapshot is not None and snapshot.snapshot_id == old_head.snapshot_id
+
+
+def _every(path: str) -> bool:
+    return True
+
+
+def _brought_data_files(io: FileIO, head: Any, old_head: Any, confinement: Confinement | None) -> list[DataFile]:
+    """PK3: the live data files of ``head`` that ``old_head`` (None: none) has not."""
+    before: set[str] = set()
+    if old_head is not None:
+        before = {canonical_location(f.file_path) for f in snapshot_data_files(old_head, io, confinement, _every)}
+    return [
+        f for f in snapshot_data_files(head, io, confinement, _every) if canonical_location(f.file_path) not in before
+    ]
+
+
 def _show(row: Sequence[Any]) -> str:
     return ", ".join(repr(v) for v in row)
 
@@ -313,16 +344,20 @@ def check_commit(
     if not fields or head is None:
         return
     old_ids = {s.snapshot_id for s in current.snapshots} if current is not None else set()
-    new_ids = {
-        s.snapshot_id for s in updated.snapshots
-        if s.snapshot_id not in old_ids and not (s.summary is not None and s.summary.operation.value == "replace")
-    }  # fmt: skip
-    if head.snapshot_id in old_ids or not new_ids:
-        return
+    old_head = current.current_snapshot() if current is not None else None
+    if old_head is not None and head.snapshot_id == old_head.snapshot_id:
+        return  # the head is unchanged: commits to other branches are not checked
     from pyiceberg.expressions import AlwaysTrue
     from pyiceberg.table import FileScanTask
 
-    added = _added_data_files(io, head, new_ids)
+    if _descends_through_new(updated, head, old_head, old_ids):
+        new_ids = {
+            s.snapshot_id for s in updated.snapshots
+            if s.snapshot_id not in old_ids and not (s.summary is not None and s.summary.operation.value == "replace")
+        }  # fmt: skip
+        added = _added_data_files(io, head, new_ids) if new_ids else []
+    else:
+        added = _brought_data_files(io, head, old_head, confinement)
     if not added:
         return
     _, delete_paths = plan_snapshot(table, head, io, confinement)
