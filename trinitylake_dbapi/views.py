@@ -72,6 +72,7 @@ __all__ = [
     "sql_columns",
     "sql_rows",
     "table_row",
+    "table_name_row",
     "version_row",
 ]
 
@@ -204,6 +205,14 @@ def table_row(info: "TableInfo") -> tuple:
         list(info.primary_key),
         dict(info.properties),
     )
+
+
+def table_name_row(namespace: str, name: str) -> tuple:
+    """The TABLES row of a table whose definition was not read: its names and
+    ``table_type``, every other field None. Only for a reader that uses no other field
+    (SQL's information_schema.tables when a query names no other column: listing a
+    namespace's tables then reads no definition)."""
+    return (namespace, name, "BASE TABLE", None, None, None, None, None, None, None)
 
 
 #: information_schema's numeric_precision of the types with a fixed one (bits; decimal

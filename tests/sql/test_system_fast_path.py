@@ -152,3 +152,85 @@ def test_a_statement_gives_the_same_rows_every_time_it_runs(cur: Any, sql: str) 
     first = result(cur, sql)
     assert first[1], first
     assert [result(cur, sql) for _ in range(3)] == [first] * 3
+
+
+# information_schema.tables queries that name no column but table_catalog, table_schema
+# and table_name read no table definition (system_tables: the names come from the keys).
+NAMES_ONLY = [
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'ns' ORDER BY table_name",
+    "SELECT table_schema, table_name FROM information_schema.tables",
+    "SELECT t.table_catalog, upper(t.table_name) AS n FROM information_schema.tables t "
+    "WHERE t.table_name LIKE 't%' ORDER BY upper(t.table_name) DESC, t.table_schema",
+    "SELECT count(table_name) FROM information_schema.tables WHERE table_schema <> 'other'",
+    "SELECT table_schema, count(table_name) AS c FROM information_schema.tables GROUP BY table_schema ORDER BY 1",
+    "SELECT table_name FROM information_schema.tables WHERE table_name = 't1' AND table_schema = 'other'",
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'missing'",
+]  # fmt: skip
+#: Makes the same query name another column (always true): every definition is read.
+EVERY_COLUMN = "(comment IS NULL OR comment IS NOT NULL)"
+
+
+def _with_every_column(sql: str) -> str:
+    for clause in (" GROUP BY", " ORDER BY"):
+        if clause in sql:
+            head, tail = sql.split(clause, 1)
+            return _with_every_column(head) + clause + tail
+    qualifier = "t." if " t " in sql else ""
+    condition = EVERY_COLUMN.replace("comment", f"{qualifier}comment")
+    return sql.replace(" WHERE ", f" WHERE {condition} AND ") if " WHERE " in sql else f"{sql} WHERE {condition}"
+
+
+@pytest.mark.parametrize("sql", NAMES_ONLY)
+def test_a_names_only_table_query_reads_no_definition_and_answers_the_same(
+    cur: Any, sql: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trinitylake_dbapi.catalog import CatalogTransaction
+
+    full = result(cur, _with_every_column(sql))
+    assert full[1] is not None, full
+    read = []
+    describe = CatalogTransaction.describe_table
+    monkeypatch.setattr(CatalogTransaction, "describe_table", lambda self, *a: read.append(a) or describe(self, *a))
+    assert result(cur, sql) == full
+    assert read == []
+    result(cur, _with_every_column(sql))
+    assert read or not full[1]  # the oracle did read them
+
+
+@pytest.mark.parametrize("isolation", ["SNAPSHOT", "SERIALIZABLE"])
+def test_a_names_only_table_list_follows_ddl_transactions_and_time_travel(tmp_path: Any, isolation: str) -> None:
+    """The names come from the catalog the query reads: after a CREATE or DROP (committed
+    or the transaction's own), and at a time travel version, exactly as the full rows."""
+    names = "SELECT table_name FROM information_schema.tables{at} WHERE table_schema = 'ns' ORDER BY table_name"
+    conn = tl.connect(str(tmp_path / "lake"), create=True, isolation_level=isolation)
+    try:
+        cur = conn.cursor()
+
+        def listed(at: str = "") -> list[str]:
+            sql = names.format(at=at)
+            rows = result(cur, sql)[1]
+            assert result(cur, _with_every_column(sql))[1] == rows
+            return [r[0] for r in rows]
+
+        cur.execute("CREATE NAMESPACE ns")
+        cur.execute("CREATE TABLE ns.a (id INT)")
+        conn.commit()
+        cur.execute("SELECT max(version) FROM system.versions")
+        (with_a,) = cur.fetchone()
+        assert listed() == ["a"]
+        cur.execute("CREATE TABLE ns.b (id INT)")
+        assert listed() == ["a", "b"]  # the transaction's own table
+        conn.rollback()
+        assert listed() == ["a"]
+        cur.execute("CREATE TABLE ns.b (id INT)")
+        cur.execute("DROP TABLE ns.a")
+        conn.commit()
+        assert listed() == ["b"]
+        assert listed(f" FOR SYSTEM_VERSION AS OF {with_a}") == ["a"]
+        other = tl.connect(str(tmp_path / "lake"), autocommit=True)
+        other.cursor().execute("CREATE TABLE ns.c (id INT)")  # another connection's commit
+        other.close()
+        conn.commit()  # a new transaction sees it
+        assert listed() == ["b", "c"]
+    finally:
+        conn.close()

