@@ -252,6 +252,8 @@ def test_the_key_tables_held_stay_within_their_bound(lake_conn: Any, monkeypatch
         for i in range(4):
             assert q(cur, f"SELECT count(*) FROM ns.t{i}") == [(10 + i,)]
             assert len(key_tables(lake_conn)) <= 2
+    info = lake_conn.session.data_engine().shared_view_info()
+    assert info["key_tables"] == len(key_tables(lake_conn)) == 2 and info["limit_key_tables"] == 2
     # One statement reading more tables than the bound keeps every table it uses.
     union = " UNION ALL ".join(f"SELECT count(*) FROM ns.t{i}" for i in range(4))
     assert sorted(q(cur, union)) == [(10 + i,) for i in range(4)]

@@ -367,10 +367,14 @@ class Engine:
 
     def shared_view_info(self) -> dict[str, int]:
         """QX3: ``views`` (held by the current database), ``chars`` (of their SQL
-        text), and the bounds ``limit_views`` and ``limit_chars``."""
+        text), and the bounds ``limit_views`` and ``limit_chars``; QX5: ``key_tables``
+        (tables of deleted rows' keys held) and their bounds ``limit_key_tables`` and
+        ``limit_key_rows`` (rows of each)."""
         with self._lock:
             return {"views": len(self._shared), "chars": self._shared_chars,
-                    "limit_views": _SHARED_VIEWS, "limit_chars": _SHARED_VIEW_CHARS}  # fmt: skip
+                    "limit_views": _SHARED_VIEWS, "limit_chars": _SHARED_VIEW_CHARS,
+                    "key_tables": len(self._shared_keys), "limit_key_tables": _SHARED_KEY_TABLES,
+                    "limit_key_rows": _SHARED_KEY_ROWS}  # fmt: skip
 
     def planned_files(
         self,
