@@ -68,10 +68,15 @@ def bind(statement: exp.Expr, parameters: Any = None, *, markers: bool = True) -
     if not markers:
         _check_no_parameters(parameters)
         return statement
-    if any(True for _ in statement.find_all(exp.Parameter)):
-        raise ProgrammingError(f"unsupported parameter marker; this driver takes {MARKERS}")
+    # One walk of the copy finds both (it was a walk for each and one more to replace).
     copied = statement.copy()
-    holes = placeholders(copied)
+    holes: list[exp.Placeholder] = []
+    for node in copied.walk():
+        if isinstance(node, exp.Parameter):
+            raise ProgrammingError(f"unsupported parameter marker; this driver takes {MARKERS}")
+        if isinstance(node, exp.Placeholder):
+            holes.append(node)
+    holes.sort(key=lambda p: p.meta.get("start", 0))  # the order they are written (placeholders)
     if not holes:
         _check_no_parameters(parameters)
         return copied
@@ -107,12 +112,11 @@ def bind(statement: exp.Expr, parameters: Any = None, *, markers: bool = True) -
         for index, (p, value) in enumerate(zip(holes, parameters), start=1):
             values[id(p)] = _bound(p, value, f"#{index}")
 
-    def replace(node: exp.Expr) -> exp.Expr:
-        if isinstance(node, exp.Placeholder):
-            return values[id(node)]
-        return node
-
-    return copied.transform(replace, copy=False)
+    if isinstance(copied, exp.Placeholder):
+        return values[id(copied)]
+    for p in holes:  # in place: a fresh node each, in the copy (no walk of the whole tree)
+        p.replace(values[id(p)])
+    return copied
 
 
 # What a statement's text is read as when looking for another driver's markers: strings,
