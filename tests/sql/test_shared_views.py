@@ -309,3 +309,24 @@ def test_a_key_table_that_cannot_be_made_falls_back_to_the_cursor(tmp_path: Path
     name = engine.shared_deleted_rows(scan, keys, generation, cursor.execute, cursor.register, cursor.unregister)
     assert name is not None and cursor.execute(f"SELECT sum(row_key) FROM {name}").fetchall() == [(6,)]
     engine.close()
+
+
+def test_a_result_still_streaming_survives_its_key_table_being_dropped(
+    lake_conn: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """QX5: a result read in pieces keeps reading its deleted rows' keys after another
+    statement's key table pushed them out of the bound (DROP TABLE)."""
+    monkeypatch.setattr(engine_module, "_SHARED_KEY_TABLES", 1)
+    monkeypatch.setattr(engine_module, "_SHARED_VIEWS", 1)
+    cur, other = lake_conn.cursor(), lake_conn.cursor()
+    q(cur, "CREATE TABLE ns.big AS SELECT range AS i FROM range(200000)")
+    q(cur, "DELETE FROM ns.big WHERE i % 3 = 0")
+    q(cur, "CREATE TABLE ns.small AS SELECT range AS i FROM range(10)")
+    q(cur, "DELETE FROM ns.small WHERE i = 0")
+    cur.execute("SELECT i FROM ns.big")  # no ORDER BY: the scan streams as it is fetched
+    first = cur.fetchmany(10)
+    held = key_tables(lake_conn)
+    assert q(other, "SELECT count(*) FROM ns.small") == [(9,)]  # the big table's keys are dropped
+    assert key_tables(lake_conn) != held
+    rest = cur.fetchall()
+    assert sorted(r[0] for r in first + rest) == [i for i in range(200000) if i % 3]
