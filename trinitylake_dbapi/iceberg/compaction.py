@@ -51,7 +51,11 @@ Rules:
       (``AUTO_MIN_SMALL_FILES_DEFAULT`` when the property is unset; ``0`` turns it
       off) and average under CP7's finished size, or when the snapshot counts at least
       ``compaction.auto.min-delete-files`` delete files (unset: never). The check reads
-      only summaries (no manifest). The compaction is always its own replace commit,
+      only summaries (no manifest). A snapshot with no delete file and fewer than N data
+      files is never due: CP7 could choose nothing there (no tier holds N files), and
+      planning it read every manifest after each write (a copy-on-write UPDATE adds a
+      file and removes one, so the files committed since the last ``replace`` grew past
+      N on a table of one file). The compaction is always its own replace commit,
       never part of the writer's transaction: under autocommit it runs right after the
       write (the next version); in a transaction (no autocommit, or BEGIN) the write
       only notes the table, and once the transaction has committed the noted tables
@@ -420,6 +424,10 @@ def auto_compaction_due(metadata: TableMetadata) -> bool:
             pass
     if not min_small or count(snapshot.summary, "total-data-files") < 2:
         return False
+    totals = snapshot.summary.additional_properties
+    if "total-delete-files" in totals and count(snapshot.summary, "total-delete-files") == 0 \
+            and count(snapshot.summary, "total-data-files") < min_small:
+        return False  # CP6: CP7 chooses nothing (no file with deletes, no tier of N files)
     by_id = {s.snapshot_id: s for s in metadata.snapshots}
     files = size = 0
     at: Snapshot | None = snapshot
