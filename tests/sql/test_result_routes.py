@@ -50,9 +50,10 @@ def test_both_routes_give_the_same_results(memory_lake: Lake, monkeypatch: pytes
     ]  # fmt: skip
     cur.executemany("INSERT INTO ns.t VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     monkeypatch.setattr(engine_module, "_ONE_STEP", False)
-    expected = list(_rows(conn))
+    expected = list(_rows(conn))  # the relation route
     monkeypatch.setattr(engine_module, "_ONE_STEP", one_step)
-    assert list(_rows(conn)) == expected
+    if one_step:  # (the relation route read again would be compared with itself)
+        assert list(_rows(conn)) == expected
     assert expected[1][2] == [(sum(range(20_000)), sum(range(20_000)) / 20_000)]
     assert isinstance(expected[1][2][0][0], int) and expected[1][1][0][1] == "int8"
     with pytest.raises(errors.DataError, match="BIGINT"):
