@@ -117,8 +117,6 @@ from pyiceberg.manifest import (
     ManifestEntry,
     ManifestEntryStatus,
     ManifestFile,
-    ManifestWriterV2,
-    write_manifest,
     write_manifest_list,
 )
 from pyiceberg.table import TableProperties
@@ -136,6 +134,7 @@ from pyiceberg.table.update import (
     TableUpdate,
 )
 
+from .manifest_writers import ManifestWriterV2, write_manifest
 from .manifests import manifest_entries, snapshot_manifests
 
 __all__ = ["AUTO_MIN_DELETE_FILES", "AUTO_MIN_SMALL_FILES", "AUTO_MIN_SMALL_FILES_DEFAULT", "choose_tiered", "auto_min_files",
@@ -614,7 +613,8 @@ def _removable_deletes(io: FileIO, chosen: list[Any], rewritten: set[str], tasks
 
 class DeleteManifestWriter(ManifestWriterV2):
     """PyIceberg 0.12's v2 manifest writer for delete files (content ``deletes``): CP4's
-    rewritten delete manifests and merge-on-read's new ones (iceberg.deletes RD3)."""
+    rewritten delete manifests and merge-on-read's new ones (iceberg.deletes RD3); its
+    Avro set-up built once (manifest_writers MW1)."""
 
     def content(self) -> ManifestContent:
         return ManifestContent.DELETES

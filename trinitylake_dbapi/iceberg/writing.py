@@ -36,7 +36,9 @@ Rules:
      travel reads older snapshots through their own manifest lists, unchanged.
   W6 Snapshot producers of these transactions read the parent's manifest list and the
      manifests they merge through :mod:`.manifests` (decoded once per process, MF1,
-     MF2) instead of PyIceberg's readers, which resolve each file's Avro schema again.
+     MF2) instead of PyIceberg's readers, which resolve each file's Avro schema again,
+     and write their manifests with :mod:`.manifest_writers` (MW1: the same bytes, the
+     Avro writer set-up built once per table schema and spec).
   W7 An overwrite that names the data files it deletes (``delete_data_file``: SQL's
      UPDATE and DELETE) reads only the manifests that list one of them (manifests MF5):
      every other manifest is carried over as it is, as PyIceberg carries over a
@@ -70,6 +72,7 @@ from pyiceberg.typedef import EMPTY_DICT, Properties
 from pyiceberg.utils.properties import property_as_bool
 
 from .manifests import live_data_paths, manifest_entries, snapshot_manifests
+from .manifest_writers import write_manifest
 from .tables import Confinement, ConfinedScan, apply_updates
 
 __all__ = ["MANIFEST_MERGE_DEFAULT", "ROW_GROUP_ROWS", "LakehouseTable", "for_writing", "merges_manifests",
@@ -174,6 +177,14 @@ class _CachedReads:
 
     def fetch_manifest_entry(self: Any, manifest: ManifestFile, discard_deleted: bool = True) -> list[ManifestEntry]:
         return manifest_entries(self._io, manifest, discard_deleted)
+
+    def new_manifest_writer(self: Any, spec: Any) -> Any:
+        """PyIceberg's ``_SnapshotProducer.new_manifest_writer`` with the Avro set-up
+        built once per table schema and spec (manifest_writers MW1)."""
+        return write_manifest(
+            format_version=self._transaction.table_metadata.format_version, spec=spec, schema=self.schema(),
+            output_file=self.new_manifest_output(), snapshot_id=self._snapshot_id, avro_compression=self._compression,
+        )  # fmt: skip
 
 
 class _FastAppend(_CachedReads, _FastAppendFiles):
