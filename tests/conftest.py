@@ -83,6 +83,11 @@ WHOLE_MODULES = (
     "tests/reliability/test_sql_fuzz.py",
     "tests/reliability/test_verify_lakehouse.py",
     "tests/sql/test_bounds.py",
+    # A module fixture (the TPC-H tables, ~1.1 s of CPU) built once, not on every worker.
+    "tests/sql/test_tpch.py",
+    # Each parses every module once per process for all its checks.
+    "tests/test_architecture.py",
+    "tests/test_deadlines.py",
     # One `trinitylake serve` per module (tests/server/conftest.py), and one child pytest
     # for PyIceberg's suite through REST.
     "tests/server/test_rest.py",

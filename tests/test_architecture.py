@@ -29,6 +29,7 @@ of tolerated ones any more, and any violation fails the test.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -85,8 +86,15 @@ def modules(packages: dict[str, Path]) -> dict[str, tuple[Path, ast.Module]]:
             parts = [package, *path.relative_to(base).with_suffix("").parts]
             if parts[-1] == "__init__":
                 parts.pop()
-            found[".".join(parts)] = (path, ast.parse(path.read_text(encoding="utf-8")))
+            found[".".join(parts)] = (path, parse(path))
     return found
+
+
+@functools.lru_cache(maxsize=None)
+def parse(path: Path) -> ast.Module:
+    """A module's source, parsed once per process (the checks below each walk them all;
+    a checker's own test files are new paths, parsed afresh)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
 
 
 def is_type_checking(test: ast.expr) -> bool:
@@ -241,7 +249,12 @@ RULE_HEADING = re.compile(r"^\S.*\(rule (?P<id>[A-Z]{1,3}\d+[a-z]?)[;)]")
 
 def stated_rules(text: str) -> list[str]:
     """The ids of the rules a module's docstring states (A5), in order."""
-    doc = ast.get_docstring(ast.parse(text), clean=False) or ""
+    return rules_of(ast.parse(text))
+
+
+def rules_of(tree: ast.Module) -> list[str]:
+    """The ids of the rules a parsed module's docstring states (A5), in order."""
+    doc = ast.get_docstring(tree, clean=False) or ""
     ids = []
     for line in doc.splitlines():
         item = RULE_ITEM.match(line)
@@ -255,8 +268,8 @@ def stated_rules(text: str) -> list[str]:
 def duplicate_rule_ids(packages: dict[str, Path] = PACKAGES) -> dict[str, list[str]]:
     """Every rule id stated more than once (A5), with the modules stating it."""
     where: dict[str, list[str]] = defaultdict(list)
-    for name, (path, _) in modules(packages).items():
-        for rule in stated_rules(path.read_text(encoding="utf-8")):
+    for name, (_, tree) in modules(packages).items():
+        for rule in rules_of(tree):
             where[rule].append(name)
     return {rule: names for rule, names in where.items() if len(names) > 1}
 

@@ -9,6 +9,7 @@ and Hypothesis runs without its wall-clock deadline and too_slow health check.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from hypothesis import HealthCheck, settings
@@ -19,7 +20,9 @@ TESTS = Path(__file__).resolve().parent
 CLOCKS = {"monotonic", "perf_counter", "time", "monotonic_ns", "perf_counter_ns", "time_ns"}
 
 
+@functools.lru_cache(maxsize=1)
 def _sources() -> list[tuple[Path, ast.Module, list[str]]]:
+    """Every test module, parsed once per process for the three scans below."""
     out = []
     for path in sorted(TESTS.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
