@@ -71,7 +71,9 @@ from trinitylake_dbapi.sql.query.positions import KEY_COLUMN, ROW_KEY_SHIFT
 from trinitylake_dbapi.sql.query.translate import duckdb_message, text_position, translating, with_position
 from trinitylake_dbapi.sql.query.types import duck_type, quote_identifier, stored_arrow_type, string_literal
 from trinitylake_dbapi.sql.query.views import DataStatement, TableScan, column_expr, data_read, schema_map
-from trinitylake_dbapi.sql.query.writes import as_iceberg, checked_values, load_iceberg_table, replace_files, write_target
+from trinitylake_dbapi.sql.query.writes import (
+    as_iceberg, checked_values, load_iceberg_table, overwrite_table, replace_files, write_target,
+)
 from trinitylake_dbapi.sql.session import Result, Session, refuse_write
 
 __all__ = ["run_merge", "run_upsert"]
@@ -273,11 +275,7 @@ def _write(session: Session, work: _WorkingCopy, namespace: str, name: str, chan
         _delete_positions(table, work.scan, work.positions(), as_iceberg(new, table))
         return Result(None, [], changed)
     if not file_level:
-        import warnings
-
-        with warnings.catch_warnings():  # PyIceberg warns when write.delete.mode asks merge-on-read
-            warnings.filterwarnings("ignore", "Merge on read is not yet supported")
-            table.overwrite(as_iceberg(work.kept("true", new.schema, new), table))
+        overwrite_table(table, as_iceberg(work.kept("true", new.schema, new), table))
         return Result(None, [], changed)
     files = ", ".join(str(f) for f in touched)
     rows = work.kept(f"{work.key} // {_SHIFT} IN ({files})", new.schema, new)

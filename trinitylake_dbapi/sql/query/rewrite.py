@@ -60,7 +60,9 @@ from trinitylake_dbapi.sql.query.positions import KEY_COLUMN, ROW_KEY_SHIFT, Del
 from trinitylake_dbapi.sql.query.translate import text_position, translating, with_position
 from trinitylake_dbapi.sql.query.types import duck_type, quote_identifier, string_literal
 from trinitylake_dbapi.sql.query.views import DataStatement, TableScan, column_expr, data_read, schema_map
-from trinitylake_dbapi.sql.query.writes import as_iceberg, checked_values, load_iceberg_table, replace_files, write_target
+from trinitylake_dbapi.sql.query.writes import (
+    as_iceberg, checked_values, load_iceberg_table, overwrite_table, replace_files, write_target,
+)
 from trinitylake_dbapi.sql.session import Result, Session, refuse_write
 
 
@@ -451,7 +453,7 @@ def _rewrite(
         data = checked_values(statement, rows, columns, f"{namespace}.{name}")
     arrow = as_iceberg(data, table)
     if not level:
-        table.overwrite(arrow)
+        overwrite_table(table, arrow)
     else:
         replace_files(table, {scan.data_files[i] for i in files}, arrow)
     _compact_if_due(table)

@@ -342,6 +342,19 @@ def replace_files(table: Any, replaced: set[str], rows: Any) -> None:
                 overwrite.append_data_file(data_file)
 
 
+def overwrite_table(table: Any, rows: Any) -> None:
+    """One overwrite snapshot of ``table`` holding exactly ``rows`` (copy-on-write UPDATE,
+    DELETE and MERGE of a table whose delete files must be carried over). PyIceberg warns
+    "Merge on read is not yet supported" when ``write.delete.mode`` asks merge-on-read:
+    the statement does what the table's properties say (its own mode, RD1), so that
+    warning, about PyIceberg's API, never reaches the user."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Merge on read is not yet supported")
+        table.overwrite(rows)
+
+
 def load_iceberg_table(session: Session, namespace: str, name: str) -> Any:
     from pyiceberg.exceptions import NoSuchTableError
 
