@@ -56,6 +56,7 @@ MODES = {
                             exists=20, drops=5, list_repeats=2, chunks=2),
         "last_of_many": None,
         "cold_reps": 1,
+        "cold_warm": False,  # no unmeasured first run of the cold-start children
         "cold_tables": 10,
         "concurrency": {"writers": [1, 4], "commits": 5, "reps": 1},
         "scale": {"points": [300], "batch": 100, "per_namespace": 200, "describes": 50,
@@ -73,7 +74,7 @@ MODES = {
         "rest": {"reps": 2},
         "spark": {"rows": 2_000, "reps": 1},
         "s3": {"ops": 1, "warmup": 1},
-        "parsing": {"iterations": 2, "data_rows": 1_000, "reps": 2, "cold_reps": 1},
+        "parsing": {"iterations": 2, "data_rows": 1_000, "reps": 2, "cold_reps": 1, "cold_warm": False},
         "keys": {"rows": 20_000, "insert_rows": 1_000, "reps": 2},
     },
     "default": {
@@ -394,10 +395,10 @@ def _cold_start(workdir: str, config: dict, with_dbapi: bool, log) -> dict:  # t
         side.close()
         targets[name] = (location, "ns", f"t{config['cold_tables'] // 2:03d}")
     if not with_dbapi:
-        return cold_start(targets, config["cold_reps"], log)
+        return cold_start(targets, config["cold_reps"], log, warm=config.get("cold_warm", True))
     add_data_table(targets["trinitylake"][0], "ns", "data")
     targets = {"trinitylake-dbapi": targets["trinitylake"], **targets}
-    return cold_start(targets, config["cold_reps"], log, data_table="data")
+    return cold_start(targets, config["cold_reps"], log, data_table="data", warm=config.get("cold_warm", True))
 
 
 if __name__ == "__main__":

@@ -156,11 +156,13 @@ def add_data_table(location: str, ns: str, table: str) -> None:
 
 
 def cold_start(targets: dict[str, tuple[str, str, str]], reps: int, log: Callable[[str], None],
-               data_table: str | None = None) -> dict:
+               data_table: str | None = None, warm: bool = True) -> dict:
     """``targets``: side -> (location, namespace, table). Alternating order per rep.
     ``data_table``: a table of the TrinityLake lakehouse holding rows (see
     :func:`add_data_table`); with it, and the DB-API side, the first SELECT is measured
-    too."""
+    too. ``warm``: first run every child once, unmeasured (a --quick run does not: its
+    one repetition measures nothing worth reading, and the warm-up doubled its
+    interpreter starts, ~6 s of CPU of the smoke test's ~29)."""
     from .sides import iceberg_properties, lake_uri
 
     if "trinitylake-dbapi" in targets:
@@ -179,9 +181,9 @@ def cold_start(targets: dict[str, tuple[str, str, str]], reps: int, log: Callabl
 
     out: dict[str, list[dict]] = {name: [] for name in targets}
     names = list(targets)
-    # Unmeasured, all at once: writes the bytecode an installed package ships.
-    with ThreadPoolExecutor(len(names)) as pool:
-        list(pool.map(lambda name: run_child(name, setup(name)), names))
+    if warm:  # unmeasured, all at once: writes the bytecode an installed package ships
+        with ThreadPoolExecutor(len(names)) as pool:
+            list(pool.map(lambda name: run_child(name, setup(name)), names))
     loads = []
     for rep in range(reps):
         loads.append(os.getloadavg()[0])

@@ -214,14 +214,16 @@ def _cold_child(kind: str, uri: str, overlay_dir: str | None) -> dict[str, Any]:
     return report
 
 
-def cold_start(uri: str, overlays: dict[str, str | None], reps: int, log: Callable[[str], None]) -> dict[str, Any]:
+def cold_start(uri: str, overlays: dict[str, str | None], reps: int, log: Callable[[str], None],
+               warm: bool = True) -> dict[str, Any]:
     """Per child kind and side: medians of wall, import and work seconds, and the error
     the child met (the DB-API's on sqlglotc); with both sides, ``import_ratio`` and,
     where neither failed, ``ratio`` of the wall times and ``cpu_ratio`` of the CPU times
-    (sqlglot / sqlglotc, per rep, median)."""
+    (sqlglot / sqlglotc, per rep, median). ``warm``: first run every child once,
+    unmeasured (a --quick run does not: it measures nothing worth reading)."""
     runs: dict[str, dict[str, list[dict]]] = {kind: {side: [] for side in overlays} for kind in COLD_CHILDREN}
     names = list(overlays)
-    for kind in COLD_CHILDREN:  # unmeasured: writes the bytecode an installed package ships
+    for kind in COLD_CHILDREN if warm else ():  # unmeasured: writes the bytecode an installed package ships
         for side in names:
             _cold_child(kind, uri, overlays[side])
     for rep in range(reps):
@@ -280,7 +282,7 @@ def parsing(workdir: str, sizes: dict[str, int], reps: int, overlay_path: str, b
                 rounds[side].append(workers[side].run(rep + 1, sizes["iterations"]))
             log(f"  parsing rep {rep + 1}/{reps}")
         cold = cold_start("file://" + os.path.abspath(os.path.join(base, "sqlglot")) + "/", overlays,
-                          sizes["cold_reps"], log)  # fmt: skip
+                          sizes["cold_reps"], log, warm=sizes.get("cold_warm", True))  # fmt: skip
     finally:
         for worker in workers.values():
             worker.close()
