@@ -47,12 +47,14 @@ def read_ids(path: str) -> list[int]:
     return out
 
 
-def compactor(location: str, table: str, log_path: str, deadline: float) -> None:
+def compactor(location: str, table: str, log_path: str, deadline: float, idle_pause: float = 0.0) -> None:
     """Compact ``table`` again and again until ``deadline`` (iceberg.compaction),
     logging (one fsynced JSON line each, with the time) ``["begin", t]`` before each
     compaction and ``["done", rewritten, added, t]`` after one that committed
     (``["idle", t]``: nothing to compact, ``["lost", t]``: a lost race): a kill whose
-    log ends at "begin" landed inside a compaction (:func:`compaction_log`)."""
+    log ends at "begin" landed inside a compaction (:func:`compaction_log`).
+    ``idle_pause``: seconds to wait after an "idle" one (0: none; a test whose kills
+    must land in compactions, idle ones included, keeps 0)."""
     catalog = TrinityLakeCatalog("crash", uri=location)
     with open(log_path, "a", encoding="utf-8") as log:
 
@@ -74,6 +76,7 @@ def compactor(location: str, table: str, log_path: str, deadline: float) -> None
                 note("done", done.rewritten_data_files, done.added_data_files)
             else:
                 note("idle")
+                time.sleep(idle_pause)
 
 
 def compaction_log(path: str) -> tuple[list[float], bool]:
