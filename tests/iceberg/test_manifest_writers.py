@@ -146,3 +146,65 @@ def test_each_file_has_its_own_sync_marker() -> None:
 def test_write_manifest_keeps_pyicebergs_writer_for_other_versions(version: int) -> None:
     writer = manifest_writers.write_manifest(version, UNPARTITIONED_PARTITION_SPEC, SCHEMA, Memory(), 1, "deflate")
     assert isinstance(writer, manifest_writers.ManifestWriterV2) == (version == 2)
+
+
+def _list_bytes(writer_factory: Any, manifests: list[Any], sync: bytes, parent: int | None) -> bytes:
+    output = Memory()
+    original = os.urandom
+    os.urandom = lambda n: sync  # type: ignore[assignment]
+    try:
+        with writer_factory(2, output, 42, parent, 5, "deflate") as writer:  # the manifests' snapshot
+            writer.add_manifests(manifests)
+    finally:
+        os.urandom = original  # type: ignore[assignment]
+    return output.buffer.getvalue()
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    count=st.integers(min_value=1, max_value=5), parent=st.one_of(st.none(), st.integers(1, 2**40)),
+    sync=st.binary(min_size=16, max_size=16),
+)  # fmt: skip
+def test_a_prepared_manifest_list_writer_writes_pyicebergs_bytes(count: int, parent: int | None, sync: bytes) -> None:
+    """MW3: the same bytes as PyIceberg's v2 manifest list writer, the first time and from
+    the kept set-up, manifests with assigned and unassigned sequence numbers."""
+    from pyiceberg.manifest import write_manifest_list as pyiceberg_write_manifest_list
+
+    manifests = []
+    for i in range(count):
+        entries = [_entry(i, "identity", DataFileContent.DATA, ManifestEntryStatus.ADDED)]
+        manifests.append(_write(manifest_writers.ManifestWriterV2, "identity", entries, sync)[1])
+    for _ in range(2):
+        assert _list_bytes(manifest_writers.write_manifest_list, manifests, sync, parent) == _list_bytes(
+            pyiceberg_write_manifest_list, manifests, sync, parent)  # fmt: skip
+
+
+#: PyIceberg 0.12.0's _SnapshotProducer._commit, which iceberg.writing copies (MW3).
+COPIED_COMMIT_SHA256 = "c6fc9654eaee932c2a8f7375a196f07bac3cfaf41b7076b322d3a11da4faf586"
+
+
+def test_the_copied_snapshot_commit_is_pyicebergs() -> None:
+    """The append producers' ``_commit`` is PyIceberg's with only the manifest list writer
+    changed: when PyIceberg's method changes, review the copy in iceberg.writing."""
+    import hashlib
+    import inspect
+
+    from pyiceberg.table.update.snapshot import _SnapshotProducer
+
+    from trinitylake_dbapi.iceberg import writing
+
+    source = inspect.getsource(_SnapshotProducer._commit)
+    assert hashlib.sha256(source.encode()).hexdigest() == COPIED_COMMIT_SHA256, "PyIceberg's _commit changed"
+    ours = inspect.getsource(writing._CachedReads._commit)
+    body = lambda text: [  # noqa: E731 - the statements, without the docstring and imports
+        line.strip() for line in text.splitlines()
+        if line.strip() and not line.strip().startswith(("from ", "def ", '"""', "#")) and "MW3" not in line
+    ]  # fmt: skip
+    theirs_body = body(source)
+    ours_body = [line for line in body(ours) if not any(w in line for w in ("manifest list written", "set-up built",
+                                                                               "method changes", "PyIceberg 0.12.0"))]  # fmt: skip
+    provider = "location_provider = self._transaction._table.location_provider()"  # the same, through a public method
+    assert ours_body == [
+        "location_provider = self._transaction.table_location_provider()" if line == provider else line
+        for line in theirs_body
+    ]

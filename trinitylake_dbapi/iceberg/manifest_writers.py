@@ -16,6 +16,10 @@ Rules:
       and the codec): the file schema, the resolved writer tree and the header's Avro
       schema JSON, kept per distinct metadata (at most :data:`KEPT`, process-wide).
       Writer trees hold no state between records, so threads share them.
+  MW3 A v2 manifest list (:func:`write_manifest_list`) is written the same way: the
+      bytes of PyIceberg's ``ManifestListWriterV2``, its writer tree and header schema
+      JSON built once per process (the manifest list schema is fixed per format
+      version). The append producers' commit (writing W6) writes its list so.
   MW2 Only the set-up is shared: each file gets its own output stream, sync marker,
       counters and partition summaries, exactly as PyIceberg's writer keeps them.
 """
@@ -31,11 +35,12 @@ from pyiceberg.avro.codecs import AVRO_CODEC_KEY, CODEC_MAPPING_ICEBERG_TO_AVRO
 from pyiceberg.avro.file import MAGIC, META_SCHEMA, SYNC_SIZE, AvroFileHeader, AvroOutputFile
 from pyiceberg.avro.resolver import construct_writer, resolve_writer
 from pyiceberg.io import OutputFile
-from pyiceberg.manifest import DEFAULT_READ_VERSION, ManifestEntry
+from pyiceberg.manifest import DEFAULT_READ_VERSION, MANIFEST_LIST_FILE_SCHEMAS, ManifestEntry
+from pyiceberg.manifest import ManifestListWriterV2 as _PyIcebergManifestListWriterV2
 from pyiceberg.manifest import ManifestWriterV2 as _PyIcebergManifestWriterV2
 from pyiceberg.utils.schema_conversion import AvroSchemaConversion
 
-__all__ = ["KEPT", "ManifestWriterV2", "cache_size", "write_manifest"]
+__all__ = ["KEPT", "ManifestListWriterV2", "ManifestWriterV2", "cache_size", "write_manifest", "write_manifest_list"]
 
 #: MW1: distinct manifest metadata whose writer set-up is kept.
 KEPT = 64
@@ -50,7 +55,7 @@ def cache_size() -> int:
     return len(_setups)
 
 
-class _PreparedAvroOutputFile(AvroOutputFile[ManifestEntry]):
+class _PreparedAvroOutputFile(AvroOutputFile[Any]):
     """PyIceberg's AvroOutputFile with the file schema, writer tree and header schema
     JSON given (MW1) instead of built; the stream, encoder and sync marker are its own."""
 
@@ -110,3 +115,37 @@ def write_manifest(format_version: int, spec: Any, schema: Any, output_file: Out
     from pyiceberg.manifest import write_manifest as pyiceberg_write_manifest
 
     return pyiceberg_write_manifest(format_version, spec, schema, output_file, snapshot_id, avro_compression)
+
+
+class ManifestListWriterV2(_PyIcebergManifestListWriterV2):
+    """PyIceberg 0.12's v2 manifest list writer whose Avro set-up is built once (MW3)."""
+
+    def __enter__(self) -> "ManifestListWriterV2":
+        key = ("manifest list", 2)
+        with _lock:
+            setup = _setups.get(key)
+        if setup is None:
+            file_schema = MANIFEST_LIST_FILE_SCHEMAS[2]
+            writer = resolve_writer(record_schema=MANIFEST_LIST_FILE_SCHEMAS[DEFAULT_READ_VERSION], file_schema=file_schema)
+            json_schema = json.dumps(AvroSchemaConversion().iceberg_to_avro(file_schema, schema_name="manifest_file"))
+            setup = (file_schema, writer, json_schema)
+            with _lock:
+                if len(_setups) >= KEPT:
+                    _setups.clear()
+                _setups[key] = setup
+        file_schema, writer, json_schema = setup
+        self._writer = _PreparedAvroOutputFile(self._output_file, file_schema, writer, json_schema, "manifest_file",
+                                               self._meta)  # fmt: skip
+        self._writer.__enter__()
+        return self
+
+
+def write_manifest_list(format_version: int, output_file: OutputFile, snapshot_id: int, parent_snapshot_id: int | None,
+                        sequence_number: int | None, avro_compression: Any) -> Any:  # fmt: skip
+    """PyIceberg's ``write_manifest_list``, with MW3's writer for format version 2."""
+    if format_version == 2 and sequence_number is not None:
+        return ManifestListWriterV2(output_file, snapshot_id, parent_snapshot_id, sequence_number, avro_compression)
+    from pyiceberg.manifest import write_manifest_list as pyiceberg_write_manifest_list
+
+    return pyiceberg_write_manifest_list(format_version, output_file, snapshot_id, parent_snapshot_id, sequence_number,
+                                         avro_compression)  # fmt: skip

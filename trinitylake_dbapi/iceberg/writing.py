@@ -37,8 +37,8 @@ Rules:
   W6 Snapshot producers of these transactions read the parent's manifest list and the
      manifests they merge through :mod:`.manifests` (decoded once per process, MF1,
      MF2) instead of PyIceberg's readers, which resolve each file's Avro schema again,
-     and write their manifests with :mod:`.manifest_writers` (MW1: the same bytes, the
-     Avro writer set-up built once per table schema and spec).
+     and write their manifests and manifest list with :mod:`.manifest_writers` (MW1,
+     MW3: the same bytes, the Avro writer set-up built once per table schema and spec).
   W7 An overwrite that names the data files it deletes (``delete_data_file``: SQL's
      UPDATE and DELETE) reads only the manifests that list one of them (manifests MF5):
      every other manifest is carried over as it is, as PyIceberg carries over a
@@ -72,7 +72,7 @@ from pyiceberg.typedef import EMPTY_DICT, Properties
 from pyiceberg.utils.properties import property_as_bool
 
 from .manifests import live_data_paths, manifest_entries, snapshot_manifests
-from .manifest_writers import write_manifest
+from .manifest_writers import write_manifest, write_manifest_list
 from .tables import Confinement, ConfinedScan, apply_updates
 
 __all__ = ["MANIFEST_MERGE_DEFAULT", "ROW_GROUP_ROWS", "LakehouseTable", "for_writing", "merges_manifests",
@@ -177,6 +177,82 @@ class _CachedReads:
 
     def fetch_manifest_entry(self: Any, manifest: ManifestFile, discard_deleted: bool = True) -> list[ManifestEntry]:
         return manifest_entries(self._io, manifest, discard_deleted)
+
+    def _commit(self: Any) -> Any:
+        """PyIceberg 0.12.0's ``_SnapshotProducer._commit``, line for line, with the
+        manifest list written by :mod:`.manifest_writers` (MW3: the same bytes, its Avro
+        set-up built once). tests/iceberg/test_manifest_writers.py fails when PyIceberg's
+        method changes, so this copy is reviewed with it."""
+        from pyiceberg.table.update import AddSnapshotUpdate, AssertRefSnapshotId, SetSnapshotRefUpdate
+        from pyiceberg.table.refs import SnapshotRefType
+        from pyiceberg.table.snapshots import Snapshot
+        from pyiceberg.table.update.snapshot import _new_manifest_list_file_name
+
+        new_manifests = self._manifests()
+        next_sequence_number = self._transaction.table_metadata.next_sequence_number()
+
+        summary = self._summary(self.snapshot_properties)
+        file_name = _new_manifest_list_file_name(
+            snapshot_id=self._snapshot_id,
+            attempt=0,
+            commit_uuid=self.commit_uuid,
+        )
+        location_provider = self._transaction.table_location_provider()
+        manifest_list_file_path = location_provider.new_metadata_location(file_name)
+        self._written_manifest_lists.append(manifest_list_file_path)
+
+        with write_manifest_list(
+            format_version=self._transaction.table_metadata.format_version,
+            output_file=self._io.new_output(manifest_list_file_path),
+            snapshot_id=self._snapshot_id,
+            parent_snapshot_id=self._parent_snapshot_id,
+            sequence_number=next_sequence_number,
+            avro_compression=self._compression,
+        ) as writer:
+            writer.add_manifests(new_manifests)
+
+        first_row_id: int | None = None
+
+        if self._transaction.table_metadata.format_version >= 3:
+            first_row_id = self._transaction.table_metadata.next_row_id
+
+        snapshot = Snapshot(
+            snapshot_id=self._snapshot_id,
+            parent_snapshot_id=self._parent_snapshot_id,
+            manifest_list=manifest_list_file_path,
+            sequence_number=next_sequence_number,
+            summary=summary,
+            schema_id=self._transaction.table_metadata.current_schema_id,
+            first_row_id=first_row_id,
+        )
+
+        add_snapshot_update = AddSnapshotUpdate(snapshot=snapshot)
+
+        if self._target_branch is None:
+            return (
+                (add_snapshot_update,),
+                (),
+            )
+        else:
+            return (
+                (
+                    add_snapshot_update,
+                    SetSnapshotRefUpdate(
+                        snapshot_id=self._snapshot_id,
+                        parent_snapshot_id=self._parent_snapshot_id,
+                        ref_name=self._target_branch,
+                        type=SnapshotRefType.BRANCH,
+                    ),
+                ),
+                (
+                    AssertRefSnapshotId(
+                        snapshot_id=self._transaction.table_metadata.refs[self._target_branch].snapshot_id
+                        if self._target_branch in self._transaction.table_metadata.refs
+                        else None,
+                        ref=self._target_branch,
+                    ),
+                ),
+            )
 
     def new_manifest_writer(self: Any, spec: Any) -> Any:
         """PyIceberg's ``_SnapshotProducer.new_manifest_writer`` with the Avro set-up
@@ -296,6 +372,11 @@ class _OneCopyTransaction(Transaction):
         )  # fmt: skip
 
     _state: tuple[Any, Any, TableMetadata] | None = None
+
+    def table_location_provider(self) -> Any:
+        """The location provider of the table this transaction changes (PyIceberg's
+        ``Table.location_provider()``, as its snapshot producers call it; W6's commit)."""
+        return self._table.location_provider()
 
     def update_snapshot(
         self, snapshot_properties: dict[str, str] = EMPTY_DICT, branch: str | None = MAIN_BRANCH
