@@ -20,6 +20,12 @@ version that first reaches a node, a message is never older than one below it.
 T7's "referenced once within a tree" follows from T3 and T4 (a non-root node holds a
 key, and two open key ranges of one tree are disjoint); a node referenced twice by one
 parent, or reached twice in one walk, or a cycle, is reported directly.
+
+A key and its value that passed SPEC 2 and 3 (``rules.entry_problem``, a function of the
+key, the value and the key codec only) are not checked again in another version's root:
+consecutive roots repeat most of each other's entries (a test lakehouse of 2,000
+versions checked 430,000 entries, ~40% of its verify). An entry with a problem is
+checked, and reported, wherever it appears.
 """
 
 from __future__ import annotations
@@ -97,6 +103,8 @@ class LocalVerifier:
         self._definitions: dict[str, tuple[str, str] | None] = {}  # path -> (kind, name)
         self._exists: dict[str, bool] = {}
         self._missing_reported: set[str] = set()
+        #: (key, value, codec) -> the decoded key of an entry that passed entry_problem.
+        self._valid_entries: dict[tuple[str, str | None, Any], keyfmt.ObjectKey] = {}
         self._fallback_settings: LakehouseSettings | None = None
         self._tags_warned = False
         #: (definition, metadata location, managed) of metadata files found missing, and
@@ -400,8 +408,13 @@ class LocalVerifier:
     def _check_entry(self, path: str, key: str, value: str | None, ctx: _Ctx) -> None:
         """A key with its value, the path of the object's definition file (None for a
         delete message)."""
-        decoded, problem = rules.entry_problem(path, key, value, ctx.codec)
-        self.add(problem)
+        memo = (key, value, ctx.codec)
+        decoded = self._valid_entries.get(memo)
+        if decoded is None:
+            decoded, problem = rules.entry_problem(path, key, value, ctx.codec)
+            self.add(problem)
+            if decoded is not None and problem is None:
+                self._valid_entries[memo] = decoded
         if decoded is None or value is None:
             return
         kind = decoded.kind
