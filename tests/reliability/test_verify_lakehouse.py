@@ -399,6 +399,50 @@ def test_key_that_is_not_an_object_key(lake: Lake) -> None:
     assert (leaf, "SPEC 3") in errors(report)
 
 
+def test_an_entry_repeated_by_many_roots_is_checked_once(lake: Lake, monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify.local: a valid key and value repeated by consecutive roots are checked by
+    rules.entry_problem once per verify (before: once per root holding them)."""
+    from trinitylake_dbapi.tree import node_entries
+    from trinitylake_dbapi.verify import local, rules
+
+    checked: list[tuple[str, str | None]] = []
+    original = rules.entry_problem
+
+    def counting(path: str, key: str, value: str | None, codec: Any) -> Any:
+        checked.append((key, value))
+        return original(path, key, value, codec)
+
+    monkeypatch.setattr(local.rules, "entry_problem", counting)
+    for all_versions in (False, True):
+        checked.clear()
+        assert verify(lake.location, all_versions=all_versions).ok
+        held = [e for v in range(lake.latest + 1) for e in node_entries(lake.node(lake.root_path(v)))]
+        assert len(held) > len(set(held))  # roots repeat entries
+        assert Counter(checked).most_common(1)[0][1] == 1
+        assert set(held) <= set(checked)
+
+
+def test_a_bad_entry_repeated_by_two_roots_is_reported_in_each(lake: Lake) -> None:
+    """The check of an entry is kept only when it passed: a bad one is reported in
+    every root that holds it."""
+    from trinitylake_dbapi.tree import node_entries
+
+    shared = None
+    for v in range(lake.latest, 0, -1):
+        newer, older = lake.node(lake.root_path(v)), lake.node(lake.root_path(v - 1))
+        common = set(node_entries(newer)) & set(node_entries(older))
+        if any(key in newer.keys and key in older.keys for key, _ in common):
+            shared = v
+            break
+    assert shared is not None, "no two consecutive roots share a key"
+    key = next(k for k, _ in sorted(common) if k in newer.keys and k in older.keys)
+    for v in (shared, shared - 1):
+        node = lake.node(lake.root_path(v))
+        lake.rewrite(lake.root_path(v), keys=tuple(k[:-1] + "\x01" if k == key else k for k in node.keys))
+    report = verify(lake.location, all_versions=True)
+    assert {(lake.root_path(shared), "SPEC 3"), (lake.root_path(shared - 1), "SPEC 3")} <= errors(report)
+
+
 def test_misplaced_and_unknown_system_rows(lake: Lake) -> None:
     leaf, _, _ = lake.leaf()
     node = lake.node(leaf)
