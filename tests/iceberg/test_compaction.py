@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import fsspec
 import pyarrow as pa
 import pytest
 from pyiceberg.exceptions import CommitFailedException
@@ -234,14 +235,32 @@ def test_a_fault_at_any_storage_call_of_a_compaction_leaves_old_or_new(faulty_me
         table = TrinityLakeCatalog("check", uri=location).load_table("default.t")
         return sorted(table.scan().to_arrow()["id"].to_pylist())
 
+    # Every fault point starts from the files of one set-up lakehouse, put back in place
+    # (its Iceberg metadata names absolute locations: a copy elsewhere would not be the
+    # same lakehouse) by a few memory-store calls instead of a table creation and four
+    # appends (~60 ms of CPU a fault point). Nothing is cached across them by version:
+    # every file a compaction writes has a new name.
     location = new_lake()
+    memory = fsspec.filesystem("memory")
+    template = {path: memory.cat_file(path) for path in memory.find(location)}
+
+    def restore() -> None:
+        present = set(memory.find(location))
+        for path in sorted(present - set(template)):
+            memory.rm_file(path)
+        for path, data in template.items():
+            if path not in present or memory.cat_file(path) != data:
+                memory.pipe_file(path, data)
+        assert {p: memory.cat_file(p) for p in memory.find(location)} == template
+
     faulty_memory.arm(None)
     TrinityLakeCatalog("w", uri=location).optimize_table("default.t")
     calls = faulty_memory.calls
     assert calls > 5
     outcomes = {"old": 0, "new": 0}
     for k in range(1, calls + 1):
-        location = new_lake()
+        faulty_memory.arm(None)
+        restore()
         catalog = TrinityLakeCatalog("w", uri=location)
         faulty_memory.arm(k, when)
         try:
