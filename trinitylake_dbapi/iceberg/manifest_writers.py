@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from pyiceberg.avro.codecs import AVRO_CODEC_KEY, CODEC_MAPPING_ICEBERG_TO_AVRO
 from pyiceberg.avro.file import MAGIC, META_SCHEMA, SYNC_SIZE, AvroFileHeader, AvroOutputFile
@@ -92,19 +92,30 @@ class ManifestWriterV2(_PyIcebergManifestWriterV2):
     def new_writer(self) -> AvroOutputFile[ManifestEntry]:
         meta = self._meta
         key = (type(self), self.version, meta.get("schema"), meta.get("partition-spec"), meta.get("partition-spec-id"))
-        with _lock:
-            setup = _setups.get(key)
-        if setup is None:
-            file_schema = self._with_partition(self.version)
-            writer = resolve_writer(record_schema=self._with_partition(DEFAULT_READ_VERSION), file_schema=file_schema)
-            json_schema = json.dumps(AvroSchemaConversion().iceberg_to_avro(file_schema, schema_name="manifest_entry"))
-            setup = (file_schema, writer, json_schema)
-            with _lock:
-                if len(_setups) >= KEPT:
-                    _setups.clear()
-                _setups[key] = setup
-        file_schema, writer, json_schema = setup
+        file_schema, writer, json_schema = _setup(
+            key, lambda: self._with_partition(self.version), lambda: self._with_partition(DEFAULT_READ_VERSION),
+            "manifest_entry",
+        )
         return _PreparedAvroOutputFile(self._output_file, file_schema, writer, json_schema, "manifest_entry", meta)
+
+
+def _setup(
+    key: tuple, file_schema_of: Callable[[], Any], record_schema_of: Callable[[], Any], schema_name: str
+) -> tuple[Any, Any, str]:
+    """MW1: the (file schema, resolved writer tree, header schema JSON) kept for ``key``,
+    built from the schemas the callables give the first time (at most KEPT kept)."""
+    with _lock:
+        setup = _setups.get(key)
+    if setup is None:
+        file_schema = file_schema_of()
+        writer = resolve_writer(record_schema=record_schema_of(), file_schema=file_schema)
+        json_schema = json.dumps(AvroSchemaConversion().iceberg_to_avro(file_schema, schema_name=schema_name))
+        setup = (file_schema, writer, json_schema)
+        with _lock:
+            if len(_setups) >= KEPT:
+                _setups.clear()
+            _setups[key] = setup
+    return setup
 
 
 def write_manifest(format_version: int, spec: Any, schema: Any, output_file: OutputFile, snapshot_id: int,
@@ -121,19 +132,10 @@ class ManifestListWriterV2(_PyIcebergManifestListWriterV2):
     """PyIceberg 0.12's v2 manifest list writer whose Avro set-up is built once (MW3)."""
 
     def __enter__(self) -> "ManifestListWriterV2":
-        key = ("manifest list", 2)
-        with _lock:
-            setup = _setups.get(key)
-        if setup is None:
-            file_schema = MANIFEST_LIST_FILE_SCHEMAS[2]
-            writer = resolve_writer(record_schema=MANIFEST_LIST_FILE_SCHEMAS[DEFAULT_READ_VERSION], file_schema=file_schema)
-            json_schema = json.dumps(AvroSchemaConversion().iceberg_to_avro(file_schema, schema_name="manifest_file"))
-            setup = (file_schema, writer, json_schema)
-            with _lock:
-                if len(_setups) >= KEPT:
-                    _setups.clear()
-                _setups[key] = setup
-        file_schema, writer, json_schema = setup
+        file_schema, writer, json_schema = _setup(
+            ("manifest list", 2), lambda: MANIFEST_LIST_FILE_SCHEMAS[2],
+            lambda: MANIFEST_LIST_FILE_SCHEMAS[DEFAULT_READ_VERSION], "manifest_file",
+        )
         self._writer = _PreparedAvroOutputFile(self._output_file, file_schema, writer, json_schema, "manifest_file",
                                                self._meta)  # fmt: skip
         self._writer.__enter__()
