@@ -150,13 +150,7 @@ class DeletedRows:
             np.concatenate(pos),
         )
         with self._lock:
-            if len(decoded.pos) > self.kept_positions or file in self._files:
-                return
-            self._files[file] = decoded
-            self._positions += len(decoded.pos)
-            while self._positions > self.kept_positions and self._files:
-                _, old = self._files.popitem(last=False)
-                self._positions -= len(old.pos)
+            self._keep(file, decoded)
 
     def _decoded(self, deletes: Sequence[str], read: Reader) -> list[_Decoded]:
         """DP1: each of ``deletes`` decoded, the new ones in one ``read``."""
@@ -174,14 +168,19 @@ class DeletedRows:
             with self._lock:
                 self.decoded += len(new)
                 for f, d in fresh.items():
-                    if len(d.pos) > self.kept_positions or f in self._files:
-                        continue
-                    self._files[f] = d
-                    self._positions += len(d.pos)
-                while self._positions > self.kept_positions and self._files:
-                    _, old = self._files.popitem(last=False)
-                    self._positions -= len(old.pos)
+                    self._keep(f, d)
         return [known[f] for f in deletes]
+
+    def _keep(self, file: str, decoded: _Decoded) -> None:
+        """DP1 (under the lock): keep ``decoded`` as ``file``'s unless it alone exceeds the
+        bound or is kept already, then drop the least recently used beyond the bound."""
+        if len(decoded.pos) > self.kept_positions or file in self._files:
+            return
+        self._files[file] = decoded
+        self._positions += len(decoded.pos)
+        while self._positions > self.kept_positions and self._files:
+            _, old = self._files.popitem(last=False)
+            self._positions -= len(old.pos)
 
 
 def _decode(files: Sequence[str], table: Any) -> dict[str, _Decoded]:
