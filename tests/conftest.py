@@ -197,8 +197,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 #: ``TL_TEST_CPU_LOG=FILE``: each test's wall seconds, CPU seconds of its process (every
-#: thread) and of the child processes it waited for, and its worker, appended to FILE as
-#: one tab-separated line (how the lanes' budgets are measured on a shared host, where
+#: thread) and of the child processes it waited for, its worker and its start (Unix
+#: time), appended to FILE as one tab-separated line (how the lanes' budgets are measured on a shared host, where
 #: wall time says little: scripts/test's header).
 CPU_LOG = os.environ.get("TL_TEST_CPU_LOG")
 
@@ -220,7 +220,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: Any) -> Iterator[None]:
     own1, children1 = cpu()
     with open(CPU_LOG, "a") as log:
         log.write(f"{item.nodeid}\t{time.monotonic() - start:.3f}\t{own1 - own0:.3f}\t{children1 - children0:.3f}"
-                  f"\t{os.environ.get('PYTEST_XDIST_WORKER', '-')}\n")
+                  f"\t{os.environ.get('PYTEST_XDIST_WORKER', '-')}\t{time.time() - (time.monotonic() - start):.3f}\n")
 
 
 #: Units that take minutes each (a JVM, child processes, kill rounds, an emulator's
@@ -239,6 +239,30 @@ LONG_FIRST = (
     "tests/docs/",
 )
 
+#: Modules whose tests wait far more than they compute (expirations waiting out a grace,
+#: a publish margin or the storage clock of E13; races with delays): their wall time
+#: is 5-30 times their CPU. Handed out together, every worker waited at once and the
+#: cores sat idle (quick lane, quiet host, 2be721d: 60-77 % idle from 20 to 40 s into
+#: the run, /proc/stat sampled every 5 s), so at most WAITING_AT_ONCE of their units run
+#: at a time, and they come before the other units while they may (see
+#: :class:`_LongFirstQueue`). Found with TL_TEST_CPU_LOG (wall over 3 times CPU).
+WAITING = (
+    "tests/reliability/test_expiration_handshake.py",
+    "tests/reliability/test_long_transactions.py",
+    "tests/reliability/test_expiration_in_flight.py",
+    "tests/reliability/test_expired_targets.py",
+    "tests/reliability/test_expiration_races.py",
+    "tests/iceberg/test_retention.py",
+    "tests/iceberg/test_locations.py",
+    "tests/iceberg/test_expiration.py",
+    "tests/iceberg/test_metadata_path.py",
+    "tests/transaction/test_transactions.py",
+)
+#: Where LONG_FIRST's groups and WHOLE_MODULES end.
+GROUPS_END = LONG_FIRST.index("tests/reliability/")
+#: How many workers may have units of WAITING at once: the others keep the cores busy.
+WAITING_AT_ONCE = 2
+
 
 def _long_rank(scope: str) -> int | None:
     """The place of a unit in LONG_FIRST (its first test's node id, or its group's
@@ -249,23 +273,41 @@ def _long_rank(scope: str) -> int | None:
     return None
 
 
+def _waits(scope: str) -> bool:
+    """Whether a unit is of a WAITING module."""
+    return scope.startswith(WAITING)
+
+
 class _LongFirstQueue(OrderedDict):  # type: ignore[type-arg]
     """xdist's work queue (an OrderedDict it pops from the front): the units of
-    LONG_FIRST come out first, in its order, then the others in xdist's order. (The
-    long units are found once, at the first pop, when xdist has filled the queue.)"""
+    LONG_FIRST come out first, in its order, except those of WAITING, which come out
+    right after its groups and WHOLE_MODULES whenever fewer than WAITING_AT_ONCE other
+    workers have one to run (``waiting_now``, set by the scheduler before each pop) and
+    after every other unit otherwise; then the others, in xdist's order. (The long and waiting units are found
+    once, at the first pop, when xdist has filled the queue.)"""
 
-    _long: list[str] | None = None
+    _long: list[str] | None = None  # the long units not handed out yet, the next one last
+    _groups: list[str] = []  # the same for those of LONG_FIRST's groups and WHOLE_MODULES
+    _waiting: list[str] = []  # the same for the units of WAITING
+    waiting_now = 0
 
     def popitem(self, last: bool = True) -> Any:
-        if not last:
-            if self._long is None:
-                ranked = sorted((rank, i, scope) for i, scope in enumerate(self) if (rank := _long_rank(scope)) is not None)
-                self._long = [scope for _, _, scope in reversed(ranked)]
-            while self._long:
-                scope = self._long.pop()
+        if last or not self:
+            return super().popitem(last)
+        if self._long is None:
+            ranked = sorted((rank, i, scope) for i, scope in enumerate(self) if (rank := _long_rank(scope)) is not None)
+            self._groups = [scope for rank, _, scope in reversed(ranked) if rank < GROUPS_END]
+            self._long = [scope for rank, _, scope in reversed(ranked) if rank >= GROUPS_END and not _waits(scope)]
+            self._waiting = [scope for scope in reversed(self) if _waits(scope)]
+        self._waiting = [scope for scope in self._waiting if scope in self]
+        for queue in [self._groups] + ([self._waiting] if self.waiting_now < WAITING_AT_ONCE else []) + [self._long]:
+            while queue:
+                scope = queue.pop()
                 if scope in self:
                     return scope, self.pop(scope)
-        return super().popitem(last)
+        waiting = set(self._waiting)
+        scope = next((scope for scope in self if scope not in waiting), None) or self._waiting.pop()
+        return scope, self.pop(scope)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -283,6 +325,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
         def _split_scope(self, nodeid: str) -> str:
             return xdist_scope(nodeid)
+
+        def _assign_work_unit(self, node: Any) -> None:
+            # The other workers that have a unit of WAITING to run or running.
+            self.workqueue.waiting_now = sum(
+                1 for other, units in self.assigned_work.items() if other is not node
+                and any(_waits(scope) and not all(tests.values()) for scope, tests in units.items()))
+            super()._assign_work_unit(node)
 
     return Scheduling(config, log)
 
