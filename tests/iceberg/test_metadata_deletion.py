@@ -257,3 +257,22 @@ def test_a_metadata_file_reached_through_a_symlink_is_not_deleted(tmp_path: Path
     with table.transaction() as transaction:
         transaction.set_properties({KEEP: "1", DELETE: "true"})
     assert os.path.islink(linked) and victim.exists()
+
+
+def test_a_lost_metadata_file_at_the_latest_version_is_not_blamed_on_a_later_commit(tmp_path: Path) -> None:
+    """M9's message for the latest version, where no later version exists to read the table."""
+    conn = trinitylake_dbapi.connect((tmp_path / "lake").as_uri(), create=True)
+    cur = conn.cursor()
+    cur.execute("CREATE NAMESPACE ns")
+    cur.execute("CREATE TABLE ns.t (id INT)")
+    conn.commit()
+    (named,) = (tmp_path / "lake" / "tables").rglob("*.metadata.json")
+    named.unlink()
+    conn.close()
+    conn = trinitylake_dbapi.connect((tmp_path / "lake").as_uri())
+    with pytest.raises(OperationalError) as raised:
+        conn.cursor().execute("SELECT * FROM ns.t")
+    message = str(raised.value)
+    assert named.name in message and "table ns.t that lakehouse version" in message, message
+    assert "Otherwise the file was lost" in message and "later versions can" not in message, message
+    conn.close()

@@ -232,9 +232,10 @@ class TableStates:
             raise MissingFileError(
                 location,
                 f"the metadata file of table {table} that lakehouse version {txn.version} names does not "
-                "exist: the table cannot be read at that version (later versions can). Such a file is "
-                "deleted by a later commit of a table with write.metadata.delete-after-commit.enabled "
-                "(it had left the table's metadata log, write.metadata.previous-versions-max), or lost",
+                "exist: the table cannot be read at that version. A later commit deletes such a file when "
+                "the table sets write.metadata.delete-after-commit.enabled and the file has left its "
+                "metadata log (write.metadata.previous-versions-max); the versions from that commit on "
+                "read the table. Otherwise the file was lost",
             ) from None
         if self.relative(metadata.location) is None:
             raise CorruptFileError(
