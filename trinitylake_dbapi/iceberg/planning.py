@@ -51,6 +51,10 @@ Rules:
       the file was written with, and evaluated on the file's partition record. Dates
       and timestamps (without time zone) are conditions too (as days and microseconds,
       Iceberg's representation), for PC4's bounds as well.
+  PC8 A planned data file carries the rows and bytes its manifest entry states
+      (:func:`plan_snapshot_files`): SQL keeps small files' rows decoded by them
+      (sql.query.smallfiles SF1). They are the writer's statement, never checked
+      against the file here; a reader that relies on them checks what it read.
   PC5 Position delete files are matched to data files by PyIceberg's DeleteFileIndex
       (sequence numbers, partition, referenced file), as its scans do. A snapshot with
       live equality delete files is NotSupportedError naming one.
@@ -71,7 +75,8 @@ from ..storage.locations import canonical_location
 from .manifests import CACHE, ManifestList, list_key, manifest_entries, note_live_data_paths, read_list
 from .tables import Confinement, refuse_links
 
-__all__ = ["Condition", "cache_info", "clear_cache", "plan_snapshot", "set_cache_limit", "snapshot_data_files"]
+__all__ = ["Condition", "PlannedFile", "cache_info", "clear_cache", "plan_snapshot", "plan_snapshot_files",
+           "set_cache_limit", "snapshot_data_files"]
 
 #: (field id, operator, value): operator one of = <> > >= < <= in (value: a tuple for in).
 Condition = tuple[int, str, Any]
@@ -90,6 +95,9 @@ class _File:
     sequence_number: int
     lower: dict[int, bytes]
     upper: dict[int, bytes]
+    #: Rows and bytes of the file, as its manifest entry states them (PC8).
+    record_count: int = 0
+    file_size: int = 0
 
 
 @dataclass(eq=False)
@@ -164,6 +172,7 @@ def _manifest(io: FileIO, manifest: ManifestFile, confinement: Confinement | Non
                 files.append(_File(
                     sys.intern(data.file_path), data.spec_id or 0, data.partition, sequence,
                     dict(data.lower_bounds or {}), dict(data.upper_bounds or {}),
+                    data.record_count or 0, data.file_size_in_bytes or 0,
                 ))  # fmt: skip
             else:
                 deletes.append(entry)
@@ -399,6 +408,10 @@ def _partition_pruned(files: list[_File], conditions: Sequence[Condition], schem
     return [f for f in files if keeps(f)]
 
 
+#: PC8: a planned data file: its path, rows and bytes (as its manifest entry states them).
+PlannedFile = tuple[str, int, int]
+
+
 def plan_snapshot(
     table: str,
     snapshot: Any,
@@ -413,6 +426,20 @@ def plan_snapshot(
     when ``partitioning``, the table's (schema, specs by id), is given), in manifest
     order, from decoded manifests (PC1); CorruptFileError for a file outside a managed
     table's location or reached through a link (PC3)."""
+    data, deletes = plan_snapshot_files(table, snapshot, io, confinement, conditions, partitioning=partitioning)
+    return [f[0] for f in data], deletes
+
+
+def plan_snapshot_files(
+    table: str,
+    snapshot: Any,
+    io: FileIO,
+    confinement: Confinement | None,
+    conditions: Sequence[Condition] = (),
+    *,
+    partitioning: tuple[Any, dict[int, Any]] | None = None,
+) -> tuple[list[PlannedFile], list[str]]:
+    """As :func:`plan_snapshot`, each data file with its rows and bytes (PC8)."""
     listing = _manifest_list(io, snapshot, confinement)
     where = None if confinement is None else (confinement.table_location, confinement.root_uri)
     if where is not None and where not in listing.confined:
@@ -439,7 +466,7 @@ def plan_snapshot(
         for path in [f.file_path for f in selected] + sorted(deletes):
             refuse_links(confinement.table, path, confinement.root_uri, "data file" if path not in deletes
                          else "delete file", checked)  # fmt: skip
-    return [f.file_path for f in selected], sorted(deletes)
+    return [(f.file_path, f.record_count, f.file_size) for f in selected], sorted(deletes)
 
 
 def snapshot_data_files(

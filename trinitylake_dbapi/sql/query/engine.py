@@ -56,7 +56,8 @@ Rules:
       first statement there; the inherited databases are never used or closed in the
       child (iceberg.duckdb_fork DF2, DF3: that hangs the child).
 
-Also here: the planned files of each snapshot, the field-id findings of each data
+Also here: small data files' rows kept in the database (sql.query.smallfiles SF1-SF4),
+the planned files of each snapshot, the field-id findings of each data
 file's footer (Q10, sql.query.views) and the decoded position delete files
 (sql.query.positions DP1), remembered once per engine.
 """
@@ -77,6 +78,7 @@ from trinitylake_dbapi.errors import Error, OperationalError, ProgrammingError
 from trinitylake_dbapi.iceberg import duckdb_fork
 from trinitylake_dbapi.sql.control import StatementControl
 from trinitylake_dbapi.sql.query.positions import DeletedRows, data_file_key
+from trinitylake_dbapi.sql.query.smallfiles import PlannedFile, SmallFileRows
 from trinitylake_dbapi.sql.query.translate import duckdb_message
 from trinitylake_dbapi.sql.query.types import string_literal
 
@@ -191,7 +193,7 @@ class Engine:
         self._retired: list[Any] = []  # databases of earlier admissions: their cursors may still be read
         self._lock = threading.Lock()
         self._closed = False
-        self._planned: dict[tuple[str, int, str], tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._planned: dict[tuple[str, int, str], tuple[Any, ...]] = {}
         #: Q10: data file -> its top-level column names if it lacks field ids, else None.
         self._footers: dict[str, tuple[str, ...] | None] = {}
         #: Position delete files decoded once, and recent scans' deleted rows (positions DP1, DP2).
@@ -204,6 +206,8 @@ class Engine:
         #: QX5: a scan's (data files, delete files) -> name of the current database's
         #: table of its deleted rows' keys, least recently used first.
         self._shared_keys: OrderedDict[tuple[tuple[str, ...], tuple[str, ...]], str] = OrderedDict()
+        #: Small data files' rows kept in the current database (sql.query.smallfiles SF1).
+        self._small = SmallFileRows()
         #: Which database is current: changes when an admission opens a new one.
         self._generation = 0
         self._db = self._open()
@@ -253,6 +257,7 @@ class Engine:
             self._shared.clear()  # QX3: those views are the retired database's
             self._shared_chars = 0
             self._shared_keys.clear()
+            self._small = SmallFileRows()  # SF3: the segments are the old database's
             return True
 
     def shared_view(
@@ -365,6 +370,39 @@ class Engine:
                 dropped.append(view)
         return dropped
 
+    def small_file_rows(
+        self, schema: str, columns: int, files: Sequence[PlannedFile], generation: int, run: Callable[[str], Any],
+        held: Collection[str],
+    ) -> str | None:
+        """sql.query.smallfiles SF1: the FROM item reading ``files`` with their small
+        ones' rows kept in the current database, or None (read every file directly;
+        also when the asker's cursor is of database ``generation`` and that is no
+        longer the current one). ``held``: the SQL of the asking statement's views."""
+        with self._lock:
+            if self._closed or generation != self._generation:
+                return None
+            small = self._small
+
+        def dropping(segments: list[str]) -> None:  # SF2: the shared views reading them go too
+            with self._lock:
+                if generation != self._generation:
+                    return
+                views = [(t, v) for t, v in self._shared.items() if any(name in t for name in segments)]
+                for text, _ in views:
+                    del self._shared[text]
+                    self._shared_chars -= len(text)
+            for _, view in views:
+                run(f"DROP VIEW IF EXISTS {view}")
+
+        return small.read(schema, columns, files, run, held, dropping, self._duckdb.Error,
+                          self._duckdb.InterruptException)  # fmt: skip
+
+    def small_files_info(self) -> dict[str, int]:
+        """sql.query.smallfiles SF2: what the current database keeps of small files."""
+        with self._lock:
+            small = self._small
+        return small.info()
+
     def shared_view_info(self) -> dict[str, int]:
         """QX3: ``views`` (held by the current database), ``chars`` (of their SQL
         text), and the bounds ``limit_views`` and ``limit_chars``; QX5: ``key_tables``
@@ -381,8 +419,8 @@ class Engine:
         metadata_location: str,
         snapshot_id: int,
         conditions: str,
-        plan: Callable[[], tuple[tuple[str, ...], tuple[str, ...]]],
-    ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        plan: Callable[[], tuple[Any, ...]],
+    ) -> tuple[Any, ...]:
         """The (data files, position delete files) of a snapshot that may hold rows
         meeting ``conditions`` (their text), planned once: a snapshot's files never
         change, and planning reads its manifests."""
@@ -438,6 +476,7 @@ class Engine:
                 self._shared.clear()  # QX3: those views are the inherited database's
                 self._shared_chars = 0
                 self._shared_keys.clear()
+                self._small = SmallFileRows()  # SF3: the segments are the old database's
             return self._db.cursor(), self._generation
 
     def close(self) -> None:

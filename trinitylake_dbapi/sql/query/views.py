@@ -40,6 +40,7 @@ Rules:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -83,6 +84,9 @@ class TableScan:
     #: The data files without field ids (Q10): (position in ``data_files``, the file's
     #: top-level column names); filled in by ``DataStatement.laid_out``.
     by_name: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    #: (rows, bytes) of each of ``data_files`` as its manifest entry states them
+    #: (iceberg.planning PC8; empty: unknown), for sql.query.smallfiles SF1.
+    data_sizes: tuple[tuple[int, int], ...] = ()
 
 
 def _plan(
@@ -106,12 +110,12 @@ def _plan(
     if snapshot is None or location is None:
         return TableScan(info, (), ())
 
-    def plan() -> tuple[tuple[str, ...], tuple[str, ...]]:
-        from trinitylake_dbapi.iceberg.planning import plan_snapshot
+    def plan() -> tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[int, int], ...]]:
+        from trinitylake_dbapi.iceberg.planning import plan_snapshot_files
 
         ids = {c.name: c.id for c in info.columns}
         try:
-            data, deletes = plan_snapshot(
+            data, deletes = plan_snapshot_files(
                 f"{namespace}.{name}", snapshot, states.reader_io(catalog), states.confinement(info, metadata),
                 [(ids[column], op, value) for column, op, value in conditions],
                 partitioning=(metadata.schema(), metadata.specs()),  # PC7
@@ -121,11 +125,12 @@ def _plan(
         except Exception:  # Q8: a manifest that does not decode is named (iceberg.files IF4)
             raise_undecodable(states.reader_io(catalog), snapshot)
             raise
-        return tuple(duck_path(f) for f in data), tuple(sorted({duck_path(d) for d in deletes}))
+        paths = tuple(duck_path(f[0]) for f in data)
+        return paths, tuple(sorted({duck_path(d) for d in deletes})), tuple((f[1], f[2]) for f in data)
 
     key = repr(sorted(conditions)) if conditions else ""
-    data, deletes = session.data_engine().planned_files(location, snapshot.snapshot_id, key, plan)
-    return TableScan(info, data, deletes, _name_mapping(metadata, location))
+    data, deletes, sizes = session.data_engine().planned_files(location, snapshot.snapshot_id, key, plan)
+    return TableScan(info, data, deletes, _name_mapping(metadata, location), data_sizes=sizes)
 
 
 #: The Iceberg table property of a name mapping (set by PyIceberg's add_files and by
@@ -223,9 +228,10 @@ def data_read(scan: TableScan, files: Sequence[int], *, sql_types: bool = False)
     return f"({' UNION ALL BY NAME '.join(branches)})"
 
 
-def _view_sql(scan: TableScan, deleted: str | None = None) -> str:
+def _view_sql(scan: TableScan, deleted: str | None = None, read: str | None = None) -> str:
     """The SELECT a table reference's view runs (Q2); ``deleted``: the relation of the
-    keys of the rows its position delete files delete (positions DP2)."""
+    keys of the rows its position delete files delete (positions DP2); ``read``: the
+    FROM item of its rows when not read_parquet of its files (smallfiles SF1)."""
     columns = scan.info.columns
     if not columns:
         return "SELECT NULL WHERE false"
@@ -236,7 +242,7 @@ def _view_sql(scan: TableScan, deleted: str | None = None) -> str:
         return f"SELECT {select} WHERE false"
     entries = schema_map(columns, named=False)
     files = ", ".join(string_literal(f) for f in scan.data_files)
-    read = data_read(scan, range(len(scan.data_files))) or f"read_parquet([{files}], schema = {entries})"
+    read = read or data_read(scan, range(len(scan.data_files))) or f"read_parquet([{files}], schema = {entries})"
     select = ", ".join(f"{column_expr(c, f'd.c{i}')} AS {quote_identifier(c.name)}" for i, c in enumerate(columns))
     if deleted is None:
         return f"SELECT {select} FROM {read} d"
@@ -274,6 +280,10 @@ class DataStatement:
         #: Whether a scan's keys become such a table when none is there yet (QX5: not
         #: for a statement that reads its scan once, an UPDATE or DELETE).
         self.make_shared_keys = True
+        #: smallfiles SF1: the FROM items reading kept rows this statement's views use,
+        #: and each such view's SQL -> the same SQL reading the files (for a new database).
+        self._small_reads: list[str] = []
+        self._direct: dict[str, str] = {}
 
     def close(self) -> None:
         for catalog in self._owned:
@@ -329,7 +339,7 @@ class DataStatement:
         if not without:
             return scan
         by_name = tuple((i, without[f]) for i, f in enumerate(scan.data_files) if f in without)
-        return TableScan(scan.info, scan.data_files, scan.position_deletes, scan.name_mapping, by_name)
+        return dataclasses.replace(scan, by_name=by_name)
 
     def view_of_scan(self, scan: TableScan) -> str:
         """A view over ``scan`` (see :func:`_view_sql`): the engine's shared one of
@@ -343,8 +353,9 @@ class DataStatement:
         if view is None:
             view = f"__tl_{next(self._count)}"
             self.run(f"CREATE TEMP VIEW {view} AS {body}")
-        # On a new cursor (another database) it is made again as this statement's own.
-        self._views.append((view, f"CREATE TEMP VIEW {view} AS {body}"))
+        # On a new cursor (another database) it is made again as this statement's own,
+        # reading the files (the kept rows are the old database's, smallfiles SF3).
+        self._views.append((view, f"CREATE TEMP VIEW {view} AS {self._direct.get(body, body)}"))
         return view
 
     def scan_sql(self, scan: TableScan) -> str:
@@ -353,7 +364,18 @@ class DataStatement:
         if self.engine.admit(scan.data_files + scan.position_deletes):
             self._move_to_new_cursor()
         self.files += (*scan.data_files, *scan.position_deletes)
-        return _view_sql(scan, self.deleted_rows(scan))
+        read = None
+        if self.make_shared_keys and not scan.position_deletes and not scan.by_name and scan.data_sizes:
+            read = self.engine.small_file_rows(  # smallfiles SF1: small files' rows kept
+                schema_map(scan.info.columns, named=False), len(scan.info.columns),
+                [(f, *size) for f, size in zip(scan.data_files, scan.data_sizes)], self._generation, self.run,
+                self._small_reads,
+            )  # fmt: skip
+        body = _view_sql(scan, self.deleted_rows(scan), read)
+        if read is not None:
+            self._small_reads.append(read)
+            self._direct[body] = _view_sql(scan)
+        return body
 
     def deleted_rows(self, scan: TableScan) -> str | None:
         """The name of a relation on this statement's cursor holding the keys

@@ -1,0 +1,271 @@
+"""Small data files' rows kept in the engine's database (sql.query.smallfiles SF1-SF4):
+a read gives exactly what reading the files gives, at every version, over random
+histories of inserts, schema changes, deletes, updates and compactions; the rows kept
+stay within their bounds, dropped least recently used first."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import decimal
+import itertools
+import os
+from typing import Any, Iterator
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import trinitylake_dbapi as tl
+from trinitylake_dbapi import errors
+from trinitylake_dbapi.sql.query import smallfiles
+from tests.lakes import Lake
+
+UTC = dt.timezone.utc
+_NAMES = itertools.count(1)
+
+
+def q(cur: Any, sql: str, params: Any = None) -> Any:
+    cur.execute(sql, params)
+    return cur.fetchall() if cur.description is not None else None
+
+
+@contextlib.contextmanager
+def direct() -> Iterator[None]:
+    """Every file read directly (no file is small): the path without SF1."""
+    saved = smallfiles.SMALL_FILE_ROWS
+    smallfiles.SMALL_FILE_ROWS = -1
+    try:
+        yield
+    finally:
+        smallfiles.SMALL_FILE_ROWS = saved
+
+
+@contextlib.contextmanager
+def bounded(rows: int) -> Iterator[None]:
+    saved = smallfiles.CACHE_ROWS
+    smallfiles.CACHE_ROWS = rows
+    try:
+        yield
+    finally:
+        smallfiles.CACHE_ROWS = saved
+
+
+def kept_tables(conn: Any) -> set[str]:
+    """The segments the connection's DuckDB database holds (its catalog)."""
+    cursor = conn.session.data_engine().cursor()
+    try:
+        rows = cursor.execute("SELECT table_name FROM duckdb_tables() WHERE NOT temporary").fetchall()
+    finally:
+        cursor.close()
+    return {r[0] for r in rows if r[0].startswith("__tl_small_")}
+
+
+def both(cur: Any, sql: str) -> list:
+    """``sql``'s rows with kept rows and read directly: identical (sorted by repr)."""
+    kept = sorted(q(cur, sql), key=repr)
+    with direct():
+        read = sorted(q(cur, sql), key=repr)
+    assert kept == read, sql
+    return kept
+
+
+ALL_TYPES = ("b BOOLEAN, i2 SMALLINT, i4 INT, i8 BIGINT, f4 REAL, f8 DOUBLE, d DECIMAL(12,3), c CHAR(3), "
+             "s STRING, dt DATE, tm TIME, ts TIMESTAMP, tz TIMESTAMPTZ, bin BINARY, l LIST<INT>, "
+             "m MAP<STRING, BIGINT>, st STRUCT<x: INT, y: STRING>")  # fmt: skip
+
+NAMES = "id, b, i2, i4, i8, f4, f8, d, c, s, dt, tm, ts, tz, bin, l, m, st"
+
+
+def a_row(k: int) -> tuple:
+    return (k % 2 == 0, k % 100, k, k * 2**33, k / 4, k * 1.25, decimal.Decimal(k) / 8, "abc",
+            f"ü{k}", dt.date(2024, 1, 1) + dt.timedelta(days=k), dt.time(k % 24, 30, 1),
+            dt.datetime(2024, 1, 2, 3, 4, 5, k), dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC), bytes([k % 256, 0]),
+            [k, None], {"a": k, "b": None}, {"x": k, "y": None})  # fmt: skip
+
+
+OPERATIONS = st.lists(
+    st.one_of(
+        st.tuples(st.just("insert"), st.integers(1, 3), st.booleans()),
+        st.tuples(st.just("add"), st.sampled_from(["BIGINT", "STRING", "DOUBLE"])),
+        st.tuples(st.just("rename")),
+        st.tuples(st.just("drop")),
+        st.tuples(st.just("delete"), st.integers(2, 5), st.booleans()),
+        st.tuples(st.just("update"), st.integers(2, 5)),
+        st.tuples(st.just("optimize")),
+    ),
+    min_size=3,
+    max_size=9,
+)
+
+
+@pytest.mark.slow
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(operations=OPERATIONS)
+def test_kept_rows_read_as_the_files_at_every_version(memory_lake: Lake, operations: list[tuple]) -> None:
+    """SF1 over random histories: every column type, typed NULLs, columns added,
+    renamed and dropped, copy-on-write and merge-on-read deletes, compactions; each
+    version read again (time travel) after the history."""
+    conn = memory_lake.connect(autocommit=True)
+    cur = conn.cursor()
+    name = f"t{next(_NAMES)}"
+    q(cur, "CREATE NAMESPACE IF NOT EXISTS ns")
+    q(cur, f"CREATE TABLE ns.{name} (id BIGINT, {ALL_TYPES})")
+    table = f"ns.{name}"
+    placeholders = ", ".join("?" * 18)
+    next_id, extra, versions = 0, [], []
+    for op in operations:
+        if op[0] == "insert":
+            rows = [(next_id + i, *a_row(next_id + i)) for i in range(op[1])]
+            if op[2]:  # NULLs everywhere but the key
+                rows = [(r[0],) + (None,) * 17 for r in rows]
+            cur.executemany(f"INSERT INTO {table} ({NAMES}) VALUES ({placeholders})", rows)
+            next_id += op[1]
+        elif op[0] == "add":
+            column = f"x{len(extra)}"
+            q(cur, f"ALTER TABLE {table} ADD COLUMN {column} {op[1]}")
+            extra.append(column)
+            q(cur, f"UPDATE {table} SET {column} = id WHERE id % 2 = 0" if op[1] != "STRING"
+                   else f"UPDATE {table} SET {column} = CAST(id AS VARCHAR) WHERE id % 2 = 0")  # fmt: skip
+        elif op[0] == "rename" and extra:
+            q(cur, f"ALTER TABLE {table} RENAME COLUMN {extra[-1]} TO {extra[-1]}r")
+            extra[-1] += "r"
+        elif op[0] == "drop" and extra:
+            q(cur, f"ALTER TABLE {table} DROP COLUMN {extra.pop()}")
+        elif op[0] == "delete":
+            mode = "merge-on-read" if op[2] else "copy-on-write"
+            q(cur, f"ALTER TABLE {table} SET TBLPROPERTIES ('write.delete.mode' = '{mode}')")
+            q(cur, f"DELETE FROM {table} WHERE id % {op[1]} = 1")
+        elif op[0] == "update":
+            q(cur, f"UPDATE {table} SET s = 'u' WHERE id % {op[1]} = 0")
+        elif op[0] == "optimize":
+            q(cur, f"OPTIMIZE TABLE {table}")
+        versions.append(q(cur, "SELECT max(version) FROM system.versions")[0][0])
+        both(cur, f"SELECT * FROM {table}")
+        both(cur, f"SELECT count(*), sum(id), max(s) FROM {table}")
+        both(cur, f"SELECT id, st, m FROM {table} WHERE id = 1")
+    for version in versions:
+        both(cur, f"SELECT * FROM {table} FOR SYSTEM_VERSION AS OF {version}")
+    assert conn.session.data_engine().small_files_info()["rows"] <= smallfiles.CACHE_ROWS
+    conn.close()
+
+
+@pytest.fixture
+def auto(memory_lake: Lake) -> Iterator[Any]:
+    conn = memory_lake.connect(autocommit=True)
+    cur = conn.cursor()
+    q(cur, "CREATE NAMESPACE ns")
+    yield cur
+    conn.close()
+
+
+def test_small_files_are_read_once_then_from_the_kept_rows(auto: Any) -> None:
+    q(auto, "CREATE TABLE ns.t (id BIGINT, s STRING)")
+    for i in range(5):
+        q(auto, "INSERT INTO ns.t VALUES (?, ?)", (i, f"s{i}"))
+    engine = auto.connection.session.data_engine()
+    assert engine.small_files_info()["files"] == 0
+    assert q(auto, "SELECT count(*), max(s) FROM ns.t") == [(5, "s4")]
+    info = engine.small_files_info()
+    assert (info["segments"], info["files"], info["rows"]) == (1, 5, 5)
+    assert kept_tables(auto.connection) == {next(iter(kept_tables(auto.connection)))}
+    assert q(auto, "SELECT s FROM ns.t WHERE id = 3") == [("s3",)]  # pruned to one file: kept already
+    assert engine.small_files_info()["files"] == 5
+    q(auto, "INSERT INTO ns.t VALUES (5, 's5')")
+    assert q(auto, "SELECT count(*) FROM ns.t") == [(6,)]
+    assert engine.small_files_info()["files"] == 6  # only the new file was read
+    # A user cannot name the kept rows: table names are the lakehouse's (QX1).
+    for table in kept_tables(auto.connection):
+        with pytest.raises(errors.ObjectNotFoundError):
+            q(auto, f"SELECT * FROM {table}")
+
+
+def test_a_file_damaged_after_it_was_kept_reads_as_kept_and_a_new_connection_names_it(memory_lake: Lake) -> None:
+    """SF4: kept rows are what the metadata promised; a new connection reads the file
+    itself and fails naming it (Q8)."""
+    conn = memory_lake.connect(autocommit=True)
+    cur = conn.cursor()
+    q(cur, "CREATE NAMESPACE ns")
+    q(cur, "CREATE TABLE ns.t (id BIGINT)")
+    q(cur, "INSERT INTO ns.t VALUES (1)")
+    q(cur, "INSERT INTO ns.t VALUES (2)")
+    assert q(cur, "SELECT sum(id) FROM ns.t") == [(3,)]
+    import fsspec
+
+    fs = fsspec.filesystem("memory")
+    files = [f for f in fs.find(memory_lake.location.removeprefix("memory://")) if f.endswith(".parquet")]
+    assert len(files) == 2
+    for f in files:
+        fs.pipe(f, b"not parquet")
+    assert q(cur, "SELECT sum(id) FROM ns.t") == [(3,)]
+    conn.close()
+    other = memory_lake.connect(autocommit=True)
+    with pytest.raises(errors.CorruptFileError) as info:
+        q(other.cursor(), "SELECT sum(id) FROM ns.t")
+    assert any(os.path.basename(f) in str(info.value) for f in files)
+    other.close()
+
+
+def test_a_damaged_file_not_yet_kept_fails_naming_it(auto: Any, memory_lake: Lake) -> None:
+    """SF3: a failed append reads the files directly, which names the damaged file."""
+    import fsspec
+
+    q(auto, "CREATE TABLE ns.t (id BIGINT)")
+    q(auto, "INSERT INTO ns.t VALUES (1)")
+    fs = fsspec.filesystem("memory")
+    [path] = [f for f in fs.find(memory_lake.location.removeprefix("memory://")) if f.endswith(".parquet")]
+    fs.pipe(path, b"PAR1 damaged PAR1")
+    with pytest.raises(errors.CorruptFileError, match=os.path.basename(path)):
+        q(auto, "SELECT * FROM ns.t")
+    assert auto.connection.session.data_engine().small_files_info()["files"] == 0
+
+
+def test_kept_rows_stay_within_their_bound_least_recently_used_dropped_first(auto: Any) -> None:
+    """SF2: two tables of 4 one-row files each, a bound of 6 rows: reading one drops
+    the other's segment (and the shared views reading it); results stay right."""
+    for t in ("a", "b"):
+        q(auto, f"CREATE TABLE ns.{t} (id BIGINT, {t} STRING)")  # two schemas: two segments
+        for i in range(4):
+            q(auto, f"INSERT INTO ns.{t} VALUES (?, ?)", (i, t))
+    engine = auto.connection.session.data_engine()
+    with bounded(6):
+        for _ in range(3):
+            for t in ("a", "b"):
+                assert q(auto, f"SELECT count(*), min({t}) FROM ns.{t}") == [(4, t)]
+                info = engine.small_files_info()
+                assert (info["segments"], info["rows"]) == (1, 4)
+                assert len(kept_tables(auto.connection)) == 1
+        # One statement reading both: the second table's files do not fit beside the
+        # first's, which its view holds: they are read directly.
+        assert q(auto, "SELECT count(*) FROM ns.a, ns.b WHERE a.id = b.id") == [(4,)]
+        assert engine.small_files_info()["rows"] <= 6
+    q(auto, "CREATE TABLE ns.c (id BIGINT, c STRING)")
+    for i in range(4):
+        q(auto, "INSERT INTO ns.c VALUES (?, ?)", (i, "c"))
+    with bounded(3):  # a scan whose small files alone exceed the bound reads them directly
+        before = engine.small_files_info()
+        assert q(auto, "SELECT count(*), min(c) FROM ns.c") == [(4, "c")]
+        assert engine.small_files_info() == {**before, "limit_rows": 3}
+
+
+def test_a_scan_of_large_files_keeps_its_small_ones_only_when_they_are_many(auto: Any) -> None:
+    """SF1: a scan with larger files keeps its small ones from MIN_SMALL_FILES on."""
+    q(auto, f"CREATE TABLE ns.t AS SELECT range AS id FROM range({smallfiles.SMALL_FILE_ROWS + 1})")
+    engine = auto.connection.session.data_engine()
+    for i in range(smallfiles.MIN_SMALL_FILES):
+        q(auto, "INSERT INTO ns.t VALUES (?)", (-1 - i,))
+        both(auto, "SELECT count(*), sum(id) FROM ns.t")
+        kept = engine.small_files_info()["files"]
+        assert kept == (0 if i + 1 < smallfiles.MIN_SMALL_FILES else smallfiles.MIN_SMALL_FILES)
+
+
+def test_position_deletes_and_writes_read_the_files(auto: Any) -> None:
+    """SF1: a scan with position delete files, and UPDATE or DELETE, keep nothing."""
+    q(auto, "CREATE TABLE ns.t (id BIGINT) TBLPROPERTIES ('write.delete.mode' = 'merge-on-read')")
+    for i in range(3):
+        q(auto, "INSERT INTO ns.t VALUES (?)", (i,))
+    q(auto, "DELETE FROM ns.t WHERE id = 1")
+    q(auto, "UPDATE ns.t SET id = id + 10 WHERE id = 2")
+    assert auto.connection.session.data_engine().small_files_info()["files"] == 0
+    assert both(auto, "SELECT id FROM ns.t") == [(0,), (12,)]
+    assert auto.connection.session.data_engine().small_files_info()["files"] == 0
