@@ -247,3 +247,95 @@ def test_any_sequence_of_scans_gets_exactly_its_deleted_rows(history: tuple, kep
     if kept >= sum(len(c) for c in contents.values()):  # everything fits: each file read once
         read = [f for c in calls for f in c]
         assert len(read) == len(set(read))
+
+
+# -- Bitmaps (DP4): reads test a row's bit in its file's bitmap instead of anti-joining --
+
+
+def _counts(sizes: dict[str, int | None], calls: list[list[str]] | None = None) -> Any:
+    def rows(files: Sequence[str]) -> dict[str, int | None]:
+        if calls is not None:
+            calls.append(list(files))
+        return {f: sizes.get(f.removeprefix("file://"), 40) for f in files}
+
+    return rows
+
+
+def _bits_of(bitmaps: Any, rows: int = 0) -> list[int]:
+    """The keys a scan's bitmaps (DP4) delete, checking each has a bit per row."""
+    import numpy as np
+
+    keys = []
+    for f in bitmaps.files:
+        bits = np.unpackbits(np.frombuffer(bitmaps.table.column(f"b{f}")[0].as_py(), dtype=np.uint8))
+        assert len(bits) >= rows
+        keys += [f * ROW_KEY_SHIFT + int(p) for p in np.flatnonzero(bits)]
+    assert bitmaps.table.num_rows == (1 if bitmaps.files else 0)
+    assert len(bitmaps.table.column_names) == len(bitmaps.files)
+    return sorted(keys)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_histories(), st.integers(0, 4))
+def test_a_scans_bitmaps_delete_exactly_its_keys(history: tuple, files: int) -> None:
+    """DP4: the bitmaps of a scan hold exactly its keys (DP2: duplicates once, NULLs and
+    other files' rows nowhere), or are None beyond ``bitmap_files``; what is kept is
+    reported and bounded."""
+    contents, scans = history
+    rows = DeletedRows(kept_scans=2, bitmap_files=files)
+    sizes = {"/lake/data/d.parquet": None}  # a row count unknown: no bitmaps for its scans
+    counted: list[list[str]] = []
+    for data_files, deletes in scans:
+        expected = sorted(set(_expected(data_files, deletes, contents)))
+        got = rows.bitmaps_of_scan(data_files, deletes, _reader(contents, []), _counts(sizes, counted))
+        with_deletes = {data_files[k // ROW_KEY_SHIFT] for k in expected}
+        if len(with_deletes) > files or "/lake/data/d.parquet" in with_deletes:
+            assert got is None
+        else:
+            assert got is not None and _bits_of(got, 40) == expected
+        assert rows.bitmaps_of_scan(data_files, deletes, _reader(contents, []), _counts({})) is got  # kept
+        info = rows.info()
+        assert 1 <= info["bitmap_scans"] and info["bitmap_bytes"] <= info["kept_bitmap_bytes"]
+    counted_files = [f for c in counted for f in c if f != "/lake/data/d.parquet"]
+    assert len(counted_files) == len(set(counted_files))  # each count asked once
+
+
+def test_bitmaps_over_the_byte_bound_are_not_made() -> None:
+    """DP4: a file's bitmap has a bit per row (its count) or up to its last position."""
+    contents = {"/l/d.parquet": [("/l/a.parquet", 8 * 1024 - 1), ("/l/b.parquet", 3)]}
+    files, deletes, read = ["/l/a.parquet", "/l/b.parquet"], ["/l/d.parquet"], _reader(contents, [])
+    sizes = {"/l/a.parquet": 5, "/l/b.parquet": 8 * 1024}
+    assert DeletedRows(bitmap_bytes=2047).bitmaps_of_scan(files, deletes, read, _counts(sizes)) is None
+    made = DeletedRows(bitmap_bytes=2048).bitmaps_of_scan(files, deletes, read, _counts(sizes))
+    assert made is not None and _bits_of(made, 8 * 1024) == [8 * 1024 - 1, ROW_KEY_SHIFT + 3]
+
+
+@pytest.mark.parametrize("bitmaps", [True, False])
+def test_reads_by_bitmap_and_by_anti_join_agree(tmp_path: Path, bitmaps: bool) -> None:
+    """Q2 with DP4's bitmaps and with the anti-join (bitmaps turned off): the same rows
+    after deletes of the first and last rows of files, rows past a file's last deleted
+    one, a range filter, time travel, an UPDATE and a DELETE reading their own scan."""
+    conn, cur = _lake(tmp_path, files=3, rows=3000)
+    if not bitmaps:
+        conn.session.data_engine().deleted_rows.bitmap_files = 0
+    live = set(range(3000))
+    cur.execute("DELETE FROM t WHERE id IN (0, 999, 1000, 1998, 1999, 2000)")
+    live -= {0, 999, 1000, 1998, 1999, 2000}
+    version = conn.lakehouse.latest_version()
+    cur.execute("UPDATE t SET name = 'u' WHERE id % 97 = 3")
+    cur.execute("DELETE FROM t WHERE id % 89 = 5 AND id < 1500")
+    live -= {i for i in range(1500) if i % 89 == 5}
+    assert _ids(cur) == sorted(live)
+    assert _ids(cur, "SELECT id FROM t WHERE id >= 990 AND id < 1010") == sorted(i for i in live if 990 <= i < 1010)
+    cur.execute("SELECT count(*) FROM t WHERE name = 'u'")
+    assert cur.fetchall() == [(len([i for i in live if i % 97 == 3]),)]
+    cur.execute("DELETE FROM t WHERE id % 2 = 0")
+    assert cur.rowcount == len([i for i in live if i % 2 == 0])
+    live = {i for i in live if i % 2}
+    assert _ids(cur) == sorted(live)
+    assert _ids(cur, f"SELECT id FROM t FOR SYSTEM_VERSION AS OF {version}") == sorted(
+        set(range(3000)) - {0, 999, 1000, 1998, 1999, 2000}
+    )
+    info = _info(conn)
+    assert (info["bitmap_bytes"] > 0) == bitmaps and info["bitmap_scans"] >= 1
+

@@ -258,8 +258,9 @@ def test_the_key_tables_held_stay_within_their_bound(lake_conn: Any, monkeypatch
     union = " UNION ALL ".join(f"SELECT count(*) FROM ns.t{i}" for i in range(4))
     assert sorted(q(cur, union)) == [(10 + i,) for i in range(4)]
     assert sorted(q(cur, union)) == [(10 + i,) for i in range(4)]
-    # Keys beyond the row bound are registered on the statement's cursor, as before.
-    monkeypatch.setattr(engine_module, "_SHARED_KEY_ROWS", 5)
+    # Keys (and bitmaps, positions DP4) beyond the row bound (bitmaps: the bytes of as
+    # many keys) are registered on the statement's cursor, as before.
+    monkeypatch.setattr(engine_module, "_SHARED_KEY_ROWS", 1)
     q(cur, "DELETE FROM ns.t0 WHERE id = 0")
     held = key_tables(lake_conn)
     assert q(cur, "SELECT count(*), min(id) FROM ns.t0") == [(9, 1)]

@@ -39,10 +39,12 @@ Rules:
       Measured (2026-11-27, duckdb 2.0.1): a SELECT over a 15-file table spent about
       0.7 ms of its 4 ms making its TEMP view; reusing one costs a dictionary lookup.
   QX5. A scan with position delete files shares its view too (QX3) when its deleted
-      rows' keys (positions DP2) are a table of the engine's current database
+      rows' keys (positions DP2), or their bitmaps (DP4) for a view that reads them,
+      are a table of the engine's current database
       (:meth:`Engine.shared_deleted_rows`: made once per scan from the Arrow table of
       keys, at most ``_SHARED_KEY_TABLES`` tables of at most ``_SHARED_KEY_ROWS`` rows
-      each, least recently used dropped first, never one the asking statement holds);
+      each, a table of bitmaps at most the bytes of as many keys, least recently used
+      dropped first, never one the asking statement holds);
       the view's text names that table, so it is reused exactly while the scan is the
       same. Larger key sets, a statement on a replaced database, and an UPDATE, DELETE
       or MERGE whose scan has no such table yet (it reads its scan once, and a table
@@ -296,7 +298,7 @@ class Engine:
 
     def shared_deleted_rows(
         self,
-        scan: tuple[tuple[str, ...], tuple[str, ...]],
+        scan: tuple,
         table: Any,
         generation: int,
         run: Callable[[str], Any],
@@ -307,15 +309,17 @@ class Engine:
         make: bool = True,
     ) -> str | None:
         """QX5: the name of the current database's table of the keys of ``scan``'s
-        deleted rows (``table``: their Arrow table, positions DP2), made through the
+        deleted rows (``table``: their Arrow table, positions DP2, or their bitmaps,
+        DP4: ``scan`` then ends in ``"bits"``), made through the
         asking statement's cursor (``run``, ``register``, ``unregister``) when no
         earlier statement made it (and ``make``); None when the asker's cursor is of
         database ``generation`` and that is no longer the current one, the table has
-        more than ``_SHARED_KEY_ROWS`` rows, or it is not made (the caller registers
+        more than ``_SHARED_KEY_ROWS`` rows (or the bytes of as many keys), or it is
+        not made (the caller registers
         the keys on its own cursor).
         Tables beyond the bound are dropped, least recently used first, none of
         ``keep`` (the tables the asking statement already uses)."""
-        if table.num_rows > _SHARED_KEY_ROWS:
+        if table.num_rows > _SHARED_KEY_ROWS or table.nbytes > 8 * _SHARED_KEY_ROWS:  # a key: 8 bytes
             return None
         with self._lock:
             if self._closed or generation != self._generation:

@@ -11,15 +11,18 @@ Rules:
       empty with its declared columns (iceberg.tables M3).
   Q2. A table reference is a DuckDB view over ``read_parquet`` of the snapshot's data
       files, mapped by Iceberg field id (a column added later reads as NULL in older
-      files; a renamed one keeps its data), with position delete files applied as an
-      anti-join on (file, row). Equality deletes are refused (PyIceberg cannot read
+      files; a renamed one keeps its data), with position delete files applied per
+      (file, row): a bitmap per data file with deleted rows, tested with ``get_bit``
+      on the row number (sql.query.positions DP4), or, beyond DP4's bounds, an
+      anti-join of the deleted rows' keys. Equality deletes are refused (PyIceberg cannot read
       them either). Files are read where they are: a local path, or the lakehouse's
       fsspec filesystem registered in DuckDB; nothing is ever downloaded or installed.
       A deleted row is matched by its data file's position in the scan (the delete
       file's ``file_path`` compared with each data file's canonical key) and its row
-      number (read_parquet's ``file_index`` and ``file_row_number``): the keys of the
-      deleted rows are an Arrow table registered on the statement's cursor, from
-      delete files decoded once per engine (sql.query.positions DP1, DP2).
+      number (read_parquet's ``file_index`` and ``file_row_number``): the bitmaps or
+      keys of the deleted rows are an Arrow table registered on the statement's
+      cursor (or a table of the engine's, engine QX5), from delete files decoded
+      once per engine (sql.query.positions DP1, DP2, DP4).
       A view can be scanned any number of times (self-joins, CTEs, recursion).
       System tables (information_schema.*, system.versions) are Arrow tables of the
       same version and join with data tables in one query.
@@ -43,7 +46,7 @@ import contextlib
 import dataclasses
 import itertools
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from sqlglot import exp
 
@@ -64,7 +67,7 @@ from trinitylake_dbapi.sql.query.names import (
     refuse_engine_functions,
     table_function_name,
 )
-from trinitylake_dbapi.sql.query.positions import KEY_COLUMN, ROW_KEY_SHIFT
+from trinitylake_dbapi.sql.query.positions import KEY_COLUMN, ROW_KEY_SHIFT, data_file_key
 from trinitylake_dbapi.sql.query.pruning import prunable_conditions
 from trinitylake_dbapi.sql.query.translate import duckdb_message, raise_undecodable, with_position
 from trinitylake_dbapi.sql.query.types import arrow_table, duck_type, quote_identifier, string_literal
@@ -228,10 +231,17 @@ def data_read(scan: TableScan, files: Sequence[int], *, sql_types: bool = False)
     return f"({' UNION ALL BY NAME '.join(branches)})"
 
 
-def _view_sql(scan: TableScan, deleted: str | None = None, read: str | None = None) -> str:
+def _view_sql(
+    scan: TableScan,
+    deleted: str | None = None,
+    read: str | None = None,
+    bitmaps: tuple[str, tuple[int, ...]] | None = None,
+) -> str:
     """The SELECT a table reference's view runs (Q2); ``deleted``: the relation of the
-    keys of the rows its position delete files delete (positions DP2); ``read``: the
-    FROM item of its rows when not read_parquet of its files (smallfiles SF1)."""
+    keys of the rows its position delete files delete (positions DP2), or ``bitmaps``:
+    the relation of their bitmaps and the positions of the files they are of (DP4);
+    ``read``: the FROM item of its rows when not read_parquet of its files (smallfiles
+    SF1)."""
     columns = scan.info.columns
     if not columns:
         return "SELECT NULL WHERE false"
@@ -244,6 +254,17 @@ def _view_sql(scan: TableScan, deleted: str | None = None, read: str | None = No
     files = ", ".join(string_literal(f) for f in scan.data_files)
     read = read or data_read(scan, range(len(scan.data_files))) or f"read_parquet([{files}], schema = {entries})"
     select = ", ".join(f"{column_expr(c, f'd.c{i}')} AS {quote_identifier(c.name)}" for i, c in enumerate(columns))
+    if bitmaps is not None and bitmaps[1]:
+        # DP4: a row of a file with deleted rows is live when its bit is 0 (a bitmap has
+        # a bit for every row of its file). The one-row join keeps the scan parallel and
+        # its filters pushed into read_parquet.
+        relation, files = bitmaps
+        bits = ", ".join(f"CAST(b{i} AS BIT) AS b{i}" for i in files)
+        cases = " ".join(f"WHEN {i} THEN get_bit(x.b{i}, CAST(d.file_row_number AS INTEGER)) = 0" for i in files)
+        return (
+            f"SELECT {select} FROM {read} d, (SELECT {bits} FROM {relation}) x "
+            f"WHERE CASE d.file_index {cases} ELSE true END"
+        )
     if deleted is None:
         return f"SELECT {select} FROM {read} d"
     return (
@@ -348,7 +369,8 @@ class DataStatement:
         reads the deleted rows registered on this cursor); its name."""
         body = self.scan_sql(scan)
         view = None
-        if not scan.position_deletes or self._deleted.get((scan.data_files, scan.position_deletes)) in self._shared_keys:
+        key = (scan.data_files, scan.position_deletes)
+        if not scan.position_deletes or self._deleted.get(key + ("bits",), self._deleted.get(key)) in self._shared_keys:
             view = self.engine.shared_view(body, self._generation, self.run, [name for name, _ in self._views])
         if view is None:
             view = f"__tl_{next(self._count)}"
@@ -371,11 +393,31 @@ class DataStatement:
                 [(f, *size) for f, size in zip(scan.data_files, scan.data_sizes)], self._generation, self.run,
                 self._small_reads,
             )  # fmt: skip
-        body = _view_sql(scan, self.deleted_rows(scan), read)
+        bitmaps = self.deleted_bitmaps(scan)
+        body = _view_sql(scan, None if bitmaps else self.deleted_rows(scan), read, bitmaps)
         if read is not None:
             self._small_reads.append(read)
             self._direct[body] = _view_sql(scan)
         return body
+
+    def deleted_bitmaps(self, scan: TableScan) -> tuple[str, tuple[int, ...]] | None:
+        """The name of a relation on this statement's cursor holding the bitmaps of the
+        scan's deleted rows, and the positions of the files they are of (positions DP4);
+        None when the scan has no delete files or too many or too large bitmaps (the
+        anti-join of :meth:`deleted_rows` instead)."""
+        if not scan.position_deletes:
+            return None
+        if self.engine.admit(scan.data_files + scan.position_deletes):
+            self._move_to_new_cursor()
+        found = self.engine.deleted_rows.bitmaps_of_scan(
+            scan.data_files, scan.position_deletes, self._read_deletes, self._row_counts
+        )
+        if found is None:
+            return None
+        if not found.files:
+            return "", ()
+        table = found.table
+        return self._relation((scan.data_files, scan.position_deletes, "bits"), lambda: table), found.files
 
     def deleted_rows(self, scan: TableScan) -> str | None:
         """The name of a relation on this statement's cursor holding the keys
@@ -384,12 +426,20 @@ class DataStatement:
         and scan; None when the scan has no delete files."""
         if not scan.position_deletes:
             return None
-        key = (scan.data_files, scan.position_deletes)
+        return self._relation(
+            (scan.data_files, scan.position_deletes),
+            lambda: self.engine.deleted_rows.of_scan(scan.data_files, scan.position_deletes, self._read_deletes),
+        )
+
+    def _relation(self, key: tuple, make: Callable[[], Any]) -> str:
+        """The relation of this statement's cursor registered under ``key`` (a scan's
+        keys or bitmaps), made once from the Arrow table ``make()`` returns: a table
+        of the engine's database (QX5) or registered on the cursor."""
         name = self._deleted.get(key)
         if name is None:
-            if self.engine.admit(scan.data_files + scan.position_deletes):
+            if self.engine.admit(key[0] + key[1]):
                 self._move_to_new_cursor()
-            table = self.engine.deleted_rows.of_scan(scan.data_files, scan.position_deletes, self._read_deletes)
+            table = make()
             name = self.engine.shared_deleted_rows(
                 key, table, self._generation, self.run, self.cursor.register, self.cursor.unregister,
                 [n for n, _ in self._views], make=self.make_shared_keys,
@@ -408,6 +458,13 @@ class DataStatement:
         """The (``file_index``, ``file_path``, ``pos``) rows of position delete files."""
         paths = ", ".join(string_literal(f) for f in files)
         return self.arrow(f"SELECT file_index, file_path, pos FROM read_parquet([{paths}])")
+
+    def _row_counts(self, files: Sequence[str]) -> dict[str, int]:
+        """Each Parquet data file's row count, from its footer (positions DP4)."""
+        paths = ", ".join(string_literal(f) for f in files)
+        rows = self.run(f"SELECT file_name, num_rows FROM parquet_file_metadata([{paths}])")
+        by_key = {data_file_key(f): f for f in files}
+        return {by_key[data_file_key(name)]: n for name, n in rows if data_file_key(name) in by_key}
 
     def _move_to_new_cursor(self) -> None:
         """Continue on a cursor of the engine's new database (QX2: it may read more),
