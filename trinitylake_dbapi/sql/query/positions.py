@@ -35,7 +35,8 @@ Rules:
       back a 10,000-position delete file cost the statement after a 1 % UPDATE or
       DELETE of 1,000,000 rows 2-3.4 ms of CPU.
   DP4 A read (a view, sql.query.views Q2) tests a row against a bitmap of its data
-      file instead of anti-joining the keys (:meth:`DeletedRows.bitmaps_of_scan`):
+      file instead of anti-joining the keys (:meth:`DeletedRows.bitmaps_of_scan`;
+      not in an UPDATE or DELETE, which anti-joins its scan's keys anyway):
       per data file of the scan with deleted rows, one bit per row of the file (its
       footer's row count, read once per engine and kept, at most
       :data:`KEPT_ROW_COUNTS` files; more bits if a position lies beyond it), 1 =

@@ -406,6 +406,7 @@ def _rewrite(
         raise NotSupportedError(f"{title} with RETURNING, LIMIT, FROM or USING is not supported")
     with DataStatement(session) as statement, translating(node, statement):
         statement.make_shared_keys = False  # it reads its scan once (engine QX5)
+        statement.bitmaps = False  # it anti-joins the keys (positions DP4)
         try:
             scan = statement.scan_of_table(namespace, name)
         except ObjectNotFoundError as e:

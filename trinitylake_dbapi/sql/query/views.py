@@ -305,6 +305,10 @@ class DataStatement:
         #: and each such view's SQL -> the same SQL reading the files (for a new database).
         self._small_reads: list[str] = []
         self._direct: dict[str, str] = {}
+        #: Whether views apply deletes by bitmaps (positions DP4): not for a statement
+        #: that anti-joins the keys of its scan anyway (UPDATE, DELETE), which would
+        #: make both.
+        self.bitmaps = True
 
     def close(self) -> None:
         for catalog in self._owned:
@@ -403,9 +407,9 @@ class DataStatement:
     def deleted_bitmaps(self, scan: TableScan) -> tuple[str, tuple[int, ...]] | None:
         """The name of a relation on this statement's cursor holding the bitmaps of the
         scan's deleted rows, and the positions of the files they are of (positions DP4);
-        None when the scan has no delete files or too many or too large bitmaps (the
-        anti-join of :meth:`deleted_rows` instead)."""
-        if not scan.position_deletes:
+        None when the scan has no delete files, too many or too large bitmaps, or the
+        statement reads by keys (the anti-join of :meth:`deleted_rows` instead)."""
+        if not scan.position_deletes or not self.bitmaps:
             return None
         if self.engine.admit(scan.data_files + scan.position_deletes):
             self._move_to_new_cursor()
