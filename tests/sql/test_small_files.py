@@ -257,15 +257,30 @@ def test_a_scan_of_large_files_keeps_its_small_ones_only_when_they_are_many(auto
         both(auto, "SELECT count(*), sum(id) FROM ns.t")
         kept = engine.small_files_info()["files"]
         assert kept == (0 if i + 1 < smallfiles.MIN_SMALL_FILES else smallfiles.MIN_SMALL_FILES)
+    # SF5: deletes in the large file (read directly) and in kept ones, in one scan.
+    q(auto, "ALTER TABLE ns.t SET TBLPROPERTIES ('write.delete.mode' = 'merge-on-read')")
+    q(auto, "DELETE FROM ns.t WHERE id IN (-2, 0, 7, 9999)")
+    assert both(auto, "SELECT count(*), sum(id) FROM ns.t")[0][0] == smallfiles.SMALL_FILE_ROWS + 1 + 4 - 4
+    assert both(auto, "SELECT id FROM ns.t WHERE id < 10") == sorted([(i,) for i in (-4, -3, -1, 1, 2, 3, 4, 5, 6, 8, 9)], key=repr)
 
 
-def test_position_deletes_and_writes_read_the_files(auto: Any) -> None:
-    """SF1: a scan with position delete files, and UPDATE or DELETE, keep nothing."""
-    q(auto, "CREATE TABLE ns.t (id BIGINT) TBLPROPERTIES ('write.delete.mode' = 'merge-on-read')")
-    for i in range(3):
-        q(auto, "INSERT INTO ns.t VALUES (?)", (i,))
-    q(auto, "DELETE FROM ns.t WHERE id = 1")
-    q(auto, "UPDATE ns.t SET id = id + 10 WHERE id = 2")
-    assert auto.connection.session.data_engine().small_files_info()["files"] == 0
-    assert both(auto, "SELECT id FROM ns.t") == [(0,), (12,)]
-    assert auto.connection.session.data_engine().small_files_info()["files"] == 0
+def test_position_deletes_apply_to_kept_rows_and_writes_read_the_files(auto: Any) -> None:
+    """SF5: a scan with position delete files reads kept rows, keyed by their file's
+    position in the scan and their row number; UPDATE and DELETE keep nothing (SF1)."""
+    q(auto, "CREATE TABLE ns.t (id BIGINT, s STRING) TBLPROPERTIES ('write.delete.mode' = 'merge-on-read', "
+            "'write.update.mode' = 'merge-on-read')")  # fmt: skip
+    engine = auto.connection.session.data_engine()
+    q(auto, "INSERT INTO ns.t SELECT range, 'a' FROM range(5)")
+    for i in range(5, 8):
+        q(auto, "INSERT INTO ns.t VALUES (?, 'b')", (i,))
+    q(auto, "DELETE FROM ns.t WHERE id IN (1, 3, 6)")
+    q(auto, "UPDATE ns.t SET s = 'c' WHERE id IN (0, 7)")
+    assert engine.small_files_info()["files"] == 0  # the writes read the files
+    expected = [(0, "c"), (2, "a"), (4, "a"), (5, "b"), (7, "c")]
+    assert both(auto, "SELECT id, s FROM ns.t") == expected
+    assert engine.small_files_info()["files"] == 5  # 4 inserted, 1 of the UPDATE's new rows
+    assert both(auto, "SELECT count(*), sum(id) FROM ns.t") == [(5, 18)]
+    assert both(auto, "SELECT s FROM ns.t WHERE id = 3") == []
+    # Kept before the delete, then read with it: the same rows as the files give.
+    q(auto, "DELETE FROM ns.t WHERE id = 4")
+    assert both(auto, "SELECT id, s FROM ns.t") == [r for r in expected if r[0] != 4]

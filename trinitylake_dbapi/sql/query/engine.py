@@ -376,12 +376,13 @@ class Engine:
 
     def small_file_rows(
         self, schema: str, columns: int, files: Sequence[PlannedFile], generation: int, run: Callable[[str], Any],
-        held: Collection[str],
+        held: Collection[str], *, keys: bool = False,
     ) -> str | None:
         """sql.query.smallfiles SF1: the FROM item reading ``files`` with their small
         ones' rows kept in the current database, or None (read every file directly;
         also when the asker's cursor is of database ``generation`` and that is no
-        longer the current one). ``held``: the SQL of the asking statement's views."""
+        longer the current one). ``held``: the SQL of the asking statement's views;
+        ``keys``: with each row's ``file_index`` and ``file_row_number`` (SF5)."""
         with self._lock:
             if self._closed or generation != self._generation:
                 return None
@@ -399,7 +400,7 @@ class Engine:
                 run(f"DROP VIEW IF EXISTS {view}")
 
         return small.read(schema, columns, files, run, held, dropping, self._duckdb.Error,
-                          self._duckdb.InterruptException)  # fmt: skip
+                          self._duckdb.InterruptException, keys=keys)  # fmt: skip
 
     def small_files_info(self) -> dict[str, int]:
         """sql.query.smallfiles SF2: what the current database keeps of small files."""

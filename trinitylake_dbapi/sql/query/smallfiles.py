@@ -17,18 +17,17 @@ Rules:
       columns added or renamed since) a read of the file gives. Each file gets a number
       there (``fid``). The view of a scan then reads those files as ``SELECT c0.. FROM
       segment WHERE fid IN (..)``, UNION ALL ``read_parquet`` of its other files, and
-      DuckDB no longer opens each small file at every statement. Measured (2026-11-27,
+      DuckDB no longer opens each small file at every statement (with position delete
+      files too: SF5). Measured (2026-11-27,
       duckdb 2.0.1, process CPU): a count after 300 one-row commits (15 files) 5.4 ->
       2.0 ms per statement, a point lookup there 3.5 -> 2.2 ms; per file, a count
       over the kept rows against read_parquet 0.47 / 0.67 ms at 20 rows, 0.46 / 0.95
       ms at 10,000 rows, 0.69 / 2.5 ms at 100,000 (reading it in: 0.8, 2.7 and 15 ms
       once); rows of files no scan names any more cost ~0.1 ms per 1,000,000 (zone
       maps skip them). The bounds are about memory, not speed. Used only when every
-      file of the scan is small or at least ``MIN_SMALL_FILES`` are; never for a scan
-      with position delete files (their anti-join keys rows by the file's position in
-      the scan and its row number, sql.query.positions DP2), nor for files without
-      field ids (Q10, read by name), nor for a statement that reads its scan once
-      (UPDATE, DELETE, MERGE: reading it into a segment first would cost more).
+      file of the scan is small or at least ``MIN_SMALL_FILES`` are; never for files
+      without field ids (Q10, read by name), nor for a statement that reads its scan
+      once (UPDATE, DELETE, MERGE: reading it into a segment first would cost more).
   SF2. Bounded per engine database: the rows held (as read) at most ``CACHE_ROWS``
       and the bytes of the files held (as their manifests state them) at most
       ``CACHE_BYTES``, over all segments. To make room, whole segments are dropped,
@@ -48,6 +47,11 @@ Rules:
       kept, i.e. as the metadata that names it promises (as planning PC2 answers from
       decoded manifests); ``verify --data`` and a new connection read the files
       themselves.
+  SF5. A segment keeps each row's ``file_row_number`` (its position in its file), so a
+      scan with position delete files reads kept rows too: the FROM item gives each
+      row the ``file_index`` read_parquet would (its file's position in the scan, from
+      its fid) and its ``file_row_number``, and the anti-join on the deleted rows' keys
+      (sql.query.positions DP2) matches exactly the rows it matches in the files.
 """
 
 from __future__ import annotations
@@ -113,6 +117,8 @@ class SmallFileRows:
         dropping: Callable[[list[str]], None],
         error: type[BaseException],
         interrupt: type[BaseException],
+        *,
+        keys: bool = False,
     ) -> str | None:
         """SF1: the FROM item reading ``files`` (columns ``c0`` .. ``c<columns - 1>``,
         by the ``read_parquet`` schema argument ``schema``) with their small files'
@@ -122,7 +128,9 @@ class SmallFileRows:
         ``held``: the SQL texts of the views the asking statement uses (their
         segments are never dropped); ``dropping(names)`` is called, before they are
         dropped, with the segments dropped to make room; DuckDB's ``error`` fails an
-        append (read directly then), its ``interrupt`` is raised."""
+        append (read directly then), its ``interrupt`` is raised. ``keys``: the FROM
+        item also gives each row's ``file_row_number`` and ``file_index`` (its file's
+        position in ``files``), as read_parquet does (SF5)."""
         small = [f for f in files if f[1] <= SMALL_FILE_ROWS and f[2] <= SMALL_FILE_BYTES]
         if not small or (len(small) < len(files) and len(small) < MIN_SMALL_FILES):
             return None
@@ -156,8 +164,8 @@ class SmallFileRows:
                 select = ", ".join(f"c{i}" for i in range(columns))
                 paths = ", ".join(string_literal(f[0]) for f in missing)
                 read = (
-                    f"SELECT [{', '.join(map(str, numbers))}][CAST(file_index AS BIGINT) + 1] AS fid, {select} "
-                    f"FROM read_parquet([{paths}], schema = {schema})"
+                    f"SELECT [{', '.join(map(str, numbers))}][CAST(file_index AS BIGINT) + 1] AS fid, {select}, "
+                    f"file_row_number FROM read_parquet([{paths}], schema = {schema})"
                 )
                 try:
                     result = run(f"CREATE TABLE {name} AS {read}" if new else f"INSERT INTO {name} {read}")
@@ -179,12 +187,22 @@ class SmallFileRows:
             self._segments.move_to_end(segment.name)
             fids = [segment.fids[f[0]] for f in small]
         select = ", ".join(f"c{i}" for i in range(columns))
-        kept = f"SELECT {select} FROM {segment.name} WHERE fid IN ({', '.join(map(str, fids))})"
-        rest = [f[0] for f in files if f not in small]
+        kept_files = {f[0] for f in small}
+        position = {f[0]: i for i, f in enumerate(files)}
+        rest = [f[0] for f in files if f[0] not in kept_files]
+        kept = f"SELECT {select}"
+        if keys:  # SF5: the row's file's position in the scan, and its row number there
+            cases = " ".join(f"WHEN {n} THEN {position[f[0]]}" for f, n in zip(small, fids))
+            kept += f", file_row_number, CASE fid {cases} END AS file_index"
+        kept += f" FROM {segment.name} WHERE fid IN ({', '.join(map(str, fids))})"
         if not rest:
             return f"({kept})"
         paths = ", ".join(string_literal(p) for p in rest)
-        return f"({kept} UNION ALL SELECT {select} FROM read_parquet([{paths}], schema = {schema}))"
+        other = f"SELECT {select}"
+        if keys:
+            indexes = ", ".join(str(position[p]) for p in rest)
+            other += f", file_row_number, [{indexes}][CAST(file_index AS BIGINT) + 1] AS file_index"
+        return f"({kept} UNION ALL {other} FROM read_parquet([{paths}], schema = {schema}))"
 
     def _forget(self, segment: _Segment) -> None:
         """SF2: stop counting ``segment`` (the caller holds the lock and drops its table)."""

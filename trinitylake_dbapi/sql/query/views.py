@@ -391,17 +391,18 @@ class DataStatement:
             self._move_to_new_cursor()
         self.files += (*scan.data_files, *scan.position_deletes)
         read = None
-        if self.make_shared_keys and not scan.position_deletes and not scan.by_name and scan.data_sizes:
+        if self.make_shared_keys and not scan.by_name and scan.data_sizes:
             read = self.engine.small_file_rows(  # smallfiles SF1: small files' rows kept
                 schema_map(scan.info.columns, named=False), len(scan.info.columns),
                 [(f, *size) for f, size in zip(scan.data_files, scan.data_sizes)], self._generation, self.run,
-                self._small_reads,
+                self._small_reads, keys=bool(scan.position_deletes),
             )  # fmt: skip
         bitmaps = self.deleted_bitmaps(scan)
-        body = _view_sql(scan, None if bitmaps else self.deleted_rows(scan), read, bitmaps)
+        deleted = None if bitmaps else self.deleted_rows(scan)
+        body = _view_sql(scan, deleted, read, bitmaps)
         if read is not None:
             self._small_reads.append(read)
-            self._direct[body] = _view_sql(scan)
+            self._direct[body] = _view_sql(scan, deleted, None, bitmaps)
         return body
 
     def deleted_bitmaps(self, scan: TableScan) -> tuple[str, tuple[int, ...]] | None:
