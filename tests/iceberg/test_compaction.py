@@ -6,11 +6,8 @@ appends land, expiration reclaims the replaced files, faults leave old or new.""
 from __future__ import annotations
 
 import glob
-import json
 import math
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,36 +22,15 @@ from trinitylake_dbapi.catalog import LakehouseCatalog
 from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
 from trinitylake_dbapi.iceberg.compaction import compact
 from trinitylake_dbapi.verify import verify
-from tests.deadlines import HANG_S
+from tests.iceberg.duck_iceberg import duckdb_scans
 from tests.iceberg.test_faults import FaultyMemory, faulty_memory  # noqa: F401 - a fixture
-
-REPO = Path(__file__).resolve().parents[2]
-OVERLAY = Path(os.environ.get("TL_DUCKDB_ICEBERG", REPO / ".venv-duckdb-iceberg"))
-
-#: DuckDB 1.5.5 with its iceberg extension, offline (NOTES "DuckDB offline"), in a child
-#: process: argv[1] = overlay, argv[2] = metadata location; prints the rows as JSON.
-DUCK = r"""
-import glob, json, os, sys
-import duckdb
-overlay, metadata = sys.argv[1:3]
-con = duckdb.connect(config={"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"})
-for name in ("avro", "iceberg"):  # LOADed from the wheel's file: an INSTALL would copy it into an extension directory
-    path = glob.glob(os.path.join(overlay, f"duckdb_extension_{name}", "extensions", "*", f"{name}.duckdb_extension"))[0]
-    con.execute(f"LOAD '{path}'")
-rows = con.execute(f"SELECT id, name FROM iceberg_scan('{metadata}') ORDER BY id").fetchall()
-print(json.dumps([list(r) for r in rows]))
-"""
 
 
 def duckdb_rows(metadata_location: str) -> list[tuple[int, str]]:
-    if not (OVERLAY / "duckdb").is_dir():
-        pytest.skip(f"DuckDB 1.5.5 with the iceberg extension is not installed in {OVERLAY} (scripts/test installs it)")
-    done = subprocess.run(
-        [sys.executable, "-c", DUCK, str(OVERLAY), metadata_location],
-        env=dict(os.environ, PYTHONPATH=str(OVERLAY)), capture_output=True, text=True, timeout=HANG_S,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return [tuple(r) for r in json.loads(done.stdout.strip().splitlines()[-1])]
+    """The (id, name) rows DuckDB 1.5.5's ``iceberg_scan`` reads at ``metadata_location``,
+    by id: the process's reader child of tests/iceberg/duck_iceberg.py (values come back
+    as text; ids are made ints again), which skips without the overlay."""
+    return sorted((int(i), name) for i, name in duckdb_scans([metadata_location])[0])
 
 
 def sql_rows(cur: Any, suffix: str = "") -> list[tuple[int, str]]:
