@@ -182,18 +182,23 @@ def pytest_itemcollected(item: pytest.Item) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under ``--quick``, deselect the tests carrying a marker of QUICK_EXCLUDES. The
     markers are added again first: SQLAlchemy's plugin (tests/sqlalchemy/suite) replaces
-    its items after they were collected."""
+    its items after they were collected. Then tell tests/warm_processes.py whether any
+    selected test uses S3."""
     for item in items:
         add_auto_markers(item)
-    if not config.getoption("quick"):
-        return
-    kept, dropped = [], []
-    for item in items:
-        names = {mark.name for mark in item.iter_markers()}
-        (dropped if names.intersection(QUICK_EXCLUDES) else kept).append(item)
-    if dropped:
-        config.hook.pytest_deselected(items=dropped)
-        items[:] = kept
+    if config.getoption("quick"):
+        kept, dropped = [], []
+        for item in items:
+            names = {mark.name for mark in item.iter_markers()}
+            (dropped if names.intersection(QUICK_EXCLUDES) else kept).append(item)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
+    # The tests' forkservers preload s3fs only in a session that runs S3 tests
+    # (tests/warm_processes.py S3_PRELOAD: ~0.9 s of CPU per server otherwise wasted).
+    import warm_processes
+
+    warm_processes.preload_s3 = any(item.get_closest_marker("s3") is not None for item in items)
 
 
 #: ``TL_TEST_CPU_LOG=FILE``: each test's wall seconds, CPU seconds of its process (every

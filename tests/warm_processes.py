@@ -21,8 +21,17 @@ import sys
 from multiprocessing.context import BaseContext
 
 #: What the workers of the tests import (the test modules themselves pull in pytest).
-PRELOAD = ["pytest", "pyarrow", "s3fs", "trinitylake_dbapi.catalog", "trinitylake_dbapi.iceberg.catalog",
-           "pyiceberg.io.pyarrow", "reliability_workers", "s3_warm"]
+PRELOAD = ["pytest", "pyarrow", "trinitylake_dbapi.catalog", "trinitylake_dbapi.iceberg.catalog",
+           "pyiceberg.io.pyarrow", "reliability_workers"]
+
+#: What the workers of the S3 tests import besides (s3fs, and botocore's data files parsed
+#: once: s3_warm): ~0.9 s of CPU in each server, preloaded unless :data:`preload_s3` is off.
+S3_PRELOAD = ["s3fs", "s3_warm"]
+
+#: Whether servers preload S3_PRELOAD. tests/conftest.py turns it off in a session that
+#: runs no test marked ``s3`` (``--quick``, ``-m "not s3"``), whose workers never open an
+#: s3fs filesystem; were one to, it would import s3fs itself, as with spawn.
+preload_s3 = True
 
 
 def context(*modules: str) -> BaseContext:
@@ -30,7 +39,7 @@ def context(*modules: str) -> BaseContext:
     functions the children look up by name) are preloaded too if the server has not
     started yet."""
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload([*PRELOAD, *modules])
+    ctx.set_forkserver_preload([*PRELOAD, *(S3_PRELOAD if preload_s3 else ()), *modules])
     _start_server_with_our_path()
     return ctx
 
