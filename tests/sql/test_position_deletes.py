@@ -261,17 +261,20 @@ def _counts(sizes: dict[str, int | None], calls: list[list[str]] | None = None) 
     return rows
 
 
-def _bits_of(bitmaps: Any, rows: int = 0) -> list[int]:
-    """The keys a scan's bitmaps (DP4) delete, checking each has a bit per row."""
+def _bits_of(bitmaps: Any, files: int, rows: int = 0) -> list[int]:
+    """The keys a scan's bitmaps (DP4) of ``files`` data files delete, checking each has
+    a bit per row and each file with deleted rows a slot."""
     import numpy as np
 
     keys = []
+    assert bitmaps.table.num_rows == 1
+    maps, slots = bitmaps.table.column("bits")[0].as_py(), bitmaps.table.column("slots")[0].as_py()
+    assert len(maps) == len(bitmaps.files) and len(slots) == files
+    assert [i for i, slot in enumerate(slots) if slot is not None] == list(bitmaps.files)
     for f in bitmaps.files:
-        bits = np.unpackbits(np.frombuffer(bitmaps.table.column(f"b{f}")[0].as_py(), dtype=np.uint8))
+        bits = np.unpackbits(np.frombuffer(maps[slots[f] - 1], dtype=np.uint8))
         assert len(bits) >= rows
         keys += [f * ROW_KEY_SHIFT + int(p) for p in np.flatnonzero(bits)]
-    assert bitmaps.table.num_rows == (1 if bitmaps.files else 0)
-    assert len(bitmaps.table.column_names) == len(bitmaps.files)
     return sorted(keys)
 
 
@@ -292,7 +295,7 @@ def test_a_scans_bitmaps_delete_exactly_its_keys(history: tuple, files: int) -> 
         if len(with_deletes) > files or "/lake/data/d.parquet" in with_deletes:
             assert got is None
         else:
-            assert got is not None and _bits_of(got, 40) == expected
+            assert got is not None and _bits_of(got, len(data_files), 40) == expected
         assert rows.bitmaps_of_scan(data_files, deletes, _reader(contents, []), _counts({})) is got  # kept
         info = rows.info()
         assert 1 <= info["bitmap_scans"] and info["bitmap_bytes"] <= info["kept_bitmap_bytes"]
@@ -307,7 +310,7 @@ def test_bitmaps_over_the_byte_bound_are_not_made() -> None:
     sizes = {"/l/a.parquet": 5, "/l/b.parquet": 8 * 1024}
     assert DeletedRows(bitmap_bytes=2047).bitmaps_of_scan(files, deletes, read, _counts(sizes)) is None
     made = DeletedRows(bitmap_bytes=2048).bitmaps_of_scan(files, deletes, read, _counts(sizes))
-    assert made is not None and _bits_of(made, 8 * 1024) == [8 * 1024 - 1, ROW_KEY_SHIFT + 3]
+    assert made is not None and _bits_of(made, 2, 8 * 1024) == [8 * 1024 - 1, ROW_KEY_SHIFT + 3]
 
 
 @pytest.mark.parametrize("bitmaps", [True, False])

@@ -42,19 +42,22 @@ Rules:
       :data:`KEPT_ROW_COUNTS` files; more bits if a position lies beyond it), 1 =
       deleted, made from exactly DP2's keys (so the same rows, duplicates, NULLs and
       files outside the scan included), so ``get_bit`` of any row number of the file
-      is in range. One Arrow row, a BLOB column ``b<position>`` per such file (DuckDB
-      casts a BLOB's bytes to BIT most significant bit first, as ``numpy.packbits``
-      packs them). Not made (the anti-join instead) for more than
+      is in range. One Arrow row: the list of the bitmaps as BLOBs (DuckDB casts a
+      BLOB's bytes to BIT most significant bit first, as ``numpy.packbits`` packs
+      them) and, per data file of the scan, the 1-based index of its bitmap there or
+      NULL (a file without deleted rows). Not made (the anti-join instead) for more than
       :data:`BITMAP_FILES` such files, bitmaps over :data:`BITMAP_BYTES`, or a file
       whose row count is not known or beyond ``get_bit``'s INTEGER index; the kept
       bitmaps of recent scans are bounded by :data:`KEPT_BITMAP_BYTES` in all, least
       recently used out, and reported by :meth:`DeletedRows.info`. Measured
-      (2026-11-27, duckdb 2.0.1, DuckDB alone, 1,030,000 rows in 4 files, 60,000
-      deleted, process CPU least / median of 15): GROUP BY with the anti-join
-      58.4 / 62.8 ms, with ``get_bit`` on the file's bitmap 48.2 / 49.6 ms (52.0 /
-      54.8 ms with a bitmap of the deleted positions only, whose row numbers past it
-      need a ``least``), without deletes 33.5 / 35.4 ms; the range filter 8.6 / 9.7,
-      7.7 / 8.3 and 6.6 / 7.3 ms.
+      (2026-11-27, duckdb 2.0.1, DuckDB alone, process CPU least of 9-15, load 4-7):
+      GROUP BY of 1,000,000 rows, 6 % deleted in every file, with the anti-join /
+      ``get_bit`` on the bitmap its file's slot names (as here) / no deletes: 1
+      file 46.5 / 36.2 / 25.6 ms, 4 files 47.9 / 36.9 / 25.3, 16 files 52.6 / 42.1 /
+      29.6, 64 files 59.4 / 48.8 / 35.5, 256 files 87.3 / 73.8 / 62.0; a CASE on the
+      file's position per bitmap instead of the lists costs more with each file (4
+      files 40.2, 16 files 53.7, 64 files 101.1 ms); with a bitmap only up to the last
+      deleted row, the ``least`` that keeps later row numbers in range cost 4 ms more.
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
 __all__ = [
-    "BITMAP_BYTES", "BITMAP_FILES", "KEPT_BITMAP_BYTES", "KEPT_POSITIONS", "KEPT_ROW_COUNTS", "KEPT_SCANS",
+    "BITMAP_BYTES", "BITMAP_FILES", "BITS_COLUMN", "SLOTS_COLUMN", "KEPT_BITMAP_BYTES", "KEPT_POSITIONS", "KEPT_ROW_COUNTS", "KEPT_SCANS",
     "KEY_COLUMN", "ROW_KEY_SHIFT", "Bitmaps", "DeletedRows", "data_file_key",
 ]  # fmt: skip
 
@@ -78,10 +81,12 @@ KEPT_POSITIONS = 4_000_000
 #: DP2: the scans whose tables of deleted rows an engine keeps.
 KEPT_SCANS = 8
 #: DP4: a scan's bitmaps at most this many files and bytes (64 M rows), else the anti-join.
-BITMAP_FILES = 64
+BITMAP_FILES = 256
 BITMAP_BYTES = 8 << 20
 #: DP4: the bytes of bitmaps an engine keeps for recent scans.
 KEPT_BITMAP_BYTES = 32 << 20
+#: DP4: the columns of a scan's table of bitmaps.
+BITS_COLUMN, SLOTS_COLUMN = "bits", "slots"
 #: DP4: the data files whose row counts an engine keeps.
 KEPT_ROW_COUNTS = 20_000
 
@@ -113,7 +118,9 @@ class Bitmaps:
     __slots__ = ("table", "files", "size")
 
     def __init__(self, table: Any, files: tuple[int, ...], size: int) -> None:
-        #: One row, a BLOB column ``b<position>`` per file of ``files``.
+        #: One row: :data:`BITS_COLUMN`, the bitmaps (BLOBs) of ``files`` in order, and
+        #: :data:`SLOTS_COLUMN`, per data file of the scan the 1-based index of its
+        #: bitmap there or NULL.
         self.table = table
         #: The positions in the scan of the files with deleted rows.
         self.files = files
@@ -227,12 +234,19 @@ class DeletedRows:
             bits = [max(counts[scan[0][int(f)]], int(positions[e - 1]) + 1) for f, e in zip(files, ends)]
             size = sum((n + 7) // 8 for n in bits)
             if size <= self.bitmap_bytes and max(bits, default=0) < 2**31:
-                columns = {}
-                for f, a, e, n in zip(files, starts, ends, bits):
+                maps = []
+                for a, e, n in zip(starts, ends, bits):
                     deleted = np.zeros(n, dtype=bool)
                     deleted[positions[a:e]] = True
-                    columns[f"b{int(f)}"] = pa.array([np.packbits(deleted).tobytes()], pa.binary())
-                made = Bitmaps(pa.table(columns), tuple(int(f) for f in files), size)
+                    maps.append(np.packbits(deleted).tobytes())
+                slots: list[int | None] = [None] * len(scan[0])
+                for slot, f in enumerate(files, 1):
+                    slots[int(f)] = slot
+                table = pa.table({
+                    BITS_COLUMN: pa.array([maps], pa.list_(pa.binary())),
+                    SLOTS_COLUMN: pa.array([slots], pa.list_(pa.int64())),
+                })  # fmt: skip
+                made = Bitmaps(table, tuple(int(f) for f in files), size + 8 * len(slots))
         with self._lock:
             if scan not in self._bitmaps:
                 self._bitmaps[scan] = made

@@ -67,7 +67,13 @@ from trinitylake_dbapi.sql.query.names import (
     refuse_engine_functions,
     table_function_name,
 )
-from trinitylake_dbapi.sql.query.positions import KEY_COLUMN, ROW_KEY_SHIFT, data_file_key
+from trinitylake_dbapi.sql.query.positions import (
+    BITS_COLUMN,
+    KEY_COLUMN,
+    ROW_KEY_SHIFT,
+    SLOTS_COLUMN,
+    data_file_key,
+)
 from trinitylake_dbapi.sql.query.pruning import prunable_conditions
 from trinitylake_dbapi.sql.query.translate import duckdb_message, raise_undecodable, with_position
 from trinitylake_dbapi.sql.query.types import arrow_table, duck_type, quote_identifier, string_literal
@@ -256,14 +262,13 @@ def _view_sql(
     select = ", ".join(f"{column_expr(c, f'd.c{i}')} AS {quote_identifier(c.name)}" for i, c in enumerate(columns))
     if bitmaps is not None and bitmaps[1]:
         # DP4: a row of a file with deleted rows is live when its bit is 0 (a bitmap has
-        # a bit for every row of its file). The one-row join keeps the scan parallel and
-        # its filters pushed into read_parquet.
-        relation, files = bitmaps
-        bits = ", ".join(f"CAST(b{i} AS BIT) AS b{i}" for i in files)
-        cases = " ".join(f"WHEN {i} THEN get_bit(x.b{i}, CAST(d.file_row_number AS INTEGER)) = 0" for i in files)
+        # a bit for every row of its file), a row of another file (no slot) is. The
+        # one-row join keeps the scan parallel and its filters pushed into read_parquet.
+        bitmap = f"x.{BITS_COLUMN}[x.{SLOTS_COLUMN}[CAST(d.file_index AS BIGINT) + 1]]"
         return (
-            f"SELECT {select} FROM {read} d, (SELECT {bits} FROM {relation}) x "
-            f"WHERE CASE d.file_index {cases} ELSE true END"
+            f"SELECT {select} FROM {read} d, "
+            f"(SELECT CAST({BITS_COLUMN} AS BIT[]) AS {BITS_COLUMN}, {SLOTS_COLUMN} FROM {bitmaps[0]}) x "
+            f"WHERE coalesce(get_bit({bitmap}, CAST(d.file_row_number AS INTEGER)) = 0, true)"
         )
     if deleted is None:
         return f"SELECT {select} FROM {read} d"
