@@ -288,3 +288,58 @@ def test_position_deletes_apply_to_kept_rows_and_writes_read_the_files(auto: Any
     # Kept before the delete, then read with it: the same rows as the files give.
     q(auto, "DELETE FROM ns.t WHERE id = 4")
     assert both(auto, "SELECT id, s FROM ns.t") == [r for r in expected if r[0] != 4]
+
+
+def test_a_result_still_being_read_keeps_its_rows_when_its_segment_is_dropped(auto: Any) -> None:
+    """SF2: a statement's result not read to its end reads on to its end after another
+    statement dropped the segment it reads (DuckDB's transaction of that result holds
+    the table), with the right rows."""
+    for t in ("a", "b"):
+        q(auto, f"CREATE TABLE ns.{t} (id BIGINT, {t} STRING)")
+        for i in range(4):
+            q(auto, f"INSERT INTO ns.{t} VALUES (?, ?)", (i, t))
+    with bounded(6):
+        reader = auto.connection.cursor()
+        reader.execute("SELECT id, r FROM ns.a, range(5000) AS x(r)")  # streams: 4 batches
+        first = reader.fetchone()
+        kept = kept_tables(auto.connection)
+        assert q(auto, "SELECT count(*) FROM ns.b") == [(4,)]
+        assert kept_tables(auto.connection).isdisjoint(kept)  # ns.a's was dropped for ns.b's
+        rest = reader.fetchall()
+        assert sorted([first, *rest]) == [(i, r) for i in range(4) for r in range(5000)]
+
+
+def test_threads_of_one_connection_never_lose_the_rows_they_read(memory_lake: Lake) -> None:
+    """SF2 under threads (threadsafety 2): statements of one connection run one at a
+    time (connection CN1), so a segment dropped for one thread's read is never one
+    another thread's statement is about to read."""
+    import threading
+
+    conn = memory_lake.connect(autocommit=True)
+    cur = conn.cursor()
+    q(cur, "CREATE NAMESPACE ns")
+    tables = ("a", "b", "c")
+    for t in tables:
+        q(cur, f"CREATE TABLE ns.{t} (id BIGINT, {t} STRING)")
+        for i in range(4):
+            q(cur, f"INSERT INTO ns.{t} VALUES (?, ?)", (i, t))
+    failures: list[BaseException] = []
+
+    def work(k: int) -> None:
+        own = conn.cursor()
+        try:
+            for i in range(15):
+                t = tables[(k + i) % len(tables)]
+                assert q(own, f"SELECT count(*), sum(id), min({t}) FROM ns.{t}") == [(4, 6, t)]
+        except BaseException as e:  # noqa: BLE001 - reported below
+            failures.append(e)
+
+    with bounded(9):  # two tables' rows at most: every few reads drop one
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=300)
+        assert not failures, failures[0]
+        assert conn.session.data_engine().small_files_info()["rows"] <= 9
+    conn.close()

@@ -33,7 +33,9 @@ Rules:
       ``CACHE_BYTES``, over all segments. To make room, whole segments are dropped,
       least recently used first (with the shared views, engine QX3, whose text names
       them), never one a view of the asking statement reads; a scan whose small files
-      cannot fit reads its files directly. A segment also keeps the rows of files no
+      cannot fit reads its files directly. Statements of a connection run one at a time
+      (connection CN1), and a result still being read when its segment is dropped reads
+      on to its end (its DuckDB transaction holds the table; tested). A segment also keeps the rows of files no
       later scan names (compacted away): they count until their segment is dropped.
       :meth:`SmallFileRows.info` (``Engine.small_files_info``) reports it.
   SF3. Only rows read by the engine's own locked DuckDB (engine QX2) from the files the
