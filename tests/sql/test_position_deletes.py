@@ -266,7 +266,10 @@ def _bits_of(bitmaps: Any, files: int, rows: int = 0) -> list[int]:
     a bit per row and each file with deleted rows a slot."""
     import numpy as np
 
-    keys = []
+    keys: list[int] = []
+    if not bitmaps.files:
+        assert bitmaps.size == 0
+        return keys
     assert bitmaps.table.num_rows == 1
     maps, slots = bitmaps.table.column("bits")[0].as_py(), bitmaps.table.column("slots")[0].as_py()
     assert len(maps) == len(bitmaps.files) and len(slots) == files

@@ -229,7 +229,9 @@ class DeletedRows:
         files = np.unique(which)
         made: Bitmaps | None = None
         counts = self._row_counts([scan[0][int(f)] for f in files], rows) if len(files) <= self.bitmap_files else {}
-        if len(counts) == len(files):
+        if not len(files):  # nothing of the scan's files is deleted
+            made = Bitmaps(pa.table({}), (), 0)
+        elif len(counts) == len(files):
             starts, ends = np.searchsorted(which, files, side="left"), np.searchsorted(which, files, side="right")
             bits = [max(counts[scan[0][int(f)]], int(positions[e - 1]) + 1) for f, e in zip(files, ends)]
             size = sum((n + 7) // 8 for n in bits)
