@@ -69,7 +69,9 @@ from trinitylake_dbapi.sql.query.types import string_literal
 #: SF1: a data file is small up to these rows and bytes (its manifest entry's counts).
 SMALL_FILE_ROWS = 10_000
 SMALL_FILE_BYTES = 1 << 20
-#: SF1: a scan that also reads larger files keeps its small ones only from this many.
+#: SF1: a scan that also reads larger files keeps its small ones only from this many
+#: (measured beside one file of 100,000 rows, a count's CPU: kept against read 3.39 /
+#: 3.06 ms with 1 small file, 3.20 / 3.31 with 2, 3.47 / 3.96 with 4, 3.02 / 4.06 with 8).
 MIN_SMALL_FILES = 4
 #: SF2: rows and file bytes all segments of a database hold at most.
 CACHE_ROWS = 250_000
