@@ -170,6 +170,8 @@ def test_small_files_are_read_once_then_from_the_kept_rows(auto: Any) -> None:
     engine = auto.connection.session.data_engine()
     assert engine.small_files_info()["files"] == 0
     assert q(auto, "SELECT count(*), max(s) FROM ns.t") == [(5, "s4")]
+    assert engine.small_files_info()["files"] == 0  # SF6: the first read reads the files
+    assert q(auto, "SELECT count(*), max(s) FROM ns.t") == [(5, "s4")]
     info = engine.small_files_info()
     assert (info["segments"], info["files"], info["rows"]) == (1, 5, 5)
     assert kept_tables(auto.connection) == {next(iter(kept_tables(auto.connection)))}
@@ -177,7 +179,14 @@ def test_small_files_are_read_once_then_from_the_kept_rows(auto: Any) -> None:
     assert engine.small_files_info()["files"] == 5
     q(auto, "INSERT INTO ns.t VALUES (5, 's5')")
     assert q(auto, "SELECT count(*) FROM ns.t") == [(6,)]
-    assert engine.small_files_info()["files"] == 6  # only the new file was read
+    assert engine.small_files_info()["files"] == 6  # the segment exists: the new file kept at once
+    # Another table (another schema) is read directly the first time again (SF6).
+    q(auto, "CREATE TABLE ns.u (id INT, u STRING)")  # another schema argument: another segment
+    q(auto, "INSERT INTO ns.u VALUES (1, 'u')")
+    assert q(auto, "SELECT u FROM ns.u") == [("u",)]
+    assert engine.small_files_info()["files"] == 6
+    assert q(auto, "SELECT u FROM ns.u") == [("u",)]
+    assert engine.small_files_info()["files"] == 7
     # A user cannot name the kept rows: table names are the lakehouse's (QX1).
     for table in kept_tables(auto.connection):
         with pytest.raises(errors.ObjectNotFoundError):
@@ -193,7 +202,9 @@ def test_a_file_damaged_after_it_was_kept_reads_as_kept_and_a_new_connection_nam
     q(cur, "CREATE TABLE ns.t (id BIGINT)")
     q(cur, "INSERT INTO ns.t VALUES (1)")
     q(cur, "INSERT INTO ns.t VALUES (2)")
-    assert q(cur, "SELECT sum(id) FROM ns.t") == [(3,)]
+    for _ in range(2):  # kept from the second read on (SF6)
+        assert q(cur, "SELECT sum(id) FROM ns.t") == [(3,)]
+    assert conn.session.data_engine().small_files_info()["files"] == 2
     import fsspec
 
     fs = fsspec.filesystem("memory")
@@ -232,6 +243,8 @@ def test_kept_rows_stay_within_their_bound_least_recently_used_dropped_first(aut
         for i in range(4):
             q(auto, f"INSERT INTO ns.{t} VALUES (?, ?)", (i, t))
     engine = auto.connection.session.data_engine()
+    for t in ("a", "b"):  # read once: kept from the next read on (SF6)
+        q(auto, f"SELECT count(*) FROM ns.{t}")
     with bounded(6):
         for _ in range(3):
             for t in ("a", "b"):
@@ -258,6 +271,7 @@ def test_a_scan_of_large_files_keeps_its_small_ones_only_when_they_are_many(auto
     engine = auto.connection.session.data_engine()
     for i in range(smallfiles.MIN_SMALL_FILES):
         q(auto, "INSERT INTO ns.t VALUES (?)", (-1 - i,))
+        q(auto, "SELECT count(*), sum(id) FROM ns.t")  # the new file read once (SF6)
         both(auto, "SELECT count(*), sum(id) FROM ns.t")
         kept = engine.small_files_info()["files"]
         assert kept == (0 if i + 1 < smallfiles.MIN_SMALL_FILES else smallfiles.MIN_SMALL_FILES)
@@ -281,6 +295,7 @@ def test_position_deletes_apply_to_kept_rows_and_writes_read_the_files(auto: Any
     q(auto, "UPDATE ns.t SET s = 'c' WHERE id IN (0, 7)")
     assert engine.small_files_info()["files"] == 0  # the writes read the files
     expected = [(0, "c"), (2, "a"), (4, "a"), (5, "b"), (7, "c")]
+    assert both(auto, "SELECT id, s FROM ns.t") == expected  # read once (SF6)
     assert both(auto, "SELECT id, s FROM ns.t") == expected
     assert engine.small_files_info()["files"] == 5  # 4 inserted, 1 of the UPDATE's new rows
     assert both(auto, "SELECT count(*), sum(id) FROM ns.t") == [(5, 18)]
@@ -298,11 +313,14 @@ def test_a_result_still_being_read_keeps_its_rows_when_its_segment_is_dropped(au
         q(auto, f"CREATE TABLE ns.{t} (id BIGINT, {t} STRING)")
         for i in range(4):
             q(auto, f"INSERT INTO ns.{t} VALUES (?, ?)", (i, t))
+    for t in ("a", "b"):  # read once: kept from the next read on (SF6)
+        q(auto, f"SELECT count(*) FROM ns.{t}")
     with bounded(6):
         reader = auto.connection.cursor()
         reader.execute("SELECT id, r FROM ns.a, range(5000) AS x(r)")  # streams: 4 batches
         first = reader.fetchone()
         kept = kept_tables(auto.connection)
+        assert len(kept) == 1
         assert q(auto, "SELECT count(*) FROM ns.b") == [(4,)]
         assert kept_tables(auto.connection).isdisjoint(kept)  # ns.a's was dropped for ns.b's
         rest = reader.fetchall()
