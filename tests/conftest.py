@@ -167,6 +167,39 @@ def pytest_ignore_collect(collection_path: Any, config: pytest.Config) -> bool |
     return None
 
 
+#: Under ``--quick``, a Hypothesis test runs this share of its examples (its own
+#: ``max_examples``, or the profile's 100), at least QUICK_MIN_EXAMPLES (a test asking for
+#: fewer keeps its count): the edit-test loop checks every property on fewer inputs, and
+#: the full run (``scripts/test``) searches as deep as each test asks. Examples that
+#: failed before are replayed first either way (Hypothesis' example database).
+QUICK_EXAMPLES_SHARE = 3
+QUICK_MIN_EXAMPLES = 10
+
+
+def quick_examples(items: list[pytest.Item]) -> None:
+    """Give each Hypothesis test among ``items`` (``@given``, or a state machine's
+    TestCase) ``max_examples`` divided by QUICK_EXAMPLES_SHARE, at least
+    QUICK_MIN_EXAMPLES; once per test function (a parametrised test's items share it)."""
+    from hypothesis import settings as Settings
+
+    done: set[int] = set()
+    for item in items:
+        function = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
+        if getattr(function, "_hypothesis_state_machine_class", None) is not None and item.cls is not None:
+            holder, name = item.cls, "settings"  # RuleBasedStateMachine.TestCase: runTest reads self.settings
+        elif getattr(function, "is_hypothesis_test", False) and hasattr(function, "_hypothesis_internal_use_settings"):
+            holder, name = function, "_hypothesis_internal_use_settings"  # @given reads it at each call
+        else:
+            continue
+        if id(holder) in done:
+            continue
+        done.add(id(holder))
+        current = getattr(holder, name)
+        fewer = max(QUICK_MIN_EXAMPLES, current.max_examples // QUICK_EXAMPLES_SHARE)
+        if fewer < current.max_examples:
+            setattr(holder, name, Settings(current, max_examples=fewer))
+
+
 def add_auto_markers(item: pytest.Item) -> None:
     for name in sorted(auto_markers(item) - {mark.name for mark in item.iter_markers()}):
         item.add_marker(name)
@@ -194,6 +227,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = kept
+        quick_examples(items)
     # The tests' forkservers preload s3fs only in a session that runs S3 tests
     # (tests/warm_processes.py S3_PRELOAD: ~0.9 s of CPU per server otherwise wasted).
     import warm_processes
