@@ -361,3 +361,32 @@ def test_threads_of_one_connection_never_lose_the_rows_they_read(memory_lake: La
         assert not failures, failures[0]
         assert conn.session.data_engine().small_files_info()["rows"] <= 9
     conn.close()
+
+
+def test_rows_larger_in_memory_than_their_bound_are_dropped_and_their_schema_read_directly(auto: Any) -> None:
+    """SF7: 4 files of 1,000 rows of a 2,000-character string are a few KB of Parquet
+    each (SF2 counts those bytes) and ~8 MB in DuckDB's memory: over a 4 MB bound the
+    other table's segment goes first, then theirs, and their schema is read directly
+    from then on; every result is right throughout."""
+    q(auto, "CREATE TABLE ns.narrow (id BIGINT)")
+    for i in range(4):
+        q(auto, "INSERT INTO ns.narrow VALUES (?)", (i,))
+    q(auto, "CREATE TABLE ns.wide (id BIGINT, s STRING)")
+    for i in range(4):
+        q(auto, f"INSERT INTO ns.wide SELECT range + {i * 1000}, repeat('x', 2000) FROM range(1000)")
+    engine = auto.connection.session.data_engine()
+    for _ in range(2):  # kept from the second read on (SF6)
+        assert q(auto, "SELECT count(*), sum(id) FROM ns.narrow") == [(4, 6)]
+    assert engine.small_files_info()["segments"] == 1
+    saved = smallfiles.CACHE_MEMORY
+    smallfiles.CACHE_MEMORY = 4 << 20
+    try:
+        for _ in range(3):
+            assert q(auto, "SELECT count(*), sum(id), min(length(s)) FROM ns.wide") == [(4000, 7998000, 2000)]
+        info = engine.small_files_info()
+        assert (info["segments"], info["files"], info["wide_schemas"]) == (0, 0, 1), info
+        assert info["memory"] <= smallfiles.CACHE_MEMORY and kept_tables(auto.connection) == set()
+        assert q(auto, "SELECT count(*), sum(id) FROM ns.narrow") == [(4, 6)]  # kept again: it fits
+        assert engine.small_files_info()["segments"] == 1
+    finally:
+        smallfiles.CACHE_MEMORY = saved

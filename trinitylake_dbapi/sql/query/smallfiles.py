@@ -62,6 +62,16 @@ Rules:
       kept at its first read (a count right after each one-row INSERT: 6.0 ms, against
       8.0 ms when every new file waited for its second read and 7.1 ms without keeping).
       The paths read once are remembered, at most ``SEEN_FILES``, oldest forgotten first.
+  SF7. The memory the database's tables take, as DuckDB reports it (``duckdb_memory()``,
+      tag IN_MEMORY_TABLE), is measured after an append that makes a segment or at
+      least doubles its rows since it was last measured; when it is over
+      ``CACHE_MEMORY``, segments are dropped as in SF2 (least recently used first,
+      never one the asking statement reads) until it is not, the appended one last:
+      its schema is then not kept again (read directly; at most ``WIDE_SCHEMAS``
+      remembered). SF2 bounds the files'
+      stated bytes, which compression makes far smaller than their rows decoded:
+      250,000 rows of a highly compressible 1,000-character string are ~1 MB of
+      Parquet and 256 MB in memory (duckdb 2.0.1). A measurement costs ~0.35 ms.
 """
 
 from __future__ import annotations
@@ -86,6 +96,12 @@ SEEN_FILES = 20_000
 #: SF2: rows and file bytes all segments of a database hold at most.
 CACHE_ROWS = 250_000
 CACHE_BYTES = 64 << 20
+#: SF7: the memory of the database's tables beyond which segments are dropped.
+CACHE_MEMORY = 64 << 20
+#: SF7: schemas whose segment alone was over CACHE_MEMORY, remembered at most.
+WIDE_SCHEMAS = 256
+#: SF7: the memory DuckDB's tables take in the database.
+_TABLE_MEMORY = "SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory() WHERE tag = 'IN_MEMORY_TABLE'"
 
 #: (path as DuckDB opens it, rows, bytes) of one planned data file (iceberg.planning PC8).
 PlannedFile = tuple[str, int, int]
@@ -99,6 +115,8 @@ class _Segment:
     fids: dict[str, int] = field(default_factory=dict)
     rows: int = 0
     bytes: int = 0
+    #: SF7: its rows when the database's memory was last measured after an append to it.
+    measured_rows: int = 0
 
 
 class SmallFileRows:
@@ -113,14 +131,19 @@ class SmallFileRows:
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._rows = 0
         self._bytes = 0
+        #: SF7: schemas read directly since their segment alone was over CACHE_MEMORY.
+        self._wide: OrderedDict[str, None] = OrderedDict()
+        self._memory = 0  # SF7: the last measurement
 
     def info(self) -> dict[str, int]:
         """SF2: ``segments``, ``files``, ``rows`` and ``bytes`` held, and the bounds
         ``limit_rows``, ``limit_bytes``, ``file_rows`` and ``file_bytes`` (what a small
-        file is at most)."""
+        file is at most); SF7: ``memory`` (the last measurement of the database's
+        tables), ``limit_memory`` and ``wide_schemas``."""
         with self._lock:
             return {"segments": len(self._segments), "files": sum(len(s.fids) for s in self._segments.values()),
                     "rows": self._rows, "bytes": self._bytes, "limit_rows": CACHE_ROWS, "limit_bytes": CACHE_BYTES,
+                    "memory": self._memory, "limit_memory": CACHE_MEMORY, "wide_schemas": len(self._wide),
                     "file_rows": SMALL_FILE_ROWS, "file_bytes": SMALL_FILE_BYTES}  # fmt: skip
 
     def read(
@@ -149,6 +172,8 @@ class SmallFileRows:
         position in ``files``), as read_parquet does (SF5)."""
         small = [f for f in files if f[1] <= SMALL_FILE_ROWS and f[2] <= SMALL_FILE_BYTES]
         with self._lock:
+            if schema in self._wide:  # SF7
+                return None
             segment = self._segments.get(self._current.get(schema, ""))
             # SF6: with no segment for the schema yet, files are read directly the first time.
             unseen = [f for f in small if f[0] not in self._seen] if segment is None else []
@@ -208,6 +233,8 @@ class SmallFileRows:
                 segment.bytes += size
                 self._rows += read_rows
                 self._bytes += size
+                if segment.rows >= 2 * segment.measured_rows and not self._fits_memory(segment, run, held, dropping):
+                    return None
             assert segment is not None
             self._segments.move_to_end(segment.name)
             fids = [segment.fids[f[0]] for f in small]
@@ -228,6 +255,32 @@ class SmallFileRows:
             indexes = ", ".join(str(position[p]) for p in rest)
             other += f", file_row_number, [{indexes}][CAST(file_index AS BIGINT) + 1] AS file_index"
         return f"({kept} UNION ALL {other} FROM read_parquet([{paths}], schema = {schema}))"
+
+    def _fits_memory(
+        self, segment: _Segment, run: Callable[[str], Any], held: Collection[str], dropping: Callable[[list[str]], None]
+    ) -> bool:
+        """SF7, after an append to ``segment`` (the caller holds the lock): measure the
+        database's tables, drop segments while they are over CACHE_MEMORY; False when
+        ``segment`` itself had to go (its schema then read directly)."""
+        segment.measured_rows = segment.rows
+        self._memory = int(run(_TABLE_MEMORY)[0][0])
+        while self._memory > CACHE_MEMORY:
+            free = [s for s in self._segments.values() if not any(s.name in t for t in held)]
+            victim = next((s for s in free if s is not segment), None)
+            if victim is None:
+                if segment not in free:
+                    return True  # a view of the asking statement reads it: kept for now
+                self._wide[segment.schema] = None
+                if len(self._wide) > WIDE_SCHEMAS:
+                    self._wide.popitem(last=False)
+                victim = segment
+            self._forget(victim)
+            dropping([victim.name])
+            run(f"DROP TABLE IF EXISTS {victim.name}")
+            self._memory = int(run(_TABLE_MEMORY)[0][0])
+            if victim is segment:
+                return False
+        return True
 
     def _forget(self, segment: _Segment) -> None:
         """SF2: stop counting ``segment`` (the caller holds the lock and drops its table)."""
