@@ -72,6 +72,11 @@ SCRIPT_PRELOAD = ("pandas", "sqlalchemy", "trinitylake_sqlalchemy", "alembic.con
 #: which most servers (one per test process) never need.
 ON_DEMAND = {"sqlacodegen": ("sqlacodegen.cli", "sqlacodegen.generators")}
 
+#: What the server imports before the first fork of the command with a subcommand: the
+#: REST server's modules (Starlette, anyio: ~0.35 s of CPU) for ``serve``, which
+#: tests/server starts once per module and more.
+SUBCOMMAND_PRELOAD = {"serve": ("trinitylake_dbapi.server",)}
+
 #: The first argument that makes this file a server (any other is the command's: `serve` is one).
 SERVER_FLAG = "--warm-cli-server"
 
@@ -301,6 +306,9 @@ def serve(where: str) -> tuple[dict, list[int]]:
                 _preload(name)
         for name in ON_DEMAND.get(request.get("module", ""), ()):
             _preload(name)
+        if "script" not in request and "module" not in request:  # the command: ["trinitylake", *args]
+            for name in SUBCOMMAND_PRELOAD.get(next(iter(request["argv"][1:2]), ""), ()):
+                _preload(name)
         pid = os.fork()
         if pid == 0:
             listener.close()

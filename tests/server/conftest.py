@@ -1,8 +1,13 @@
-"""A real ``trinitylake serve`` for the REST tests: a subprocess on 127.0.0.1, a free port.
+"""A real ``trinitylake serve`` for the REST tests: a process of its own on 127.0.0.1, a
+free port.
 
-``start_server(lake, ...)`` runs ``python -m trinitylake_dbapi.cli serve`` and waits for
-the line naming its URL; ``rest`` is one such server per module, on a fresh lakehouse,
-with a token file. Tests give their objects names of their own (one namespace each).
+``start_server(lake, ...)`` runs ``trinitylake serve`` and waits for the line naming its
+URL; ``rest`` is one such server per module, on a fresh lakehouse, with a token file.
+Tests give their objects names of their own (one namespace each). The command runs as
+the tests of tests/cli run it, forked from the test process's warm server
+(tests/warm_cli.py WC1: its own process, descriptors, environment, signals and exit
+status; only the imports are shared): a fresh ``python -m trinitylake_dbapi.cli serve``
+spent ~0.9 s of CPU before it listened, most of it importing.
 """
 
 from __future__ import annotations
@@ -12,7 +17,6 @@ import queue
 import secrets
 import signal
 import subprocess
-import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +25,7 @@ from typing import Any, Iterator
 import pytest
 import requests
 
+import warm_cli
 from tests.deadlines import HANG_S
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,12 +70,15 @@ class RestServer:
 
 
 def server_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "trinitylake_dbapi.cli", "serve", *args]
+    """``trinitylake serve ARGS``, warm (run it with :func:`server_env`)."""
+    return [*warm_cli.command(), "serve", *args]
 
 
 def server_env() -> dict[str, str]:
+    """The environment of :func:`server_command`: the warm server's address, and the
+    repository on PYTHONPATH for what the server starts."""
     paths = [str(REPO), str(REPO / "dialect"), os.environ.get("PYTHONPATH", "")]
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
+    return warm_cli.env(dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p)), bash_function=False)
 
 
 def write_token(directory: Path) -> tuple[str, str]:
