@@ -530,10 +530,10 @@ def choose_tiered(tasks: list[Any], target: int, min_files: int) -> list[Any]:
 
 def _write(io: FileIO, metadata: TableMetadata, rows: Any, target: int, write_uuid: uuid.UUID, first: int) -> list[DataFile]:
     """CP2: ``rows`` (one partition's) as data files of about ``target`` bytes each."""
-    from pyiceberg.io.pyarrow import _determine_partitions, write_file
+    from pyiceberg.io.pyarrow import _determine_partitions
     from pyiceberg.table import WriteTask
 
-    from .writing import for_writing
+    from .writing import for_writing, write_files
 
     if not rows.num_rows:
         return []
@@ -557,7 +557,7 @@ def _write(io: FileIO, metadata: TableMetadata, rows: Any, target: int, write_uu
                 record_batches=piece.to_batches(), partition_key=key,
             ))  # fmt: skip
             task_id += 1
-    return list(write_file(io, for_writing(metadata), iter(tasks)))
+    return list(write_files(io, for_writing(metadata), iter(tasks)))  # writing W9
 
 
 def _bytes_per_row(rows: Any, properties: dict[str, str]) -> float:

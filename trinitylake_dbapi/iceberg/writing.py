@@ -54,11 +54,31 @@ Rules:
      the spec it was written with (its ``spec_id``); a position delete file refers to a
      data file of its own spec and partition (the data file's ``spec_id`` and
      ``partition``).
+  W9 (issue 34) Data files are written by :func:`write_files`: PyIceberg 0.12's
+     ``write_file`` with what depends only on the table's schema and properties built
+     once per (schema, properties) and reused (at most ``SETUPS`` kept): the file
+     schema (``sanitize_column_names``), the statistics plan
+     (``compute_statistics_plan``) and the Parquet-path-to-field-id mapping
+     (``parquet_path_to_id_mapping``) that PyIceberg's ``ParquetFormatWriter.close``
+     computes again for every file, and PyIceberg's configuration flag
+     ``downcast-ns-timestamp-to-us-on-write`` (PyIceberg reads its configuration file
+     and environment again for every file; here when the set-up is built). A single
+     file is written on the calling thread (PyIceberg hands even one to its thread
+     pool). Everything else is PyIceberg's, called as its ``write_file`` calls it: the
+     projection to the file schema with field ids, the file name and location, pyarrow's
+     ``ParquetWriter`` with the table's codec and writer options, the statistics from
+     the footer (``data_file_statistics_from_parquet_metadata``), the DataFile. The same
+     DataFile and the same file (tests/iceberg/test_write_files.py compares them with
+     ``write_file``'s on random schemas, properties and rows, and fails when PyIceberg's
+     copied functions change). A table whose ``write.format.default`` is not Parquet is
+     written by PyIceberg's ``write_file`` itself.
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
+from collections import OrderedDict
 from typing import Any, Callable, Iterator
 
 from pyiceberg.expressions import AlwaysTrue, BooleanExpression
@@ -75,8 +95,8 @@ from .manifests import live_data_paths, manifest_entries, snapshot_manifests
 from .manifest_writers import write_manifest, write_manifest_list
 from .tables import Confinement, ConfinedScan, apply_updates
 
-__all__ = ["MANIFEST_MERGE_DEFAULT", "ROW_GROUP_ROWS", "LakehouseTable", "for_writing", "merges_manifests",
-           "new_append", "write_data_files", "write_partitioned", "write_unpartitioned"]
+__all__ = ["MANIFEST_MERGE_DEFAULT", "ROW_GROUP_ROWS", "SETUPS", "LakehouseTable", "for_writing", "merges_manifests",
+           "new_append", "write_data_files", "write_files", "write_partitioned", "write_unpartitioned"]
 
 #: W1: the most rows in one row group of a data file written here.
 ROW_GROUP_ROWS = 122_880
@@ -110,7 +130,7 @@ def for_writing(metadata: TableMetadata) -> TableMetadata:
 def write_unpartitioned(table: Any, rows: Any, write_uuid: uuid.UUID) -> Iterator[Any]:
     """Write ``rows`` (a PyArrow table in ``table``'s Iceberg schema) as data files of
     the unpartitioned PyIceberg ``table`` (W1, W3); the DataFiles to add to a snapshot."""
-    from pyiceberg.io.pyarrow import bin_pack_arrow_table, write_file
+    from pyiceberg.io.pyarrow import bin_pack_arrow_table
     from pyiceberg.table import WriteTask
 
     if not rows.num_rows:
@@ -122,7 +142,7 @@ def write_unpartitioned(table: Any, rows: Any, write_uuid: uuid.UUID) -> Iterato
         WriteTask(write_uuid=write_uuid, task_id=i, schema=table.schema(), record_batches=batches)
         for i, batches in enumerate(bin_pack_arrow_table(rows, target_size))
     )
-    return write_file(table.io, for_writing(table.metadata), tasks)
+    return write_files(table.io, for_writing(table.metadata), tasks)
 
 
 def write_data_files(table: Any, rows: Any, write_uuid: uuid.UUID) -> Iterator[Any]:
@@ -138,7 +158,7 @@ def write_partitioned(io: Any, metadata: TableMetadata, rows: Any, write_uuid: u
     """W8 for a table of ``metadata`` (its current spec) written through ``io``: ``rows``
     split by partition, each partition's rows cut into files of the target size; tasks
     numbered from ``first_task`` (unique per ``write_uuid``: a file's name holds it)."""
-    from pyiceberg.io.pyarrow import _determine_partitions, bin_pack_arrow_table, write_file
+    from pyiceberg.io.pyarrow import _determine_partitions, bin_pack_arrow_table
     from pyiceberg.table import WriteTask
 
     if not rows.num_rows:
@@ -155,7 +175,154 @@ def write_partitioned(io: Any, metadata: TableMetadata, rows: Any, write_uuid: u
                 write_uuid=write_uuid, task_id=first_task + len(tasks), schema=schema, record_batches=batches,
                 partition_key=part.partition_key,
             ))  # fmt: skip
-    return write_file(io, for_writing(metadata), iter(tasks))
+    return write_files(io, for_writing(metadata), iter(tasks))
+
+
+#: W9: how many (schema, properties) set-ups are kept.
+SETUPS = 32
+
+
+class _Setup:
+    """W9: what writing a data file of one table schema and properties needs, built once."""
+
+    __slots__ = ("schema", "file_schema", "file_format", "format_model", "downcast", "plan", "mapping")
+
+    def __init__(self, schema: Any, properties: Properties) -> None:
+        from pyiceberg.io.fileformat import FileFormatFactory
+        from pyiceberg.io.pyarrow import compute_statistics_plan, parquet_path_to_id_mapping
+        from pyiceberg.manifest import FileFormat
+        from pyiceberg.schema import sanitize_column_names
+        from pyiceberg.table import DOWNCAST_NS_TIMESTAMP_TO_US_ON_WRITE
+        from pyiceberg.utils.config import Config
+
+        self.schema = schema
+        self.file_format = FileFormat(
+            properties.get(TableProperties.WRITE_FILE_FORMAT, TableProperties.WRITE_FILE_FORMAT_DEFAULT)
+        )
+        self.format_model = FileFormatFactory.get(self.file_format)
+        sanitized = sanitize_column_names(schema)
+        self.file_schema = sanitized if sanitized != schema else schema
+        self.downcast = Config().get_bool(DOWNCAST_NS_TIMESTAMP_TO_US_ON_WRITE) or False
+        self.plan = compute_statistics_plan(self.file_schema, properties)
+        self.mapping = parquet_path_to_id_mapping(self.file_schema)
+
+
+_setups: OrderedDict[tuple, _Setup] = OrderedDict()
+_setups_lock = threading.Lock()
+
+
+def _setup(metadata: TableMetadata) -> _Setup:
+    """W9: the set-up of ``metadata``'s current schema and properties (built once, kept
+    while it is among the ``SETUPS`` most recently used)."""
+    schema = metadata.schema()
+    key = (schema.schema_id, tuple(sorted(metadata.properties.items())))
+    with _setups_lock:
+        found = _setups.get(key)
+        if found is not None:
+            _setups.move_to_end(key)
+    if found is not None and found.schema == schema:
+        return found
+    found = _Setup(schema, metadata.properties)
+    with _setups_lock:
+        _setups[key] = found
+        _setups.move_to_end(key)
+        while len(_setups) > SETUPS:
+            _setups.popitem(last=False)
+    return found
+
+
+def _planned_writer_class() -> Any:
+    from pyiceberg.io.pyarrow import ParquetFormatWriter, data_file_statistics_from_parquet_metadata
+
+    class PlannedParquetWriter(ParquetFormatWriter):
+        """PyIceberg's ParquetFormatWriter whose ``close`` takes W9's plan and mapping."""
+
+        def __init__(self, output_file: Any, setup: _Setup, properties: Properties) -> None:
+            super().__init__(output_file, setup.file_schema, properties)
+            self._setup = setup
+
+        def close(self) -> Any:
+            """PyIceberg 0.12.0's ``ParquetFormatWriter.close``, line for line, with the
+            statistics plan and path mapping of W9's set-up (tied to PyIceberg's source by
+            tests/iceberg/test_write_files.py)."""
+            if self._result is not None:
+                return self._result
+            if self._writer is None or self._fos is None:
+                raise ValueError("Cannot close a writer that was never written to")
+            with self._fos:
+                self._writer.close()
+                self._result = data_file_statistics_from_parquet_metadata(
+                    parquet_metadata=self._writer.writer.metadata,
+                    stats_columns=self._setup.plan,
+                    parquet_column_mapping=self._setup.mapping,
+                )
+            return self._result
+
+    return PlannedParquetWriter
+
+
+_planned_writer: Any = None
+
+
+def write_files(io: Any, metadata: TableMetadata, tasks: Iterator[Any]) -> Iterator[Any]:
+    """W9: PyIceberg's ``write_file(io, metadata, tasks)``: the DataFiles of ``tasks``
+    (PyIceberg WriteTasks) written as data files of the table of ``metadata``."""
+    global _planned_writer
+    import pyarrow as pa
+    from pyiceberg.io.pyarrow import _to_requested_schema, write_file
+    from pyiceberg.manifest import DataFile, FileFormat
+    from pyiceberg.table.locations import load_location_provider
+    from pyiceberg.typedef import Record
+    from pyiceberg.utils.concurrent import ExecutorFactory
+
+    setup = _setup(metadata)
+    if setup.file_format != FileFormat.PARQUET:
+        return write_file(io, metadata, tasks)
+    if _planned_writer is None:
+        _planned_writer = _planned_writer_class()
+    writer_class = _planned_writer
+    location_provider = load_location_provider(table_location=metadata.location, table_properties=metadata.properties)
+
+    def write_data_file(task: Any) -> DataFile:
+        # PyIceberg 0.12.0's write_file.write_data_file with W9's set-up
+        batches = [
+            _to_requested_schema(
+                requested_schema=setup.file_schema,
+                file_schema=task.schema,
+                batch=batch,
+                downcast_ns_timestamp_to_us=setup.downcast,
+                include_field_ids=True,
+                format_model=setup.format_model,
+            )
+            for batch in task.record_batches
+        ]
+        arrow_table = pa.Table.from_batches(batches)
+        file_path = location_provider.new_data_location(
+            data_file_name=task.generate_data_file_filename(setup.format_model.file_extension()),
+            partition_key=task.partition_key,
+        )
+        fo = io.new_output(file_path)
+        writer = writer_class(fo, setup, metadata.properties)
+        with writer:
+            writer.write(arrow_table)
+        statistics = writer.result()
+        return DataFile.from_args(
+            content=DataFileContent.DATA,
+            file_path=file_path,
+            file_format=setup.file_format,
+            partition=task.partition_key.partition if task.partition_key else Record(),
+            file_size_in_bytes=len(fo),
+            sort_order_id=None,
+            spec_id=metadata.default_spec_id,
+            equality_ids=None,
+            key_metadata=None,
+            **statistics.to_serialized_dict(),
+        )
+
+    tasks = list(tasks)
+    if len(tasks) == 1:  # W9: on this thread
+        return iter([write_data_file(tasks[0])])
+    return iter(ExecutorFactory.get_or_create().map(write_data_file, tasks))
 
 
 class _CachedReads:

@@ -1,0 +1,189 @@
+"""iceberg.writing W9: ``write_files`` writes the same data files as PyIceberg's
+``write_file`` (the same bytes, so the same Parquet schema and field ids, and the same
+DataFile: statistics, bounds, sizes, offsets), on random schemas (nested types, names
+PyIceberg sanitizes), table properties (codecs, metrics modes, row-group limits) and
+rows; and the PyIceberg functions it follows are the ones it was written against.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import hashlib
+import inspect
+import itertools
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from pyiceberg.io.pyarrow import ParquetFormatWriter, schema_to_pyarrow, write_file
+from pyiceberg.partitioning import PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.table import WriteTask
+from pyiceberg.table.metadata import new_table_metadata
+from pyiceberg.table.sorting import SortOrder
+from pyiceberg.types import (
+    BinaryType, BooleanType, DateType, DecimalType, DoubleType, FixedType, FloatType, IntegerType, ListType,
+    LongType, MapType, NestedField, StringType, StructType, TimestampType, TimestamptzType, TimeType,
+)
+
+from trinitylake_dbapi.iceberg.io import DurableFileIO
+from trinitylake_dbapi.iceberg.writing import for_writing, write_files
+
+#: PyIceberg 0.12.0's ``write_file`` and ``ParquetFormatWriter.close``, which W9 follows:
+#: when one changes, review iceberg.writing's ``write_files`` and its writer's ``close``.
+WRITE_FILE_SHA256 = "6bae342046f4caad1d8f153522a4e96f81046ea1ce482dafbdd6c217e62568df"
+CLOSE_SHA256 = "c923907750d8346c4e620d9ea3e7bb31e248724bb30bab634dc9f8a79616ed68"
+
+
+def test_the_followed_pyiceberg_functions_are_unchanged() -> None:
+    for function, digest in ((write_file, WRITE_FILE_SHA256), (ParquetFormatWriter.close, CLOSE_SHA256)):
+        source = inspect.getsource(function)
+        assert hashlib.sha256(source.encode()).hexdigest() == digest, f"PyIceberg's {function.__qualname__} changed"
+
+
+_UTC = datetime.timezone.utc
+_PRIMITIVES: list[tuple[Any, Any]] = [
+    (BooleanType(), st.booleans()),
+    (IntegerType(), st.integers(-(2**31), 2**31 - 1)),
+    (LongType(), st.integers(-(2**63), 2**63 - 1)),
+    (FloatType(), st.floats(width=32)),
+    (DoubleType(), st.floats()),
+    (DecimalType(9, 2), st.decimals(min_value=-(10**6), max_value=10**6, places=2)),
+    (DecimalType(30, 4), st.decimals(min_value=-(10**25), max_value=10**25, places=4)),
+    (StringType(), st.text(max_size=30)),
+    (BinaryType(), st.binary(max_size=30)),
+    (FixedType(3), st.binary(min_size=3, max_size=3)),
+    (DateType(), st.dates()),
+    (TimeType(), st.times()),
+    (TimestampType(), st.datetimes()),
+    (TimestamptzType(), st.datetimes(timezones=st.just(_UTC))),
+]
+#: Names PyIceberg keeps and names it sanitizes (not Avro names).
+_NAMES = st.text(alphabet="ab_1 -.é$", min_size=1, max_size=6)
+
+
+@st.composite
+def _type(draw: Any, depth: int = 0) -> tuple[Any, Any]:
+    """(an Iceberg type with field ids 0, a strategy of its values)."""
+    kind = draw(st.sampled_from(["primitive"] * 4 + (["struct", "list", "map"] if depth < 2 else [])))
+    if kind == "primitive":
+        return draw(st.sampled_from(_PRIMITIVES))
+    if kind == "list":
+        element, values = draw(_type(depth + 1))
+        return ListType(0, element, element_required=False), st.lists(st.none() | values, max_size=3)
+    if kind == "map":
+        value, values = draw(_type(depth + 1))
+        return (MapType(0, StringType(), 0, value, value_required=False),
+                st.dictionaries(st.text(max_size=5), st.none() | values, max_size=3).map(lambda d: list(d.items())))  # fmt: skip
+    fields = draw(_fields(depth + 1))
+    return StructType(*(f for f, _ in fields)), st.fixed_dictionaries({f.name: v for f, v in fields})
+
+
+@st.composite
+def _fields(draw: Any, depth: int = 0) -> list[tuple[NestedField, Any]]:
+    names = draw(st.lists(_NAMES, min_size=1, max_size=4, unique_by=str.lower))
+    out = []
+    for name in names:
+        kind, values = draw(_type(depth))
+        required = draw(st.booleans())
+        out.append((NestedField(0, name, kind, required=required), values if required else st.none() | values))
+    return out
+
+
+_PROPERTIES = st.fixed_dictionaries({}, optional={
+    "write.parquet.compression-codec": st.sampled_from(["zstd", "snappy", "gzip", "uncompressed"]),
+    "write.metadata.metrics.default": st.sampled_from(["none", "counts", "truncate(4)", "truncate(16)", "full"]),
+    "write.parquet.row-group-limit": st.sampled_from(["1", "2", "100"]),
+    "write.parquet.page-row-limit": st.sampled_from(["1", "20000"]),
+    "write.parquet.dict-size-bytes": st.sampled_from(["8", "2097152"]),
+})  # fmt: skip
+
+
+def _metadata(fields: list[NestedField], location: str, properties: dict[str, str]) -> Any:
+    ids = itertools.count(1)  # new_table_metadata assigns fresh ids; these only need to be distinct
+    schema = Schema(*(_with_ids(f, ids) for f in fields))
+    return for_writing(new_table_metadata(schema, PartitionSpec(), SortOrder(), location, properties))
+
+
+def _with_ids(field: NestedField, ids: Any) -> NestedField:
+    return NestedField(next(ids), field.name, _type_with_ids(field.field_type, ids), required=field.required)
+
+
+def _type_with_ids(kind: Any, ids: Any) -> Any:
+    if isinstance(kind, StructType):
+        return StructType(*(_with_ids(f, ids) for f in kind.fields))
+    if isinstance(kind, ListType):
+        return ListType(next(ids), _type_with_ids(kind.element_type, ids), element_required=False)
+    if isinstance(kind, MapType):
+        return MapType(next(ids), kind.key_type, next(ids), _type_with_ids(kind.value_type, ids), value_required=False)
+    return kind
+
+
+def _but_path(data_file: Any) -> list[Any]:
+    """Every field of ``data_file`` (a PyIceberg DataFile record) but its path."""
+    values = [data_file[i] for i in range(len(data_file))]
+    assert values[1] == data_file.file_path
+    return values[:1] + values[2:]
+
+
+def _written(function: Any, io: DurableFileIO, metadata: Any, rows: Any, batch_rows: int, files: int, write_uuid: uuid.UUID) -> list[Any]:
+    schema = metadata.schema()
+    per = max(1, -(-rows.num_rows // files))
+    tasks = [
+        WriteTask(write_uuid=write_uuid, task_id=i, schema=schema,
+                  record_batches=rows.slice(start, per).to_batches(max_chunksize=batch_rows))
+        for i, start in enumerate(range(0, rows.num_rows, per))
+    ]  # fmt: skip
+    return list(function(io, metadata, iter(tasks)))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data(), fields=_fields(), properties=_PROPERTIES, batch_rows=st.integers(1, 5), files=st.integers(1, 3))
+def test_write_files_writes_what_write_file_writes(tmp_path: Path, data: Any, fields: Any, properties: dict[str, str],
+                                                   batch_rows: int, files: int) -> None:  # fmt: skip
+    rows_of = st.fixed_dictionaries({f.name: v for f, v in fields})
+    base = Path(tempfile.mkdtemp(dir=tmp_path))
+    ours_meta = _metadata([f for f, _ in fields], f"file://{base}/ours", properties)
+    theirs_meta = _metadata([f for f, _ in fields], f"file://{base}/theirs", properties)
+    rows = data.draw(st.lists(rows_of, min_size=1, max_size=8))
+    import pyarrow as pa
+
+    table = pa.Table.from_pylist(rows, schema=schema_to_pyarrow(ours_meta.schema()))
+    io = DurableFileIO()
+    write_uuid = uuid.uuid4()
+    ours = _written(write_files, io, ours_meta, table, batch_rows, files, write_uuid)
+    theirs = _written(write_file, io, theirs_meta, table, batch_rows, files, write_uuid)
+    assert len(ours) == len(theirs) >= 1
+    for mine, its in zip(ours, theirs):
+        assert mine.file_path == its.file_path.replace(f"{base}/theirs", f"{base}/ours")
+        mine_bytes, its_bytes = (Path(f.file_path.removeprefix("file://")).read_bytes() for f in (mine, its))
+        assert mine_bytes == its_bytes  # the same Parquet file: schema, field ids, pages, footer
+        assert pq.read_schema(mine.file_path.removeprefix("file://")) == pq.read_schema(its.file_path.removeprefix("file://"))
+        assert _but_path(mine) == _but_path(its)  # the same DataFile: counts, sizes, bounds, offsets, format, spec
+
+
+def test_a_schema_change_gets_its_own_setup(tmp_path: Path) -> None:
+    """W9's set-up is per (schema, properties): a table whose schema or properties changed
+    (same schema id, other columns; other metrics mode) writes what write_file writes."""
+    import pyarrow as pa
+
+    io = DurableFileIO()
+    for n, (fields, properties) in enumerate([
+        ([NestedField(1, "a", LongType(), required=False)], {}),
+        ([NestedField(1, "a", StringType(), required=False)], {}),
+        ([NestedField(1, "a", StringType(), required=False)], {"write.metadata.metrics.default": "counts"}),
+        ([NestedField(1, "a b", StringType(), required=False)], {"write.metadata.metrics.default": "counts"}),
+    ]):  # fmt: skip
+        ours_meta = _metadata(fields, f"file://{tmp_path}/ours{n}", properties)
+        theirs_meta = _metadata(fields, f"file://{tmp_path}/theirs{n}", properties)
+        value = 7 if isinstance(fields[0].field_type, LongType) else "x"
+        table = pa.Table.from_pylist([{fields[0].name: value}], schema=schema_to_pyarrow(ours_meta.schema()))
+        write_uuid = uuid.uuid4()
+        (mine,) = _written(write_files, io, ours_meta, table, 5, 1, write_uuid)
+        (its,) = _written(write_file, io, theirs_meta, table, 5, 1, write_uuid)
+        assert _but_path(mine) == _but_path(its)
