@@ -13,6 +13,7 @@ import os
 from typing import Any, Iterator
 
 import pytest
+from deadlines import HANG_S
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -357,7 +358,7 @@ def test_threads_of_one_connection_never_lose_the_rows_they_read(memory_lake: La
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join(timeout=300)
+            thread.join(timeout=HANG_S)
         assert not failures, failures[0]
         assert conn.session.data_engine().small_files_info()["rows"] <= 9
     conn.close()
