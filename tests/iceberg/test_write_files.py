@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from pyiceberg.io.pyarrow import ParquetFormatWriter, schema_to_pyarrow, write_file
 from pyiceberg.partitioning import PartitionSpec
-from pyiceberg.schema import Schema
+from pyiceberg.schema import Schema, make_compatible_name
 from pyiceberg.table import WriteTask
 from pyiceberg.table.metadata import new_table_metadata
 from pyiceberg.table.sorting import SortOrder
@@ -86,7 +86,8 @@ def _type(draw: Any, depth: int = 0) -> tuple[Any, Any]:
 
 @st.composite
 def _fields(draw: Any, depth: int = 0) -> list[tuple[NestedField, Any]]:
-    names = draw(st.lists(_NAMES, min_size=1, max_size=4, unique_by=str.lower))
+    # Unique as PyIceberg sanitizes them too: "1" becomes "_1" (a schema with both is invalid).
+    names = draw(st.lists(_NAMES, min_size=1, max_size=4, unique_by=lambda name: make_compatible_name(name).lower()))
     out = []
     for name in names:
         kind, values = draw(_type(depth))
