@@ -18,9 +18,10 @@ from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
 SCHEMA = pa.schema([("id", pa.int64()), ("worker", pa.int32())])
 
 
-def appender(location: str, table: str, worker: int, log_path: str, deadline: float) -> None:
+def appender(location: str, table: str, worker: int, log_path: str, deadline: float, pause: float = 0.0) -> None:
     """Append batches of 3 rows with ids unique to this worker until ``deadline``; after
-    each append returns, log its ids (one JSON line, fsynced): an acknowledged append."""
+    each append returns, log its ids (one JSON line, fsynced): an acknowledged append.
+    ``pause``: seconds between appends."""
     catalog = TrinityLakeCatalog("crash", uri=location)
     target = catalog.load_table(table)
     with open(log_path, "a", encoding="utf-8") as log:
@@ -32,6 +33,7 @@ def appender(location: str, table: str, worker: int, log_path: str, deadline: fl
             log.flush()
             os.fsync(log.fileno())
             n += 1
+            time.sleep(pause)
 
 
 def read_ids(path: str) -> list[int]:

@@ -32,6 +32,11 @@ def zygote() -> Any:
 
 #: Rounds at most (each kills the appender and the compactor).
 MAX_ROUNDS = 90
+#: Seconds between the appender's appends. Unpaced, a loaded host made a feedback loop:
+#: slower compactions lengthened the rounds (``span``), the appender filled the longer
+#: rounds with more small files, which made the compactions and ``verify --data`` slower
+#: still (a full run at 3db536d: 434 s and 370 s of CPU for this test, 15-40 s before).
+APPEND_PAUSE = 0.05
 
 
 def _wait_for(path: str, until: float) -> None:
@@ -64,7 +69,8 @@ def test_compactions_killed_at_random_moments(tmp_path: Any, zygote: Zygote) -> 
         compact_log = str(tmp_path / f"compact-{round_}.jsonl")
         append_logs.append(append_log)
         deadline = time.time() + 120  # the workers stop then, if the test has died
-        appender = zygote.start("iceberg_workers:appender", location, "default.t", round_ + 1, append_log, deadline)
+        appender = zygote.start("iceberg_workers:appender", location, "default.t", round_ + 1, append_log, deadline,
+                                APPEND_PAUSE)
         compactor = zygote.start("iceberg_workers:compactor", location, "default.t", compact_log, deadline)
         _wait_for(compact_log, deadline - 60)
         time.sleep(rng.uniform(0.0, span))
