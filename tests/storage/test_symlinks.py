@@ -68,3 +68,30 @@ def test_a_linked_file_name_is_refused_for_in_place_writes(tmp_path: Path) -> No
     storage.write("file.txt", b"x", new=True)  # replaces the link itself, never its target
     assert outside.read_text() == "do not touch"
     assert not (tmp_path / "root" / "file.txt").is_symlink()
+
+
+def test_a_directory_written_before_then_linked_is_refused(tmp_path: Path) -> None:
+    """LF1 holds for directories a Storage has written into before: one replaced by a
+    link since is refused at the next write, by every kind of write (a directory found
+    clean once used to be trusted for the Storage's life, so a commit could write
+    through a hash directory linked after the connection's earlier commits)."""
+    from trinitylake_dbapi.storage import Storage
+
+    root, outside = tmp_path / "root", tmp_path / "elsewhere"
+    root.mkdir()
+    outside.mkdir()
+    storage = Storage(str(root))
+    writes = {
+        "write": lambda path: storage.write(path, b"x"),
+        "new": lambda path: storage.write(path, b"x", new=True),
+        "exclusive": lambda path: storage.create_exclusive(path, b"x"),
+    }
+    for kind, write in writes.items():
+        write(f"{kind}/0101/first")  # makes the directories
+        write(f"{kind}/0101/again")  # finds them there, not links
+        shutil.move(str(root / kind / "0101"), str(outside / kind))
+        (root / kind / "0101").symlink_to(outside / kind, target_is_directory=True)
+        for below in ("second", "1100/second"):  # in it, and in a directory still to make in it
+            with pytest.raises(StorageError, match=rf"{kind}/0101' is a symbolic link inside the lakehouse"):
+                write(f"{kind}/0101/{below}")
+        assert sorted(p.name for p in (outside / kind).iterdir()) == ["again", "first"], kind

@@ -5,7 +5,10 @@ is made atomic and durable by hand. The rules this module keeps:
 
 * LF1. A write never goes through a symbolic link inside the root. Before a file is
   created or written, every existing directory between the root and the file is
-  checked with ``lstat`` (a directory found clean is remembered), files are opened
+  checked with ``lstat``, at every write (a directory found clean is not trusted
+  later: it may have been replaced by a link since, and one remembered for the
+  backend's life let a commit make a new directory through a hash directory linked
+  after the connection's earlier commits, and write there), files are opened
   with ``O_NOFOLLOW``, and a symlink found is a StorageError naming it: so a planted
   ``_latest_hint.txt`` link or a linked hash directory never makes a commit write
   outside the root. (The root itself may be a link: the user chose it.)
@@ -79,7 +82,6 @@ class LocalBackend(Backend):
         #: for good by the first refusal of the filesystem or kernel; tests turn it off
         #: to exercise the temp-file way.
         self.anonymous_files = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
-        self._checked_dirs: set[str] = set()  # LF1: directories found not to be links
         self._dirs_lock = threading.Lock()  # created directories not yet made durable
         self._created_dirs: set[str] = set()
 
@@ -251,7 +253,7 @@ class LocalBackend(Backend):
 
     def _refuse_symlinks(self, full: str) -> None:
         """LF1: StorageError if a directory between the root and ``full`` is a symlink."""
-        link = first_symlink(self._base, full, include_file=False, checked=self._checked_dirs)
+        link = first_symlink(self._base, full, include_file=False)
         if link is not None:
             raise StorageError(
                 f"refusing to write {self._uri_of(full)!r}: {self._uri_of(link)!r} is "
