@@ -296,8 +296,8 @@ LONG_FIRST = (
 #: a publish margin or the storage clock of E13; races with delays): their wall time
 #: is 5-30 times their CPU. Handed out together, every worker waited at once and the
 #: cores sat idle (quick lane, quiet host, 2be721d: 60-77 % idle from 20 to 40 s into
-#: the run, /proc/stat sampled every 5 s), so at most WAITING_AT_ONCE of their units run
-#: at a time, and they come before the other units while they may (see
+#: the run, /proc/stat sampled every 5 s), so at most WAITING_AT_ONCE workers run their
+#: units at a time, and they come before the other units while they may (see
 #: :class:`_LongFirstQueue`). Found with TL_TEST_CPU_LOG (wall over 3 times CPU).
 WAITING = (
     "tests/reliability/test_expiration_handshake.py",
@@ -336,8 +336,8 @@ class _LongFirstQueue(OrderedDict):  # type: ignore[type-arg]
     LONG_FIRST come out first, in its order, except those of WAITING, which come out
     right after its groups and WHOLE_MODULES whenever fewer than WAITING_AT_ONCE other
     workers have one to run (``waiting_now``, set by the scheduler before each pop) and
-    after every other unit otherwise; then the others, in xdist's order. (The long and waiting units are found
-    once, at the first pop, when xdist has filled the queue.)"""
+    after every other unit otherwise; then the others, in xdist's order. (The long and
+    waiting units are found once, at the first pop, when xdist has filled the queue.)"""
 
     _long: list[str] | None = None  # the long units not handed out yet, the next one last
     _groups: list[str] = []  # the same for those of LONG_FIRST's groups and WHOLE_MODULES
