@@ -307,9 +307,10 @@ class DataStatement:
         #: for a statement that reads its scan once, an UPDATE or DELETE).
         self.make_shared_keys = True
         #: smallfiles SF1: the FROM items reading kept rows this statement's views use,
-        #: and each such view's SQL -> the same SQL reading the files (for a new database).
+        #: and each such view's SQL -> the arguments of :func:`_view_sql` giving the same
+        #: SQL reading the files (made only for a new database).
         self._small_reads: list[str] = []
-        self._direct: dict[str, str] = {}
+        self._direct: dict[str, tuple[Any, ...]] = {}
         #: Whether views apply deletes by bitmaps (positions DP4): not for a statement
         #: that anti-joins the keys of its scan anyway (UPDATE, DELETE), which would
         #: make both.
@@ -386,7 +387,7 @@ class DataStatement:
             self.run(f"CREATE TEMP VIEW {view} AS {body}")
         # On a new cursor (another database) it is made again as this statement's own,
         # reading the files (the kept rows are the old database's, smallfiles SF3).
-        self._views.append((view, f"CREATE TEMP VIEW {view} AS {self._direct.get(body, body)}"))
+        self._views.append((view, body))
         return view
 
     def scan_sql(self, scan: TableScan) -> str:
@@ -407,7 +408,7 @@ class DataStatement:
         body = _view_sql(scan, deleted, read, bitmaps)
         if read is not None:
             self._small_reads.append(read)
-            self._direct[body] = _view_sql(scan, deleted, None, bitmaps)
+            self._direct[body] = (scan, deleted, None, bitmaps)
         return body
 
     def deleted_bitmaps(self, scan: TableScan) -> tuple[str, tuple[int, ...]] | None:
@@ -484,8 +485,9 @@ class DataStatement:
         with contextlib.suppress(Exception):
             old.close()
         for view, made in self._views:
-            if isinstance(made, str):
-                self.run(made)
+            if isinstance(made, str):  # a view's SQL
+                direct = self._direct.get(made)
+                self.run(f"CREATE TEMP VIEW {view} AS {made if direct is None else _view_sql(*direct)}")
             else:
                 self.cursor.register(view, made)
 
