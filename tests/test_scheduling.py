@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 
 def _root_conftest() -> ModuleType:
@@ -70,3 +70,86 @@ def test_the_last_unit_of_a_queue_is_popped_as_xdist_pops_it() -> None:
     queue = queue_of(OTHER_A, OTHER_B)
     assert queue.popitem()[0] == OTHER_B  # xdist's popitem() from the end is untouched
     assert conftest.xdist_scope("tests/spark/test_x.py::test_y") == SPARK
+
+
+class FakeWorker:
+    """What the scheduler uses of an xdist worker: the tests sent to it, in order."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.sent, self.shutting_down = name, [], False
+        self.gateway = SimpleNamespace(id=name)
+
+    def send_runtest_some(self, indices: list[int]) -> None:
+        self.sent.extend(indices)
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+class FakeConfig:
+    def __init__(self, workers: int) -> None:
+        self.values = {"dist": "load", "tx": [f"{workers}*popen"]}
+        self.option = SimpleNamespace(loadscopereorder=True)
+
+    def getvalue(self, name: str):  # type: ignore[no-untyped-def]
+        return self.values[name]
+
+
+#: Units of one test and of several (a class's methods), WAITING's and LONG_FIRST's too.
+COLLECTION = [
+    OTHER_A, OTHER_B, WAIT_A, KILL, "tests/sql/test_data.py::TestK::test_1",
+    "tests/sql/test_data.py::TestK::test_2", "tests/sql/test_data.py::TestK::test_3",
+    WAIT_B, *(f"tests/sql/test_x.py::test_{i}" for i in range(20)),
+]
+
+
+def scheduler_with(workers: list[FakeWorker]):  # type: ignore[no-untyped-def]
+    scheduling = conftest.pytest_xdist_make_scheduler(FakeConfig(len(workers)), None)
+    for worker in workers:
+        scheduling.add_node(worker)
+        scheduling.add_node_collection(worker, list(COLLECTION))
+    scheduling.schedule()
+    return scheduling
+
+
+def run_all(scheduling, workers: list[FakeWorker], done: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """Each worker reports its tests done, in turn, until none is left to send."""
+    progress = True
+    while progress:
+        progress = False
+        for worker in workers:
+            if worker.sent:
+                index = worker.sent.pop(0)
+                done.append(scheduling.registered_collections[worker][index])
+                scheduling.mark_test_complete(worker, index)
+                progress = True
+
+
+def test_every_test_runs_once_and_finished_units_leave_the_books() -> None:
+    """The scheduler drops a unit from ``assigned_work`` once its tests are all done
+    (xdist counted the pending tests of every unit a worker ever ran, at every test):
+    every test is still sent once, to one worker, and the run ends."""
+    workers = [FakeWorker("gw0"), FakeWorker("gw1")]
+    scheduling = scheduler_with(workers)
+    done: list[str] = []
+    run_all(scheduling, workers, done)
+    assert sorted(done) == sorted(COLLECTION)
+    assert scheduling.tests_finished and not scheduling.has_pending
+    assert all(units == {} for units in scheduling.assigned_work.values())
+
+
+def test_a_crashed_workers_unfinished_tests_go_to_another_worker() -> None:
+    """A worker that dies with tests left: the test it was running is named, and its
+    unfinished tests (none of its finished ones) are sent to the other worker."""
+    crashing, other = FakeWorker("gw0"), FakeWorker("gw1")
+    scheduling = scheduler_with([crashing, other])
+    done: list[str] = []
+    index = crashing.sent.pop(0)  # the crashing worker finishes one test, then dies
+    done.append(scheduling.registered_collections[crashing][index])
+    scheduling.mark_test_complete(crashing, index)
+    lost = [scheduling.registered_collections[crashing][i] for i in crashing.sent]
+    assert lost  # it had tests left
+    assert scheduling.remove_node(crashing) == lost[0]
+    run_all(scheduling, [other], done)
+    assert sorted(done) == sorted(COLLECTION)
+    assert scheduling.tests_finished and not scheduling.has_pending
