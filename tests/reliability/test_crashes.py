@@ -46,6 +46,10 @@ def check_after_crash(location: str, acknowledged: list[tuple[int, tuple]]) -> L
     return catalog
 
 
+#: Writer processes started, then killed, in each round of the random-moment test.
+WRITERS = 3
+
+
 def _new_lake(location: str) -> None:
     LakehouseCatalog(location, create=True, lakehouse_options=SMALL_TREE)
 
@@ -60,13 +64,18 @@ def test_writers_killed_at_random_moments(tmp_path: Any, zygote: Zygote) -> None
     location = str(tmp_path / "lake")
     _new_lake(location)
     rng = random.Random(7)
-    rounds, kills, checked = 25, 0, 0
+    # Three writers a round, 12 rounds: 36 kills (issue 34 wants at least 30). The check
+    # after each round verifies the whole history, which grows every round (~300 commits
+    # a round with the lakehouse on tmpfs, as scripts/test keeps it), so its cost went
+    # with the square of the rounds: two writers in 25 rounds (50 kills) took 13-14.5 s
+    # of this process's CPU, 5.2-6.3 s now.
+    rounds, kills, checked = 12, 0, 0
     for round_ in range(rounds):
-        logs = [str(tmp_path / f"log-{round_}-{w}.jsonl") for w in range(2)]
+        logs = [str(tmp_path / f"log-{round_}-{w}.jsonl") for w in range(WRITERS)]
         pids = [
             zygote.start("reliability_workers:writer", location, None, w, 10**6,
                          rng.randrange(10**9), log_path=logs[w], deadline=time.time() + 60)
-            for w in range(2)
+            for w in range(WRITERS)
         ]
         # kill each writer at its own random moment
         for pid in sorted(pids, key=lambda _: rng.random()):
@@ -79,6 +88,7 @@ def test_writers_killed_at_random_moments(tmp_path: Any, zygote: Zygote) -> None
         checked += len(acknowledged)
         check_after_crash(location, acknowledged)
     temp = [f for f in local_files(location) if os.path.basename(f).startswith(RESERVED_PREFIX)]
+    assert kills >= 30
     print(f"\n{rounds} rounds, {kills} kills, {checked} acknowledged commits all present; "
           f"{len(temp)} temp files left by killed writes")
     assert checked > rounds  # the writers did commit between kills
