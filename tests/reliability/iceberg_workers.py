@@ -18,12 +18,17 @@ from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
 SCHEMA = pa.schema([("id", pa.int64()), ("worker", pa.int32())])
 
 
-def appender(location: str, table: str, worker: int, log_path: str, deadline: float, pause: float = 0.0) -> None:
+def appender(location: str, table: str, worker: int, log_path: str, deadline: float, pause: float = 0.0,
+             ready_path: str | None = None) -> None:
     """Append batches of 3 rows with ids unique to this worker until ``deadline``; after
     each append returns, log its ids (one JSON line, fsynced): an acknowledged append.
-    ``pause``: seconds between appends."""
+    ``pause``: seconds between appends. ``ready_path``: a file created when the table is
+    loaded, just before the first append (a killer waiting for it kills inside appends,
+    not in the start-up)."""
     catalog = TrinityLakeCatalog("crash", uri=location)
     target = catalog.load_table(table)
+    if ready_path is not None:
+        open(ready_path, "x").close()
     with open(log_path, "a", encoding="utf-8") as log:
         n = 0
         while time.time() < deadline:

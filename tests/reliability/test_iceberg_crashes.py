@@ -16,6 +16,7 @@ import pytest
 from iceberg_workers import SCHEMA, read_ids
 from trinitylake_dbapi.iceberg.catalog import TrinityLakeCatalog
 from trinitylake_dbapi.verify import verify
+from deadlines import HANG_S
 from zygote import Zygote
 
 # Slow: appender processes killed in rounds (scripts/test --quick leaves it out).
@@ -26,6 +27,14 @@ pytestmark = pytest.mark.slow
 def zygote() -> Any:
     with Zygote(preload=("reliability_workers", "iceberg_workers")) as z:
         yield z
+
+
+def wait_for_files(paths: list[str]) -> None:
+    """Wait (5 ms naps) until every one of ``paths`` exists; a deadline only catches hangs."""
+    deadline = time.monotonic() + HANG_S
+    while not all(os.path.exists(p) for p in paths):
+        assert time.monotonic() < deadline, [p for p in paths if not os.path.exists(p)]
+        time.sleep(0.005)
 
 
 def test_appenders_killed_at_random_moments(tmp_path: Any, zygote: Zygote) -> None:
@@ -44,9 +53,16 @@ def test_appenders_killed_at_random_moments(tmp_path: Any, zygote: Zygote) -> No
             log = str(tmp_path / f"log-{round_}-{worker}.jsonl")
             logs[table].append(log)
             pids.append(zygote.start("iceberg_workers:appender", location, f"default.{table}",
-                                     round_ * 10 + worker, log, time.time() + 30))
+                                     round_ * 10 + worker, log, time.time() + 30, ready_path=log + ".ready"))
+        # Kill times count from when every appender has loaded its table and starts
+        # appending: a kill in the start-up (loading the table) tests no commit, and the
+        # first appends of a round used to be such kills (round 0 acknowledged nothing).
+        # Shorter than the 0.05-0.5 s they were (each round adds fewer appends to the
+        # history that every later round's checks read: this process's CPU went with its
+        # square).
+        wait_for_files([str(tmp_path / f"log-{round_}-{worker}.jsonl.ready") for _, worker in plan])
         for pid in sorted(pids, key=lambda _: rng.random()):
-            time.sleep(rng.uniform(0.05, 0.5))
+            time.sleep(rng.uniform(0.02, 0.25))
             os.kill(pid, signal.SIGKILL)
             kills += 1
         for pid in pids:
