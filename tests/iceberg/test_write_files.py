@@ -1,8 +1,11 @@
-"""iceberg.writing W9: ``write_files`` writes the same data files as PyIceberg's
-``write_file`` (the same bytes, so the same Parquet schema and field ids, and the same
-DataFile: statistics, bounds, sizes, offsets), on random schemas (nested types, names
-PyIceberg sanitizes), table properties (codecs, metrics modes, row-group limits) and
-rows; and the PyIceberg functions it follows are the ones it was written against.
+"""iceberg.writing W9, W10: ``write_files`` writes the data files PyIceberg's
+``write_file`` writes, on random schemas (nested types, names PyIceberg sanitizes),
+table properties (codecs, metrics modes, row-group and page-row limits) and rows: the
+same rows, Parquet schema and field ids, row groups and DataFile (statistics, bounds,
+counts), and the same bytes when every column keeps its dictionary (iceberg.encodings
+PE2); with a column whose dictionary does not pay (PE1), only its encoding and what
+follows from it (the file's and columns' sizes, the row groups' offsets) differ. And
+the PyIceberg functions it follows are the ones it was written against.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings, strategies as st
 from pyiceberg.io.pyarrow import ParquetFormatWriter, schema_to_pyarrow, write_file
 from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema, make_compatible_name
@@ -32,6 +35,7 @@ from pyiceberg.types import (
 )
 
 from trinitylake_dbapi.iceberg.io import DurableFileIO
+from trinitylake_dbapi.iceberg.encodings import dictionary_columns
 from trinitylake_dbapi.iceberg.writing import for_writing, write_files
 
 #: PyIceberg 0.12.0's ``write_file`` and ``ParquetFormatWriter.close``, which W9 follows:
@@ -132,6 +136,40 @@ def _but_path(data_file: Any) -> list[Any]:
     return values[:1] + values[2:]
 
 
+def _canonical(rows: Any) -> Any:
+    """The values of the Arrow table ``rows`` as Python lists, NaN as a string (NaN != NaN)."""
+    def canonical(value: Any) -> Any:
+        if isinstance(value, float) and value != value:
+            return "NaN"
+        if isinstance(value, dict):
+            return {k: canonical(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [canonical(v) for v in value]
+        return value
+
+    return rows.schema, canonical(rows.to_pylist())
+
+
+#: PE2: the DataFile fields that follow a file's encoding.
+_ENCODING_DEPENDENT = ("file_size_in_bytes", "column_sizes", "split_offsets")
+
+
+def _but_encoding(data_file: Any) -> dict[str, Any]:
+    """Every field of ``data_file`` but its path and PE2's encoding-dependent ones."""
+    from pyiceberg.manifest import DATA_FILE_TYPE
+
+    names = [f.name for f in DATA_FILE_TYPE[2].fields]
+    assert [data_file[i] for i in range(len(names))][1] == data_file.file_path
+    return {n: data_file[i] for i, n in enumerate(names) if n != "file_path" and n not in _ENCODING_DEPENDENT}
+
+
+def _dictionary_leaves(path: str) -> set[str]:
+    """The leaf columns of the Parquet file at ``path`` with a dictionary page in some row group."""
+    meta = pq.ParquetFile(path).metadata
+    return {meta.row_group(g).column(c).path_in_schema for g in range(meta.num_row_groups)
+            for c in range(meta.num_columns) if meta.row_group(g).column(c).has_dictionary_page}  # fmt: skip
+
+
 def _written(function: Any, io: DurableFileIO, metadata: Any, rows: Any, batch_rows: int, files: int, write_uuid: uuid.UUID) -> list[Any]:
     schema = metadata.schema()
     per = max(1, -(-rows.num_rows // files))
@@ -160,12 +198,26 @@ def test_write_files_writes_what_write_file_writes(tmp_path: Path, data: Any, fi
     ours = _written(write_files, io, ours_meta, table, batch_rows, files, write_uuid)
     theirs = _written(write_file, io, theirs_meta, table, batch_rows, files, write_uuid)
     assert len(ours) == len(theirs) >= 1
+    sample = int(properties.get("write.parquet.page-row-limit", "20000"))
     for mine, its in zip(ours, theirs):
         assert mine.file_path == its.file_path.replace(f"{base}/theirs", f"{base}/ours")
-        mine_bytes, its_bytes = (Path(f.file_path.removeprefix("file://")).read_bytes() for f in (mine, its))
-        assert mine_bytes == its_bytes  # the same Parquet file: schema, field ids, pages, footer
-        assert pq.read_schema(mine.file_path.removeprefix("file://")) == pq.read_schema(its.file_path.removeprefix("file://"))
-        assert _but_path(mine) == _but_path(its)  # the same DataFile: counts, sizes, bounds, offsets, format, spec
+        mine_path, its_path = (f.file_path.removeprefix("file://") for f in (mine, its))
+        rows_of_file = pq.read_table(its_path)
+        assert _canonical(pq.read_table(mine_path)) == _canonical(rows_of_file)  # the same rows
+        assert pq.read_schema(mine_path) == pq.read_schema(its_path)  # the same schema and field ids
+        assert _but_encoding(mine) == _but_encoding(its)  # the same counts, bounds, format, spec
+        mine_meta, its_meta = pq.ParquetFile(mine_path).metadata, pq.ParquetFile(its_path).metadata
+        assert [mine_meta.row_group(g).num_rows for g in range(mine_meta.num_row_groups)] == \
+            [its_meta.row_group(g).num_rows for g in range(its_meta.num_row_groups)]  # fmt: skip
+        keep = dictionary_columns(rows_of_file, sample)
+        event("every dictionary pays" if keep is None else "some leaf is plain")
+        if keep is None:  # PE2: every dictionary pays, so pyarrow was called as PyIceberg calls it
+            assert Path(mine_path).read_bytes() == Path(its_path).read_bytes()
+            assert _but_path(mine) == _but_path(its)  # sizes and offsets too
+        else:  # PE1: a leaf left out has no dictionary page, and at least one was left out
+            leaves = {its_meta.schema.column(c).path for c in range(its_meta.num_columns)}
+            assert set(keep) < leaves
+            assert _dictionary_leaves(mine_path) <= set(keep)
 
 
 def test_a_schema_change_gets_its_own_setup(tmp_path: Path) -> None:
@@ -187,4 +239,4 @@ def test_a_schema_change_gets_its_own_setup(tmp_path: Path) -> None:
         write_uuid = uuid.uuid4()
         (mine,) = _written(write_files, io, ours_meta, table, 5, 1, write_uuid)
         (its,) = _written(write_file, io, theirs_meta, table, 5, 1, write_uuid)
-        assert _but_path(mine) == _but_path(its)
+        assert _but_encoding(mine) == _but_encoding(its)

@@ -16,8 +16,11 @@ Rules:
   CP2 Rows are read as every reader reads them (PyIceberg's ArrowScan: the table's
       current schema, position deletes applied) and written in the order read, cut
       into files of about the target size on disk: the bytes per row are measured by
-      writing a sample of the rows with the table's Parquet codec, and the rows are
-      split evenly into the fewest files that keep each within the target. Files are
+      writing a sample of the rows with the table's Parquet codec and the
+      dictionaries writing W10 keeps (iceberg.encodings PE1), again on one file's
+      rows when a file holds fewer rows than the sample (a small file compresses
+      less and carries its own footer), and the rows are split evenly into the fewest
+      files that keep each within the target. Files are
       written in the table's current partition spec, through the table's FileIO
       (durable before the commit publishes them: io F1).
   CP3 A position delete file is removed with the rewrite when every data file it
@@ -135,6 +138,7 @@ from pyiceberg.table.update import (
     TableRequirement,
     TableUpdate,
 )
+from pyiceberg.utils.properties import property_as_int
 
 from .manifest_writers import ManifestWriterV2, write_manifest
 from .manifests import manifest_entries, snapshot_manifests
@@ -548,6 +552,9 @@ def _write(io: FileIO, metadata: TableMetadata, rows: Any, target: int, write_uu
     for key, part in parts:
         files = max(1, math.ceil(part.num_rows * _bytes_per_row(part, metadata.properties) / target))
         per = math.ceil(part.num_rows / files)
+        if per < min(part.num_rows, SAMPLE_ROWS):  # a file holds fewer rows than the sample: measure one
+            files = max(files, math.ceil(part.num_rows * _bytes_per_row(part.slice(0, per), metadata.properties) / target))
+            per = math.ceil(part.num_rows / files)
         for start in range(0, part.num_rows, per):
             piece = part.slice(start, per)
             if piece.nbytes <= _COMBINE_BYTES:  # CP9: one batch, not one per file read
@@ -564,10 +571,15 @@ def _bytes_per_row(rows: Any, properties: dict[str, str]) -> float:
     """CP2: the Parquet bytes per row of a sample of ``rows``, with the table's codec."""
     import pyarrow.parquet as pq
 
+    from .encodings import dictionary_columns
+
     sample = rows.slice(0, min(rows.num_rows, SAMPLE_ROWS))
     codec = properties.get(TableProperties.PARQUET_COMPRESSION, TableProperties.PARQUET_COMPRESSION_DEFAULT)
+    page_rows = property_as_int(properties, TableProperties.PARQUET_PAGE_ROW_LIMIT, TableProperties.PARQUET_PAGE_ROW_LIMIT_DEFAULT)
+    dictionaries = dictionary_columns(sample, page_rows)  # writing W10's
     sink = _bytes_io.BytesIO()
-    pq.write_table(sample, sink, compression=None if codec == "uncompressed" else codec)
+    pq.write_table(sample, sink, compression=None if codec == "uncompressed" else codec,
+                   use_dictionary=True if dictionaries is None else dictionaries)  # fmt: skip
     return sink.tell() / max(1, sample.num_rows)
 
 

@@ -70,8 +70,14 @@ Rules:
      the footer (``data_file_statistics_from_parquet_metadata``), the DataFile. The same
      DataFile and the same file (tests/iceberg/test_write_files.py compares them with
      ``write_file``'s on random schemas, properties and rows, and fails when PyIceberg's
-     copied functions change). A table whose ``write.format.default`` is not Parquet is
-     written by PyIceberg's ``write_file`` itself.
+     copied functions change), but for W10's encoding. A table whose
+     ``write.format.default`` is not Parquet is written by PyIceberg's ``write_file``
+     itself.
+  W10 (issue 34) A data file's column keeps its Parquet dictionary only where the
+     dictionary pays on the file's first page of values, as Iceberg's reference writer
+     (parquet-mr) decides (iceberg.encodings PE1, PE2): the same rows, schema and
+     statistics; only the encoding-dependent sizes and offsets differ from
+     ``write_file``'s, and nothing at all when every column's dictionary pays.
 """
 
 from __future__ import annotations
@@ -91,6 +97,7 @@ from pyiceberg.table.update.snapshot import UpdateSnapshot, _FastAppendFiles, _M
 from pyiceberg.typedef import EMPTY_DICT, Properties
 from pyiceberg.utils.properties import property_as_bool
 
+from .encodings import dictionary_columns
 from .manifests import live_data_paths, manifest_entries, snapshot_manifests
 from .manifest_writers import write_manifest, write_manifest_list
 from .tables import Confinement, ConfinedScan, apply_updates
@@ -240,6 +247,14 @@ def _planned_writer_class() -> Any:
         def __init__(self, output_file: Any, setup: _Setup, properties: Properties) -> None:
             super().__init__(output_file, setup.file_schema, properties)
             self._setup = setup
+
+        def write(self, table: Any) -> None:
+            """PyIceberg's ``write``, with W10's dictionaries decided on the first table."""
+            if self._writer is None:
+                columns = dictionary_columns(table, self._parquet_writer_kwargs["write_batch_size"])
+                if columns is not None:
+                    self._parquet_writer_kwargs = {**self._parquet_writer_kwargs, "use_dictionary": columns}
+            super().write(table)
 
         def close(self) -> Any:
             """PyIceberg 0.12.0's ``ParquetFormatWriter.close``, line for line, with the

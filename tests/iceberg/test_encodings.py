@@ -1,0 +1,140 @@
+"""iceberg.encodings PE1, PE2 (writing W10): a data file's column keeps its Parquet
+dictionary exactly when parquet-mr's test says it pays on the file's first page of
+values, decided here by an oracle in plain Python (a set of the values, their sizes)
+over random columns: types of each width, cardinalities from all-equal to unique,
+nulls, the page-row limit that bounds the sample; the rows read back are the rows
+written, through pyarrow and DuckDB.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+from hypothesis import HealthCheck, event, given, settings, strategies as st
+from pyiceberg.io.pyarrow import schema_to_pyarrow
+from pyiceberg.partitioning import PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.table import WriteTask
+from pyiceberg.table.metadata import new_table_metadata
+from pyiceberg.table.sorting import SortOrder
+from pyiceberg.types import (
+    BinaryType, DateType, DecimalType, DoubleType, FixedType, IntegerType, LongType, NestedField, StringType,
+    StructType, TimestampType,
+)
+
+from trinitylake_dbapi.iceberg.io import DurableFileIO
+from trinitylake_dbapi.iceberg.writing import for_writing, write_files
+
+_EPOCH = datetime.datetime(2026, 1, 1)
+#: (Iceberg type, its Parquet plain width (None: variable, its bytes + 4), value of a number).
+_KINDS: dict[str, tuple[Any, int | None, Any]] = {
+    "long": (LongType(), 8, lambda i: i * 7_919 - 10**12),
+    "int": (IntegerType(), 4, lambda i: i - 1000),
+    "date": (DateType(), 4, lambda i: datetime.date(2020, 1, 1) + datetime.timedelta(days=i)),
+    "timestamp": (TimestampType(), 8, lambda i: _EPOCH + datetime.timedelta(microseconds=i * 1_001)),
+    "double": (DoubleType(), 8, lambda i: i * 1.5),
+    "decimal(9,2)": (DecimalType(9, 2), 4, lambda i: decimal.Decimal(i) / 100),
+    "decimal(18,3)": (DecimalType(18, 3), 8, lambda i: decimal.Decimal(i) / 1000),
+    "decimal(30,4)": (DecimalType(30, 4), 13, lambda i: decimal.Decimal(i) * 10**20 / 10**4),
+    "fixed(3)": (FixedType(3), 3, lambda i: i.to_bytes(3, "big")),
+    "string": (StringType(), None, lambda i: f"value {i}" * (i % 3)),
+    "binary": (BinaryType(), None, lambda i: bytes(i % 11) + i.to_bytes(4, "big")),
+}
+
+
+def _pays(values: list[Any], width: int | None) -> bool | None:
+    """The oracle of PE1 on a leaf's sampled values: None when nothing is known (no value)."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    distinct = set(present)
+
+    def size(v: Any) -> int:
+        if width is not None:
+            return width
+        return len(v.encode() if isinstance(v, str) else v) + 4
+
+    plain = sum(size(v) for v in present)
+    dictionary = sum(size(v) for v in distinct)
+    bits = (len(distinct) - 1).bit_length()
+    return -(-len(present) * bits // 8) + dictionary < plain
+
+
+def _write(tmp: Path, fields: list[NestedField], rows: list[dict], properties: dict[str, str]) -> Any:
+    """Write ``rows`` as one data file of a new table with ``fields``; its DataFile."""
+    location = f"file://{tempfile.mkdtemp(dir=tmp)}"
+    metadata = for_writing(new_table_metadata(Schema(*fields), PartitionSpec(), SortOrder(), location, properties))
+    table = pa.Table.from_pylist(rows, schema=schema_to_pyarrow(metadata.schema()))
+    task = WriteTask(write_uuid=uuid.uuid4(), task_id=0, schema=metadata.schema(), record_batches=table.to_batches())
+    (data_file,) = write_files(DurableFileIO(), metadata, iter([task]))
+    return data_file, table
+
+
+def _dictionary_leaves(path: str) -> dict[str, bool]:
+    meta = pq.ParquetFile(path).metadata
+    return {meta.row_group(0).column(c).path_in_schema: meta.row_group(0).column(c).has_dictionary_page
+            for c in range(meta.num_columns)}  # fmt: skip
+
+
+@st.composite
+def _column(draw: Any) -> tuple[str, list[Any]]:
+    """(a kind of _KINDS, the column's values: drawn from a pool of 1 to 300 numbers, some None)."""
+    kind = draw(st.sampled_from(sorted(_KINDS)))
+    pool = draw(st.sampled_from([1, 2, 3, 10, 40]) | st.integers(1, 300))
+    count = draw(st.integers(1, 300))
+    nulls = draw(st.sampled_from([0.0, 0.0, 0.3, 1.0]))
+    numbers = draw(st.lists(st.integers(0, pool - 1), min_size=count, max_size=count)) if pool > 1 else [0] * count
+    if draw(st.booleans()):
+        numbers = sorted(set(numbers)) or [0]  # unique values, as a key column
+    flags = draw(st.lists(st.floats(0, 1), min_size=len(numbers), max_size=len(numbers)))
+    make = _KINDS[kind][2]
+    return kind, [None if f < nulls else make(n) for n, f in zip(numbers, flags)]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(columns=st.lists(_column(), min_size=1, max_size=3), sample=st.sampled_from([1, 7, 64, 20000]))
+def test_a_column_keeps_its_dictionary_exactly_when_it_pays(tmp_path: Path, columns: list[tuple[str, list[Any]]],
+                                                             sample: int) -> None:  # fmt: skip
+    n = min(len(values) for _, values in columns)
+    fields = [NestedField(i + 1, f"c{i}", _KINDS[kind][0], required=False) for i, (kind, _) in enumerate(columns)]
+    # one struct too: its leaves are decided as top-level columns are
+    fields.append(NestedField(len(columns) + 1, "s", StructType(
+        NestedField(len(columns) + 2, "inner", _KINDS[columns[0][0]][0], required=False)), required=False))
+    rows = [{**{f"c{i}": values[r] for i, (_, values) in enumerate(columns)}, "s": {"inner": columns[0][1][r]}}
+            for r in range(n)]  # fmt: skip
+    data_file, table = _write(tmp_path, fields, rows, {"write.parquet.page-row-limit": str(sample)})
+    path = data_file.file_path.removeprefix("file://")
+    has = _dictionary_leaves(path)
+    expected = {f"c{i}": _pays(values[:min(n, sample)], _KINDS[kind][1]) for i, (kind, values) in enumerate(columns)}
+    expected["s.inner"] = expected["c0"]
+    assert set(has) == set(expected)
+    for leaf, pays in expected.items():
+        event(f"pays: {pays}")
+        if pays is not None:  # PE1; with no value in the sample the dictionary stays (pyarrow's default)
+            assert has[leaf] == pays, leaf
+    read = pq.read_table(path)
+    assert read.to_pylist() == table.to_pylist()  # PE2: the same rows
+    with duckdb.connect() as con:  # and DuckDB reads them as pyarrow does
+        got = con.execute(f"SELECT * FROM read_parquet('{path}') ORDER BY file_row_number").fetchall()
+    assert [dict(zip(read.column_names, r)) for r in got] == read.to_pylist()
+
+
+def test_the_bench_table_keeps_dictionaries_only_where_they_pay(tmp_path: Path) -> None:
+    """The table of ``bench --only everyday``: the unique ``id`` is PLAIN, the 100 values of
+    ``k`` and the 997 of ``v`` keep their dictionaries; a one-row file has none; a column
+    of one value repeated keeps its dictionary."""
+    fields = [NestedField(1, "id", LongType(), required=False), NestedField(2, "k", LongType(), required=False),
+              NestedField(3, "v", DecimalType(21, 1), required=False), NestedField(4, "same", StringType(), required=False)]
+    rows = [{"id": i, "k": i % 100, "v": decimal.Decimal(i % 997) * decimal.Decimal("1.5"), "same": "x"} for i in range(30_000)]
+    data_file, _ = _write(tmp_path, fields, rows, {})
+    assert _dictionary_leaves(data_file.file_path.removeprefix("file://")) == {"id": False, "k": True, "v": True, "same": True}
+    data_file, _ = _write(tmp_path, fields, rows[7:8], {})
+    assert _dictionary_leaves(data_file.file_path.removeprefix("file://")) == {"id": False, "k": False, "v": False, "same": False}
