@@ -33,7 +33,8 @@ def wait_for_files(paths: list[str]) -> None:
     """Wait (5 ms naps) until every one of ``paths`` exists; a deadline only catches hangs."""
     deadline = time.monotonic() + HANG_S
     while not all(os.path.exists(p) for p in paths):
-        assert time.monotonic() < deadline, [p for p in paths if not os.path.exists(p)]
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no appender got ready (hang): {[p for p in paths if not os.path.exists(p)]}")
         time.sleep(0.005)
 
 
