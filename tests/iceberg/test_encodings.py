@@ -1,9 +1,10 @@
-"""iceberg.encodings PE1, PE2 (writing W10): a data file's column keeps its Parquet
+"""iceberg.encodings PE1-PE3 (writing W10): a data file's column keeps its Parquet
 dictionary exactly when parquet-mr's test says it pays on the file's first page of
 values, decided here by an oracle in plain Python (a set of the values, their sizes)
 over random columns: types of each width, cardinalities from all-equal to unique,
-nulls, the page-row limit that bounds the sample; the rows read back are the rows
-written, through pyarrow and DuckDB.
+nulls, the page-row limit that bounds the sample; with ``write.parquet.integer-encoding
+= delta``, exactly the integer columns left without one are DELTA_BINARY_PACKED; the
+rows read back are the rows written, through pyarrow and DuckDB.
 """
 
 from __future__ import annotations
@@ -84,6 +85,17 @@ def _dictionary_leaves(path: str) -> dict[str, bool]:
             for c in range(meta.num_columns)}  # fmt: skip
 
 
+def _encodings(path: str) -> dict[str, set[str]]:
+    """The encodings of each leaf column of the Parquet file at ``path``, over its row groups."""
+    meta = pq.ParquetFile(path).metadata
+    out: dict[str, set[str]] = {}
+    for g in range(meta.num_row_groups):
+        for c in range(meta.num_columns):
+            column = meta.row_group(g).column(c)
+            out.setdefault(column.path_in_schema, set()).update(column.encodings)
+    return out
+
+
 @st.composite
 def _column(draw: Any) -> tuple[str, list[Any]]:
     """(a kind of _KINDS, the column's values: drawn from a pool of 1 to 300 numbers, some None)."""
@@ -99,10 +111,15 @@ def _column(draw: Any) -> tuple[str, list[Any]]:
     return kind, [None if f < nulls else make(n) for n, f in zip(numbers, flags)]
 
 
+#: PE3: the kinds stored as Parquet INT32 or INT64.
+_INTEGERS = {"long", "int", "date", "timestamp", "decimal(9,2)", "decimal(18,3)"}
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(columns=st.lists(_column(), min_size=1, max_size=3), sample=st.sampled_from([1, 7, 64, 20000]))
+@given(columns=st.lists(_column(), min_size=1, max_size=3), sample=st.sampled_from([1, 7, 64, 20000]),
+       encoding=st.sampled_from([None, "plain", "delta", "delta", " Delta ", "zigzag"]))
 def test_a_column_keeps_its_dictionary_exactly_when_it_pays(tmp_path: Path, columns: list[tuple[str, list[Any]]],
-                                                             sample: int) -> None:  # fmt: skip
+                                                             sample: int, encoding: str | None) -> None:  # fmt: skip
     n = min(len(values) for _, values in columns)
     fields = [NestedField(i + 1, f"c{i}", _KINDS[kind][0], required=False) for i, (kind, _) in enumerate(columns)]
     # one struct too: its leaves are decided as top-level columns are
@@ -110,16 +127,26 @@ def test_a_column_keeps_its_dictionary_exactly_when_it_pays(tmp_path: Path, colu
         NestedField(len(columns) + 2, "inner", _KINDS[columns[0][0]][0], required=False)), required=False))
     rows = [{**{f"c{i}": values[r] for i, (_, values) in enumerate(columns)}, "s": {"inner": columns[0][1][r]}}
             for r in range(n)]  # fmt: skip
-    data_file, table = _write(tmp_path, fields, rows, {"write.parquet.page-row-limit": str(sample)})
+    properties = {"write.parquet.page-row-limit": str(sample)}
+    if encoding is not None:
+        properties["write.parquet.integer-encoding"] = encoding
+    data_file, table = _write(tmp_path, fields, rows, properties)
     path = data_file.file_path.removeprefix("file://")
     has = _dictionary_leaves(path)
     expected = {f"c{i}": _pays(values[:min(n, sample)], _KINDS[kind][1]) for i, (kind, values) in enumerate(columns)}
     expected["s.inner"] = expected["c0"]
+    kinds = {**{f"c{i}": kind for i, (kind, _) in enumerate(columns)}, "s.inner": columns[0][0]}
     assert set(has) == set(expected)
+    delta = (encoding or "").strip().lower() == "delta"
+    encodings = _encodings(path)
     for leaf, pays in expected.items():
         event(f"pays: {pays}")
         if pays is not None:  # PE1; with no value in the sample the dictionary stays (pyarrow's default)
             assert has[leaf] == pays, leaf
+        # PE3: DELTA_BINARY_PACKED exactly in the integer leaves without a dictionary, when opted in
+        expect_delta = delta and pays is False and kinds[leaf] in _INTEGERS
+        event(f"delta: {expect_delta}")
+        assert ("DELTA_BINARY_PACKED" in encodings[leaf]) == expect_delta, (leaf, encodings[leaf])
     read = pq.read_table(path)
     assert read.to_pylist() == table.to_pylist()  # PE2: the same rows
     with duckdb.connect() as con:  # and DuckDB reads them as pyarrow does
@@ -138,3 +165,11 @@ def test_the_bench_table_keeps_dictionaries_only_where_they_pay(tmp_path: Path) 
     assert _dictionary_leaves(data_file.file_path.removeprefix("file://")) == {"id": False, "k": True, "v": True, "same": True}
     data_file, _ = _write(tmp_path, fields, rows[7:8], {})
     assert _dictionary_leaves(data_file.file_path.removeprefix("file://")) == {"id": False, "k": False, "v": False, "same": False}
+    # PE3: opted in, the unique id is DELTA_BINARY_PACKED; DuckDB reads the same rows
+    data_file, table = _write(tmp_path, fields, rows, {"write.parquet.integer-encoding": "delta"})
+    path = data_file.file_path.removeprefix("file://")
+    assert _dictionary_leaves(path) == {"id": False, "k": True, "v": True, "same": True}
+    assert [leaf for leaf, found in _encodings(path).items() if "DELTA_BINARY_PACKED" in found] == ["id"]
+    with duckdb.connect() as con:
+        got = con.execute(f"SELECT sum(id), sum(k), sum(v), count(same) FROM read_parquet('{path}')").fetchone()
+    assert got == (sum(r["id"] for r in rows), sum(r["k"] for r in rows), sum(r["v"] for r in rows), len(rows))

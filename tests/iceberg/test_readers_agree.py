@@ -2,7 +2,9 @@
 (and copy-on-write) UPDATEs and DELETEs, compactions (OPTIMIZE, and automatic ones) and
 rollbacks; at every lakehouse version of it, our SELECT (time travel), PyIceberg's scan
 (a catalog opened at that version) and DuckDB's ``iceberg_scan`` of the metadata file the
-version names read exactly the rows a plain Python model of the history holds."""
+version names read exactly the rows a plain Python model of the history holds; with
+the table's data files PLAIN and dictionary-encoded, or DELTA_BINARY_PACKED where the
+table opts in (iceberg.encodings PE3)."""
 
 from __future__ import annotations
 
@@ -40,16 +42,20 @@ def _text(rows: Rows) -> list[tuple]:
     partitioned=st.booleans(),
     auto=st.sampled_from([None, 2, 3]),
     steps=st.lists(_step, min_size=4, max_size=14),
+    delta=st.booleans(),
 )
 def test_every_version_reads_the_same_rows_in_every_reader(
-    tmp_path_factory: Any, partitioned: bool, auto: int | None, steps: list
+    tmp_path_factory: Any, partitioned: bool, auto: int | None, steps: list, delta: bool
 ) -> None:
     # A directory per example under the run's basetemp (pytest keeps the last 3 runs'),
     # as cheap as mkdtemp; the system temp directory kept one per example for ever.
     location = os.path.join(tmp_path_factory.mktemp("agree"), "lake")
     con = tl.connect(location, create=True, autocommit=True)
     cur = con.cursor()
-    props = "" if auto is None else f" TBLPROPERTIES ('compaction.auto.min-delete-files' = '{auto}')"
+    properties = [] if auto is None else [f"'compaction.auto.min-delete-files' = '{auto}'"]
+    if delta:  # iceberg.encodings PE3: the unique ids are written DELTA_BINARY_PACKED
+        properties.append("'write.parquet.integer-encoding' = 'delta'")
+    props = f" TBLPROPERTIES ({', '.join(properties)})" if properties else ""
     cur.execute(f"CREATE TABLE t (id BIGINT, name VARCHAR, grp BIGINT){' PARTITIONED BY (grp)' if partitioned else ''}{props}")
     first = con.lakehouse.latest_version()
     model: Rows = {}

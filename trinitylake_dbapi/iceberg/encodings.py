@@ -33,9 +33,24 @@ Rules:
   PE2 Only the encoding changes: the same rows, schema, field ids, row groups and
       statistics (bounds, counts); the file's size, its columns' sizes and its row
       groups' offsets follow the encoding. Every column is PLAIN or dictionary
-      (RLE_DICTIONARY), the encodings every Parquet and Iceberg reader reads; when every
-      leaf's dictionary pays, pyarrow is called exactly as PyIceberg calls it (the same
-      bytes as PyIceberg's ``write_file``).
+      (RLE_DICTIONARY), the encodings every Parquet and Iceberg reader reads (unless
+      the table opts into PE3); when every leaf's dictionary pays, pyarrow is called
+      exactly as PyIceberg calls it (the same bytes as PyIceberg's ``write_file``).
+  PE3 A table that sets ``write.parquet.integer-encoding = delta`` (this library's
+      property; default ``plain``, any other value is ``plain``) gets, in every leaf
+      of an integer physical type (Iceberg int, long, date, time, timestamp and
+      decimals of precision up to 18) that PE1 leaves without a dictionary,
+      DELTA_BINARY_PACKED pages instead of PLAIN. Opt-in because Iceberg's own
+      vectorized Parquet reader (Spark with Iceberg's runtime, vectorization on by
+      default) reads DELTA_BINARY_PACKED only since apache/iceberg #13391 (2025,
+      Iceberg 1.10); PyIceberg, DuckDB, Trino and Spark's own reader read it. Measured
+      (2026-11-27, DuckDB 2.0.1, process CPU, least of 5-9, ZSTD): the everyday
+      bench table with its ``id`` DELTA_BINARY_PACKED instead of PLAIN, GROUP BY
+      27.6 -> 15.5 ms, ``WHERE id % 100 = k`` 24.2 -> 10.9 ms, range filter 4.1 ->
+      2.7 ms, the file 1.36 -> 0.35 MB; 1,000,000 values scanned (``sum(hash(x))``),
+      PLAIN -> DELTA: sorted 18.8 -> 5.7 ms, timestamps with jitter 19.1 -> 7.5,
+      random in 100,000 values 17.6 -> 6.8, random int64 7.5 -> 8.3 (incompressible;
+      the only shape measured slower).
 """
 
 from __future__ import annotations
@@ -43,7 +58,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-__all__ = ["dictionary_columns", "dictionary_pays", "leaf_columns"]
+__all__ = ["INTEGER_ENCODING", "column_options", "dictionary_columns", "dictionary_pays", "leaf_columns"]
+
+#: PE3: the table property that opts into DELTA_BINARY_PACKED integers (``delta``).
+INTEGER_ENCODING = "write.parquet.integer-encoding"
 
 
 @functools.lru_cache(maxsize=256)
@@ -134,19 +152,47 @@ def leaf_columns(column: Any, path: str) -> list[tuple[str, Any]]:
     return [(path, column)]
 
 
-def dictionary_columns(table: Any, sample: int) -> list[str] | None:
-    """PE1: the leaf columns of ``table`` (a pyarrow Table about to be written as one data
-    file) whose dictionary pays on its first ``sample`` rows, as pyarrow's
-    ``use_dictionary`` takes them; None when every leaf's dictionary pays (PE2: then
-    pyarrow's default, a dictionary for every column)."""
+@functools.lru_cache(maxsize=256)
+def _integer_physical(kind: Any) -> bool:
+    """PE3: whether the arrow type ``kind`` is stored as Parquet INT32 or INT64 here."""
+    import pyarrow as pa
+
+    t = pa.types
+    if isinstance(kind, pa.ExtensionType):
+        kind = kind.storage_type
+    if t.is_decimal(kind):
+        return kind.precision <= 18
+    return (t.is_integer(kind) or t.is_date(kind) or t.is_time(kind) or t.is_timestamp(kind)
+            or t.is_duration(kind))  # fmt: skip
+
+
+def column_options(table: Any, sample: int, delta_integers: bool = False) -> dict[str, Any]:
+    """PE1 and PE3: the options of pyarrow's ``ParquetWriter`` for ``table`` (a pyarrow
+    Table about to be written as one data file) beyond PyIceberg's: ``use_dictionary``
+    (the leaves whose dictionary pays on the first ``sample`` rows) and, with
+    ``delta_integers``, ``column_encoding`` (the integer leaves left without one);
+    empty when every leaf's dictionary pays (PE2)."""
     head = table.slice(0, max(1, sample))
     keep: list[str] = []
+    delta: dict[str, str] = {}
     plain = False
     for name, column in zip(head.column_names, head.columns):
         array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
         for path, values in leaf_columns(array, name):
             if dictionary_pays(values):
                 keep.append(path)
-            else:
-                plain = True
-    return keep if plain else None
+                continue
+            plain = True
+            if delta_integers and _integer_physical(values.type):
+                delta[path] = "DELTA_BINARY_PACKED"
+    if not plain:
+        return {}
+    return {"use_dictionary": keep, "column_encoding": delta} if delta else {"use_dictionary": keep}
+
+
+def dictionary_columns(table: Any, sample: int) -> list[str] | None:
+    """PE1: the leaf columns of ``table`` (a pyarrow Table about to be written as one data
+    file) whose dictionary pays on its first ``sample`` rows, as pyarrow's
+    ``use_dictionary`` takes them; None when every leaf's dictionary pays (PE2: then
+    pyarrow's default, a dictionary for every column)."""
+    return column_options(table, sample).get("use_dictionary")

@@ -77,7 +77,9 @@ Rules:
      dictionary pays on the file's first page of values, as Iceberg's reference writer
      (parquet-mr) decides (iceberg.encodings PE1, PE2): the same rows, schema and
      statistics; only the encoding-dependent sizes and offsets differ from
-     ``write_file``'s, and nothing at all when every column's dictionary pays.
+     ``write_file``'s, and nothing at all when every column's dictionary pays. A
+     table that sets ``write.parquet.integer-encoding = delta`` gets its integer
+     columns without a dictionary DELTA_BINARY_PACKED (PE3).
 """
 
 from __future__ import annotations
@@ -97,7 +99,7 @@ from pyiceberg.table.update.snapshot import UpdateSnapshot, _FastAppendFiles, _M
 from pyiceberg.typedef import EMPTY_DICT, Properties
 from pyiceberg.utils.properties import property_as_bool
 
-from .encodings import dictionary_columns
+from .encodings import INTEGER_ENCODING, column_options
 from .manifests import live_data_paths, manifest_entries, snapshot_manifests
 from .manifest_writers import write_manifest, write_manifest_list
 from .tables import Confinement, ConfinedScan, apply_updates
@@ -249,11 +251,12 @@ def _planned_writer_class() -> Any:
             self._setup = setup
 
         def write(self, table: Any) -> None:
-            """PyIceberg's ``write``, with W10's dictionaries decided on the first table."""
+            """PyIceberg's ``write``, with W10's encodings decided on the first table."""
             if self._writer is None:
-                columns = dictionary_columns(table, self._parquet_writer_kwargs["write_batch_size"])
-                if columns is not None:
-                    self._parquet_writer_kwargs = {**self._parquet_writer_kwargs, "use_dictionary": columns}
+                delta = str(self._properties.get(INTEGER_ENCODING, "plain")).strip().lower() == "delta"
+                options = column_options(table, self._parquet_writer_kwargs["write_batch_size"], delta)
+                if options:
+                    self._parquet_writer_kwargs = {**self._parquet_writer_kwargs, **options}
             super().write(table)
 
         def close(self) -> Any:
