@@ -94,12 +94,18 @@ def test_time_travel_to_the_version_before_optimize_reads_the_old_files(tmp_path
     assert duckdb_rows(old.metadata_location) == expected
 
 
+@pytest.mark.parametrize("delta", [False, True])
 @pytest.mark.parametrize("target", [6_000, 20_000, 50_000])
-def test_files_come_out_at_the_target_size(tmp_path: Path, target: int) -> None:
+def test_files_come_out_at_the_target_size(tmp_path: Path, target: int, delta: bool) -> None:
+    """CP2, with the encodings writing W10 chooses (iceberg.encodings PE1; PE3 where the
+    table opts into DELTA_BINARY_PACKED integers: the sorted ids shrink to nearly nothing)."""
     location = str(tmp_path / "lake")
     catalog = TrinityLakeCatalog("c", uri=location, create="true")
     schema = pa.schema([("id", pa.int64()), ("name", pa.large_string())])
-    table = catalog.create_table("default.t", schema, properties={"write.target-file-size-bytes": str(target)})
+    properties = {"write.target-file-size-bytes": str(target)}
+    if delta:
+        properties["write.parquet.integer-encoding"] = "delta"
+    table = catalog.create_table("default.t", schema, properties=properties)
     for chunk in range(30):
         ids = list(range(chunk * 400, (chunk + 1) * 400))
         table.append(pa.table({"id": ids, "name": [f"row {i} " * 3 for i in ids]}, schema=schema))

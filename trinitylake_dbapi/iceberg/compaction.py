@@ -17,7 +17,7 @@ Rules:
       current schema, position deletes applied) and written in the order read, cut
       into files of about the target size on disk: the bytes per row are measured by
       writing a sample of the rows with the table's Parquet codec and the
-      dictionaries writing W10 keeps (iceberg.encodings PE1), again on one file's
+      encodings writing W10 chooses (iceberg.encodings PE1, PE3), again on one file's
       rows when a file holds fewer rows than the sample (a small file compresses
       less and carries its own footer), and the rows are split evenly into the fewest
       files that keep each within the target. Files are
@@ -571,15 +571,14 @@ def _bytes_per_row(rows: Any, properties: dict[str, str]) -> float:
     """CP2: the Parquet bytes per row of a sample of ``rows``, with the table's codec."""
     import pyarrow.parquet as pq
 
-    from .encodings import dictionary_columns
+    from .encodings import column_options, delta_integers
 
     sample = rows.slice(0, min(rows.num_rows, SAMPLE_ROWS))
     codec = properties.get(TableProperties.PARQUET_COMPRESSION, TableProperties.PARQUET_COMPRESSION_DEFAULT)
     page_rows = property_as_int(properties, TableProperties.PARQUET_PAGE_ROW_LIMIT, TableProperties.PARQUET_PAGE_ROW_LIMIT_DEFAULT)
-    dictionaries = dictionary_columns(sample, page_rows)  # writing W10's
+    options = column_options(sample, page_rows, delta_integers(properties))  # writing W10's
     sink = _bytes_io.BytesIO()
-    pq.write_table(sample, sink, compression=None if codec == "uncompressed" else codec,
-                   use_dictionary=True if dictionaries is None else dictionaries)  # fmt: skip
+    pq.write_table(sample, sink, compression=None if codec == "uncompressed" else codec, **options)
     return sink.tell() / max(1, sample.num_rows)
 
 

@@ -58,7 +58,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-__all__ = ["INTEGER_ENCODING", "column_options", "dictionary_columns", "dictionary_pays", "leaf_columns"]
+__all__ = ["INTEGER_ENCODING", "column_options", "delta_integers", "dictionary_columns", "dictionary_pays", "leaf_columns"]
 
 #: PE3: the table property that opts into DELTA_BINARY_PACKED integers (``delta``).
 INTEGER_ENCODING = "write.parquet.integer-encoding"
@@ -150,6 +150,11 @@ def leaf_columns(column: Any, path: str) -> list[tuple[str, Any]]:
     if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
         return leaf_columns(column.flatten(), f"{path}.list.element")
     return [(path, column)]
+
+
+def delta_integers(properties: Any) -> bool:
+    """PE3: whether a table of these properties opts into DELTA_BINARY_PACKED integers."""
+    return str(properties.get(INTEGER_ENCODING, "plain")).strip().lower() == "delta"
 
 
 @functools.lru_cache(maxsize=256)

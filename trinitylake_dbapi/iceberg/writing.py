@@ -99,7 +99,7 @@ from pyiceberg.table.update.snapshot import UpdateSnapshot, _FastAppendFiles, _M
 from pyiceberg.typedef import EMPTY_DICT, Properties
 from pyiceberg.utils.properties import property_as_bool
 
-from .encodings import INTEGER_ENCODING, column_options
+from .encodings import column_options, delta_integers
 from .manifests import live_data_paths, manifest_entries, snapshot_manifests
 from .manifest_writers import write_manifest, write_manifest_list
 from .tables import Confinement, ConfinedScan, apply_updates
@@ -253,8 +253,8 @@ def _planned_writer_class() -> Any:
         def write(self, table: Any) -> None:
             """PyIceberg's ``write``, with W10's encodings decided on the first table."""
             if self._writer is None:
-                delta = str(self._properties.get(INTEGER_ENCODING, "plain")).strip().lower() == "delta"
-                options = column_options(table, self._parquet_writer_kwargs["write_batch_size"], delta)
+                sample = self._parquet_writer_kwargs["write_batch_size"]
+                options = column_options(table, sample, delta_integers(self._properties))
                 if options:
                     self._parquet_writer_kwargs = {**self._parquet_writer_kwargs, **options}
             super().write(table)
