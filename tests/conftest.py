@@ -120,6 +120,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="the fast lane for the edit-test loop: deselect the tests marked "
              + ", ".join(QUICK_EXCLUDES) + " (tests/conftest.py marks most of them by path and fixture)",
     )  # fmt: skip
+    parser.addoption(
+        "--examples-share", type=int, default=None, metavar="N",
+        help="each Hypothesis test runs 1/N of its examples (at least QUICK_MIN_EXAMPLES); "
+             f"--quick implies {QUICK_EXAMPLES_SHARE}. scripts/test's side runs use it: they repeat "
+             "the main run's properties on other versions of a dependency",
+    )  # fmt: skip
 
 
 def auto_markers(item: pytest.Item) -> set[str]:
@@ -176,10 +182,10 @@ QUICK_EXAMPLES_SHARE = 3
 QUICK_MIN_EXAMPLES = 10
 
 
-def quick_examples(items: list[pytest.Item]) -> None:
+def quick_examples(items: list[pytest.Item], share: int = QUICK_EXAMPLES_SHARE) -> None:
     """Give each Hypothesis test among ``items`` (``@given``, or a state machine's
-    TestCase) ``max_examples`` divided by QUICK_EXAMPLES_SHARE, at least
-    QUICK_MIN_EXAMPLES; once per test function (a parametrised test's items share it)."""
+    TestCase) ``max_examples`` divided by ``share``, at least QUICK_MIN_EXAMPLES; once
+    per test function (a parametrised test's items share it)."""
     from hypothesis import settings as Settings
 
     done: set[int] = set()
@@ -195,7 +201,7 @@ def quick_examples(items: list[pytest.Item]) -> None:
             continue
         done.add(id(holder))
         current = getattr(holder, name)
-        fewer = max(QUICK_MIN_EXAMPLES, current.max_examples // QUICK_EXAMPLES_SHARE)
+        fewer = max(QUICK_MIN_EXAMPLES, current.max_examples // share)
         if fewer < current.max_examples:
             setattr(holder, name, Settings(current, max_examples=fewer))
 
@@ -227,7 +233,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = kept
-        quick_examples(items)
+    share = config.getoption("examples_share") or (QUICK_EXAMPLES_SHARE if config.getoption("quick") else 1)
+    if share > 1:
+        quick_examples(items, share)
     # The tests' forkservers preload s3fs only in a session that runs S3 tests
     # (tests/warm_processes.py S3_PRELOAD: ~0.9 s of CPU per server otherwise wasted).
     import warm_processes
