@@ -150,7 +150,11 @@ EDGES = [
 ] + [("REAL", v) for v in (float("nan"), -0.0, 3.4028235e38, 3.4028236e38, 3.5e38, 1e-46, 0.1, 2**24 + 1)] + [
     ("DECIMAL(4,1)", v) for v in (decimal.Decimal("999.9"), decimal.Decimal("-999.9"), decimal.Decimal("1000"),
                                   decimal.Decimal("1.25"), decimal.Decimal("1.20"), decimal.Decimal("-0.0"), 999, 1000)
-] + [("DECIMAL(38,0)", v) for v in (10**38 - 1, 10**38, decimal.Decimal("1E+5"))] + [
+] + [("DECIMAL(38,0)", v) for v in (10**38 - 1, 10**38, decimal.Decimal("1E+5"), decimal.Decimal(10**28),
+                                   decimal.Decimal(10**38 - 1), decimal.Decimal(-(10**38) + 1), decimal.Decimal(10**38))
+] + [("DECIMAL(38,10)", v) for v in (decimal.Decimal("1234567890123456789012345678.0123456789"),
+                                    decimal.Decimal("-9999999999999999999999999999.9999999999"), decimal.Decimal("1.5"))
+] + [
     ("VARCHAR(3)", v) for v in ("abc", "abcd", "üéà", "😀😀😀", "😀😀😀😀", "a\x00", b"abc", b"\xff")
 ] + [("CHAR(2)", v) for v in ("a", "ab", "abc")] + [("STRING", v) for v in ("", "x" * 100_000, "\u2028")] + [
     ("BINARY(2)", v) for v in (b"", b"\xff\xfe", b"\x00\x00\x00", bytearray(b"a"), "ab")

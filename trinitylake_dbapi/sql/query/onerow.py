@@ -66,6 +66,9 @@ _BYTES_KINDS = frozenset({"binary", "fixed"})
 _CASTS = {"DATE": "date", "TIME": "time", "TIMESTAMP": "timestamp", "TIMESTAMPTZ": "timestamptz"}
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 _EXACT_DOUBLE = 2**53
+#: Room for every digit of a DECIMAL(38, s) (the default context's 28 digits made
+#: ``quantize`` raise InvalidOperation on a value of 29 digits or more).
+_DECIMALS = decimal.Context(prec=80)
 #: The number literals DuckDB reads as an integer, a DECIMAL and a DOUBLE (ASCII only:
 #: Python's int() and Decimal() also take other digits and ``_``).
 _INTEGER = re.compile(r"[0-9]+", re.ASCII)
@@ -208,7 +211,7 @@ def _decimal(number: decimal.Decimal, column: ColumnSpec) -> decimal.Decimal:
         raise _Fallback  # DuckDB rounds
     if abs(number) >= decimal.Decimal(10) ** (precision - scale):
         raise _Fallback  # out of range: DuckDB's error
-    return number.quantize(decimal.Decimal(1).scaleb(-scale))
+    return number.quantize(decimal.Decimal(1).scaleb(-scale), context=_DECIMALS)
 
 
 def _cast(node: exp.Cast, column: ColumnSpec) -> Any:
