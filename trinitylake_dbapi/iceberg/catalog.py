@@ -158,7 +158,7 @@ from .scope import MAX_COMMIT_ATTEMPTS, CatalogScope, OwnScope
 from .io import DurableFileIO, file_io_properties, storage_options_from_properties
 from .schema import columns_from_schema
 from .compaction import is_replace, rebased_replace
-from .manifests import manifest_entries, snapshot_manifests
+from .manifests import entry_paths, snapshot_manifests
 from .tables import ICEBERG, TableStates, apply_updates, check_commit
 from .writing import LakehouseTable
 
@@ -855,10 +855,10 @@ def _added_files(updates: tuple[TableUpdate, ...], io: FileIO, owner: str = "the
             if manifest.added_snapshot_id != snapshot.snapshot_id:
                 continue
             with own_file(manifest.manifest_path, owner):
-                entries = manifest_entries(io, manifest, discard_deleted=False)
-            for entry in entries:
-                if entry.status == ManifestEntryStatus.ADDED:
-                    added.append(entry.data_file.file_path)
+                entries = entry_paths(io, manifest)  # manifests MF6: what its writer wrote
+            for status, path in entries:
+                if status == ManifestEntryStatus.ADDED:
+                    added.append(path)
             added.append(manifest.manifest_path)
         added.append(snapshot.manifest_list)
     return added

@@ -122,7 +122,6 @@ from pyiceberg.manifest import (
     ManifestEntry,
     ManifestEntryStatus,
     ManifestFile,
-    write_manifest_list,
 )
 from pyiceberg.table import TableProperties
 from pyiceberg.table.locations import load_location_provider
@@ -140,7 +139,7 @@ from pyiceberg.table.update import (
 )
 from pyiceberg.utils.properties import property_as_int
 
-from .manifest_writers import ManifestWriterV2, write_manifest
+from .manifest_writers import ManifestWriterV2, write_manifest, write_manifest_list
 from .manifests import manifest_entries, snapshot_manifests
 
 __all__ = ["AUTO_MIN_DELETE_FILES", "AUTO_MIN_SMALL_FILES", "AUTO_MIN_SMALL_FILES_DEFAULT", "choose_tiered", "auto_min_files",

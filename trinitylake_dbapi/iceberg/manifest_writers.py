@@ -22,6 +22,11 @@ Rules:
       version). The append producers' commit (writing W6) writes its list so.
   MW2 Only the set-up is shared: each file gets its own output stream, sync marker,
       counters and partition summaries, exactly as PyIceberg's writer keeps them.
+  MW4 A file these writers wrote completely (closed without an error) is handed to the
+      manifests cache as it was encoded (manifests MF6): a manifest's (status, file
+      path) pairs when ``to_manifest_file`` describes it, a manifest list's entries as
+      ``prepare_manifest`` made them (what was encoded) when it closes. A file whose
+      writing failed is never handed over.
 """
 
 from __future__ import annotations
@@ -35,10 +40,12 @@ from pyiceberg.avro.codecs import AVRO_CODEC_KEY, CODEC_MAPPING_ICEBERG_TO_AVRO
 from pyiceberg.avro.file import MAGIC, META_SCHEMA, SYNC_SIZE, AvroFileHeader, AvroOutputFile
 from pyiceberg.avro.resolver import construct_writer, resolve_writer
 from pyiceberg.io import OutputFile
-from pyiceberg.manifest import DEFAULT_READ_VERSION, MANIFEST_LIST_FILE_SCHEMAS, ManifestEntry
+from pyiceberg.manifest import DEFAULT_READ_VERSION, MANIFEST_LIST_FILE_SCHEMAS, ManifestEntry, ManifestFile
 from pyiceberg.manifest import ManifestListWriterV2 as _PyIcebergManifestListWriterV2
 from pyiceberg.manifest import ManifestWriterV2 as _PyIcebergManifestWriterV2
 from pyiceberg.utils.schema_conversion import AvroSchemaConversion
+
+from .manifests import note_entry_paths, note_list
 
 __all__ = ["KEPT", "ManifestListWriterV2", "ManifestWriterV2", "cache_size", "write_manifest", "write_manifest_list"]
 
@@ -87,7 +94,27 @@ class _PreparedAvroOutputFile(AvroOutputFile[Any]):
 
 class ManifestWriterV2(_PyIcebergManifestWriterV2):
     """PyIceberg 0.12's v2 manifest writer whose Avro set-up is built once per distinct
-    manifest metadata (MW1)."""
+    manifest metadata (MW1); what it wrote goes to the manifests cache (MW4)."""
+
+    _written: list[tuple[Any, str]] | None = None
+    _complete = False
+
+    def add_entry(self, entry: ManifestEntry) -> "ManifestWriterV2":
+        super().add_entry(entry)
+        if self._written is None:
+            self._written = []
+        self._written.append((entry.status, entry.data_file.file_path))  # MW4: as encoded
+        return self
+
+    def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
+        super().__exit__(exc_type, exc_value, traceback)
+        self._complete = exc_type is None
+
+    def to_manifest_file(self) -> ManifestFile:
+        manifest = super().to_manifest_file()
+        if self._complete and self._written:  # MW4: only a file written completely
+            note_entry_paths(manifest, tuple(self._written))
+        return manifest
 
     def new_writer(self) -> AvroOutputFile[ManifestEntry]:
         meta = self._meta
@@ -130,6 +157,20 @@ def write_manifest(format_version: int, spec: Any, schema: Any, output_file: Out
 
 class ManifestListWriterV2(_PyIcebergManifestListWriterV2):
     """PyIceberg 0.12's v2 manifest list writer whose Avro set-up is built once (MW3)."""
+
+    _prepared: list[ManifestFile] | None = None
+
+    def add_manifests(self, manifest_files: list[ManifestFile]) -> "ManifestListWriterV2":
+        """PyIceberg's ``add_manifests``, keeping what it encodes (MW4)."""
+        prepared = [self.prepare_manifest(manifest_file) for manifest_file in manifest_files]
+        self._writer.write_block(prepared)
+        self._prepared = [*(self._prepared or []), *prepared]
+        return self
+
+    def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
+        super().__exit__(exc_type, exc_value, traceback)
+        if exc_type is None:  # MW4: only a file written completely
+            note_list(self._output_file.location, self._commit_snapshot_id, self._prepared or [])
 
     def __enter__(self) -> "ManifestListWriterV2":
         file_schema, writer, json_schema = _setup(

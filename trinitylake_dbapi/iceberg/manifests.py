@@ -30,6 +30,18 @@ Rules:
   MF4 Entries read with :func:`manifest_entries` inherit snapshot id, sequence numbers
       and partition spec from the manifest list entry exactly as PyIceberg's
       ``fetch_manifest_entry`` makes them inherit.
+  MF6 What a commit reads back of the files its snapshot adds (tables M6's check,
+      catalog P9's list: each entry's status and data file path, :func:`entry_paths`;
+      the new manifest list) is decoded once per process and kept as in MF2: a
+      manifest's pairs under its canonical location, length and adding snapshot, a
+      list under MF2's key. A file this process wrote with :mod:`.manifest_writers`
+      (manifest_writers MW4) is put there by its writer once it is completely
+      written, as the file holds it (the manifest list's entries as the writer
+      prepared and encoded them, each manifest's pairs as it encoded them), so the
+      commit that adds it, and the next append that reads its parent's list, decode
+      neither. Iceberg files are never rewritten under the same location (MF2), so
+      what is kept is what a decode would give (tests/iceberg/test_manifest_seeding.py
+      compares them).
 """
 
 from __future__ import annotations
@@ -59,8 +71,8 @@ from pyiceberg.manifest import (
 from ..storage.locations import canonical_location
 
 __all__ = [
-    "CACHE", "Cache", "ManifestAvroFile", "inherit", "list_size", "live_data_paths", "manifest_entries",
-    "note_live_data_paths", "snapshot_manifests",
+    "CACHE", "Cache", "ManifestAvroFile", "entry_paths", "inherit", "list_size", "live_data_paths", "manifest_entries",
+    "note_entry_paths", "note_list", "note_live_data_paths", "snapshot_manifests",
 ]
 
 _DEFAULT_LIMIT = 64 * 1024 * 1024
@@ -196,6 +208,12 @@ def read_list(io: FileIO, location: str) -> ManifestList:
         return ManifestList(list(reader))
 
 
+def note_list(location: str, snapshot_id: int, manifests: list[ManifestFile]) -> None:
+    """MF6: keep the manifest list just written completely at ``location`` for
+    ``snapshot_id``, whose entries are ``manifests`` (as encoded; shared: MF3)."""
+    CACHE.put(("list", canonical_location(location), snapshot_id, False), ManifestList(manifests))
+
+
 def snapshot_manifests(io: FileIO, snapshot: Any) -> list[ManifestFile]:
     """The manifests ``snapshot``'s manifest list names, in order, decoded once per
     process (MF2; shared: never mutate them, MF3). For the commit path, which checks
@@ -262,3 +280,35 @@ def live_data_paths(io: FileIO, manifest: ManifestFile) -> frozenset[str]:
         found = _Paths(frozenset(e.data_file.file_path for e in entries if e.data_file.content == DataFileContent.DATA))
         CACHE.put(key, found)
     return found.paths
+
+
+class _EntryPaths:
+    __slots__ = ("entries", "size")
+
+    def __init__(self, entries: tuple[tuple[ManifestEntryStatus, str], ...]) -> None:
+        self.entries = entries
+        self.size = 300 + sum(100 + len(p) for _, p in entries)
+
+
+def _entry_paths_key(location: str, length: int, added_snapshot_id: int | None) -> tuple:
+    return ("entry paths", canonical_location(location), length, added_snapshot_id)
+
+
+def note_entry_paths(manifest: ManifestFile, entries: tuple[tuple[ManifestEntryStatus, str], ...]) -> None:
+    """MF6: keep the (status, data file path) of every entry of the manifest just
+    written completely (``manifest``: what its writer's ``to_manifest_file`` gave)."""
+    key = _entry_paths_key(manifest.manifest_path, manifest.manifest_length, manifest.added_snapshot_id)
+    CACHE.put(key, _EntryPaths(entries))
+
+
+def entry_paths(io: FileIO, manifest: ManifestFile) -> tuple[tuple[ManifestEntryStatus, str], ...]:
+    """MF6: the status and data (or delete) file path of every entry of ``manifest``,
+    deleted entries included, in file order; decoded once per process (shared)."""
+    key = _entry_paths_key(manifest.manifest_path, manifest.manifest_length, manifest.added_snapshot_id)
+    found = CACHE.get(key)
+    if found is None:
+        found = _EntryPaths(tuple(
+            (e.status, e.data_file.file_path) for e in manifest_entries(io, manifest, discard_deleted=False)
+        ))  # fmt: skip
+        CACHE.put(key, found)
+    return found.entries

@@ -113,7 +113,7 @@ from ..format.paths import METADATA_LOCATION, PREVIOUS_METADATA_LOCATION
 from ..storage.local import symlink_within
 from ..storage.locations import canonical_location, location_within
 from .files import check_avro, parse_metadata
-from .manifests import manifest_entries, snapshot_manifests
+from .manifests import entry_paths, snapshot_manifests
 from .oldmetadata import METADATA_PATH, delete_metadata_files, deletes_old_metadata, doomed_metadata
 from .schema import schema_from_columns
 
@@ -660,8 +660,8 @@ def check_commit(
             if manifest.added_snapshot_id != snapshot.snapshot_id:
                 continue  # listed by an earlier commit, checked there (readers check again)
             check(manifest.manifest_path, "manifest")
-            for entry in manifest_entries(io, manifest, discard_deleted=False):
-                check(entry.data_file.file_path, "data file")
+            for _, path in entry_paths(io, manifest):  # manifests MF6
+                check(path, "data file")
 
 
 class _ReaderIO(FileIO):
