@@ -19,6 +19,13 @@ Rules:
       stored as the text they encode). A result value outside Python's range is a
       DataError naming its column, never an OverflowError.
 
+  Q13. Rows are brought to the Arrow schema of the Iceberg table's current schema
+      (:func:`as_iceberg`); rows already in exactly that schema (metadata included), as
+      a one-row INSERT's are (Q12), are used as they are, without a cast. The Arrow
+      schema of the last Iceberg schema converted is kept (one, per process): it is
+      reused for the same Schema object or an equal one (PyIceberg's schemas are
+      immutable), so it is always the conversion of the schema given.
+
 (Q4's first sentence, INSERT appends one set of data files, is enforced here; the rest
 of Q4 in sql.query.rewrite.)
 """
@@ -232,14 +239,33 @@ def as_iceberg(arrow: Any, table: Any) -> Any:
     SIGABRT, not an exception) when a cast rebuilds a map whose keys carry one.
     """
     import pyarrow as pa
-    from pyiceberg.io.pyarrow import schema_to_pyarrow
 
-    target = schema_to_pyarrow(table.schema(), include_field_ids=False)
+    target = iceberg_arrow_schema(table.schema())
+    if arrow.schema.equals(target, check_metadata=True):
+        return arrow  # Q13: nothing to cast
     for i, field in enumerate(arrow.schema):
         if _holds_map(field.type):
             chunks = [_map_keys_unmasked(chunk, field.name) for chunk in arrow.column(i).chunks]
             arrow = arrow.set_column(i, field, pa.chunked_array(chunks, field.type))
     return arrow.cast(target)
+
+
+#: Q13: the last Iceberg schema :func:`iceberg_arrow_schema` converted, with its Arrow schema.
+_last_arrow_schema: tuple[Any, Any] | None = None
+
+
+def iceberg_arrow_schema(schema: Any) -> Any:
+    """Q13: PyIceberg's ``schema_to_pyarrow(schema, include_field_ids=False)``, kept for
+    the last schema converted."""
+    global _last_arrow_schema
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+
+    found = _last_arrow_schema
+    if found is not None and (found[0] is schema or found[0] == schema):
+        return found[1]
+    target = schema_to_pyarrow(schema, include_field_ids=False)
+    _last_arrow_schema = (schema, target)
+    return target
 
 
 def _holds_map(arrow_type: Any) -> bool:
