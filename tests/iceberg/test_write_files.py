@@ -240,3 +240,58 @@ def test_a_schema_change_gets_its_own_setup(tmp_path: Path) -> None:
         (mine,) = _written(write_files, io, ours_meta, table, 5, 1, write_uuid)
         (its,) = _written(write_file, io, theirs_meta, table, 5, 1, write_uuid)
         assert _but_encoding(mine) == _but_encoding(its)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), fields=_fields(), with_ids=st.booleans(), slices=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=4))
+def test_a_kept_projection_gives_pyicebergs_batch(data: Any, fields: Any, with_ids: bool, slices: list) -> None:
+    """W11: the set-up keeps a projection only when it relabels the batch's own arrays of
+    primitive types, and every later batch of that schema (slices included, with and
+    without field ids in the batch's schema) gets exactly PyIceberg's projected batch:
+    the same values, Arrow schema and field metadata."""
+    import pyarrow as pa
+    from pyiceberg.io.pyarrow import _to_requested_schema
+
+    from trinitylake_dbapi.iceberg import writing
+
+    metadata = _metadata([f for f, _ in fields], "file:///nowhere/t", {})
+    schema = metadata.schema()
+    setup = writing._Setup(schema, metadata.properties)
+    arrow_schema = schema_to_pyarrow(schema, include_field_ids=with_ids)
+    rows = data.draw(st.lists(st.fixed_dictionaries({f.name: v for f, v in fields}), min_size=1, max_size=8))
+    table = pa.Table.from_pylist(rows, schema=arrow_schema).combine_chunks()
+    nested = any(not f.field_type.is_primitive for f in schema.fields)
+    for start, length in [(0, len(rows)), *slices]:
+        for batch in table.slice(start, length).to_batches():
+            theirs = _to_requested_schema(requested_schema=setup.file_schema, file_schema=schema, batch=batch,
+                                          downcast_ns_timestamp_to_us=setup.downcast, include_field_ids=True,
+                                          format_model=setup.format_model)  # fmt: skip
+            ours = writing._projected(setup, schema, batch)
+            assert ours.schema.equals(theirs.schema, check_metadata=True)
+            assert [[repr(v) for v in c.to_pylist()] for c in ours.columns] == [  # NaN equals NaN here
+                [repr(v) for v in c.to_pylist()] for c in theirs.columns]  # fmt: skip
+    if nested:
+        assert not setup.projections
+
+
+def test_a_one_row_write_keeps_its_projection(tmp_path: Path) -> None:
+    """W11: a table of primitive columns (a one-row INSERT's) projects its first batch
+    with PyIceberg and relabels the later ones; the files are write_file's."""
+    import pyarrow as pa
+
+    from trinitylake_dbapi.iceberg import writing
+
+    fields = [NestedField(1, "id", LongType(), required=False), NestedField(2, "name", StringType(), required=False),
+              NestedField(3, "amount", DoubleType(), required=False), NestedField(4, "day", DateType(), required=False)]  # fmt: skip
+    io = DurableFileIO()
+    for n in range(3):
+        ours_meta = _metadata(fields, f"file://{tmp_path}/ours{n}", {"write.metadata.metrics.default": "full"})
+        theirs_meta = _metadata(fields, f"file://{tmp_path}/theirs{n}", {"write.metadata.metrics.default": "full"})
+        row = {"id": n, "name": f"name {n}", "amount": n * 1.5, "day": datetime.date(2026, 1, 1 + n)}
+        table = pa.Table.from_pylist([row], schema=schema_to_pyarrow(ours_meta.schema(), include_field_ids=False))
+        write_uuid = uuid.uuid4()
+        (mine,) = _written(write_files, io, ours_meta, table, 5, 1, write_uuid)
+        (its,) = _written(write_file, io, theirs_meta, table, 5, 1, write_uuid)
+        assert _but_encoding(mine) == _but_encoding(its)
+        assert pq.read_table(mine.file_path.removeprefix("file://")).equals(pq.read_table(its.file_path.removeprefix("file://")))
+        assert writing._setup(ours_meta).projections  # kept from the first file on
