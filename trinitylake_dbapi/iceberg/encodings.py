@@ -13,7 +13,11 @@ Measured (2026-11-27, DuckDB 2.0.1, process CPU, least of 7-9): the 1,000,000-ro
 of ``bench --only everyday`` written with a dictionary on its unique ``id``, then
 without: GROUP BY 33.2 -> 27.6 ms, ``WHERE id % 100 = k`` 29.0 -> 24.2 ms, the
 selective range filter 5.0 -> 4.1 ms; pyarrow writes the file in 141 -> 58 ms of CPU
-(3.3 -> 1.4 MB).
+(3.3 -> 1.4 MB). One column of 1,000,000 values scanned (``sum(hash(x))``, ZSTD),
+dictionary -> PLAIN: unique sorted longs 24.5 -> 18.8 ms, random longs 12.8 -> 7.5,
+timestamps 22.6 -> 19.1, unique doubles 24.6 -> 20.0, unique strings 44.6 -> 38.7;
+where the test keeps the dictionary it scans cheaper than PLAIN (30,000 random values:
+10.5 against 14.9 ms; 100 values: 5.2 against 19.3 ms; 50 strings: 6.3 against 30.4).
 
 Rules:
 
