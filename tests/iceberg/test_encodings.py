@@ -51,17 +51,26 @@ _KINDS: dict[str, tuple[Any, int | None, Any]] = {
 }
 
 
-def _pays(values: list[Any], width: int | None) -> bool | None:
-    """The oracle of PE1 on a leaf's sampled values: None when nothing is known (no value)."""
-    present = [v for v in values if v is not None]
-    if not present:
-        return None
-    distinct = set(present)
-
+def _pays(values: list[Any], width: int | None, page_bytes: int = 1 << 20) -> bool | None:
+    """The oracle of PE1 on a leaf's sampled values (the non-null ones, up to ``page_bytes``
+    of plain values, at least one): None when nothing is known (no value)."""
     def size(v: Any) -> int:
         if width is not None:
             return width
         return len(v.encode() if isinstance(v, str) else v) + 4
+
+    present: list[Any] = []
+    total = 0
+    for v in values:
+        if v is None:
+            continue
+        total += size(v)
+        if present and total > page_bytes:
+            break
+        present.append(v)
+    if not present:
+        return None
+    distinct = set(present)
 
     plain = sum(size(v) for v in present)
     dictionary = sum(size(v) for v in distinct)
@@ -117,9 +126,11 @@ _INTEGERS = {"long", "int", "date", "timestamp", "decimal(9,2)", "decimal(18,3)"
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(columns=st.lists(_column(), min_size=1, max_size=3), sample=st.sampled_from([1, 7, 64, 20000]),
-       encoding=st.sampled_from([None, "plain", "delta", "delta", " Delta ", "zigzag"]))
+       encoding=st.sampled_from([None, "plain", "delta", "delta", " Delta ", "zigzag"]),
+       page_bytes=st.sampled_from([None, None, 1, 64, 700]))
 def test_a_column_keeps_its_dictionary_exactly_when_it_pays(tmp_path: Path, columns: list[tuple[str, list[Any]]],
-                                                             sample: int, encoding: str | None) -> None:  # fmt: skip
+                                                             sample: int, encoding: str | None,
+                                                             page_bytes: int | None) -> None:  # fmt: skip
     n = min(len(values) for _, values in columns)
     fields = [NestedField(i + 1, f"c{i}", _KINDS[kind][0], required=False) for i, (kind, _) in enumerate(columns)]
     # one struct too: its leaves are decided as top-level columns are
@@ -130,10 +141,13 @@ def test_a_column_keeps_its_dictionary_exactly_when_it_pays(tmp_path: Path, colu
     properties = {"write.parquet.page-row-limit": str(sample)}
     if encoding is not None:
         properties["write.parquet.integer-encoding"] = encoding
+    if page_bytes is not None:
+        properties["write.parquet.page-size-bytes"] = str(page_bytes)
     data_file, table = _write(tmp_path, fields, rows, properties)
     path = data_file.file_path.removeprefix("file://")
     has = _dictionary_leaves(path)
-    expected = {f"c{i}": _pays(values[:min(n, sample)], _KINDS[kind][1]) for i, (kind, values) in enumerate(columns)}
+    expected = {f"c{i}": _pays(values[:min(n, sample)], _KINDS[kind][1], page_bytes or 1 << 20)
+                for i, (kind, values) in enumerate(columns)}  # fmt: skip
     expected["s.inner"] = expected["c0"]
     kinds = {**{f"c{i}": kind for i, (kind, _) in enumerate(columns)}, "s.inner": columns[0][0]}
     assert set(has) == set(expected)
@@ -165,6 +179,11 @@ def test_the_bench_table_keeps_dictionaries_only_where_they_pay(tmp_path: Path) 
     assert _dictionary_leaves(data_file.file_path.removeprefix("file://")) == {"id": False, "k": True, "v": True, "same": True}
     data_file, _ = _write(tmp_path, fields, rows[7:8], {})
     assert _dictionary_leaves(data_file.file_path.removeprefix("file://")) == {"id": False, "k": False, "v": False, "same": False}
+    # PE1's sample is one page of values: 1,100 distinct 1 KB strings fill it, so no
+    # dictionary, though the 20,000 rows would have paid (1,100 values repeated after)
+    long = [{"id": i, "k": 0, "v": decimal.Decimal(0), "same": f"{i % 1100:04d}" * 250} for i in range(20_000)]
+    data_file, _ = _write(tmp_path, fields, long, {})
+    assert _dictionary_leaves(data_file.file_path.removeprefix("file://"))["same"] is False
     # PE3: opted in, the unique id is DELTA_BINARY_PACKED; DuckDB reads the same rows
     data_file, table = _write(tmp_path, fields, rows, {"write.parquet.integer-encoding": "delta"})
     path = data_file.file_path.removeprefix("file://")

@@ -209,7 +209,7 @@ def test_write_files_writes_what_write_file_writes(tmp_path: Path, data: Any, fi
         mine_meta, its_meta = pq.ParquetFile(mine_path).metadata, pq.ParquetFile(its_path).metadata
         assert [mine_meta.row_group(g).num_rows for g in range(mine_meta.num_row_groups)] == \
             [its_meta.row_group(g).num_rows for g in range(its_meta.num_row_groups)]  # fmt: skip
-        keep = dictionary_columns(rows_of_file, sample)
+        keep = dictionary_columns(rows_of_file, sample, 1 << 20)  # Iceberg's default page size
         event("every dictionary pays" if keep is None else "some leaf is plain")
         if keep is None:  # PE2: every dictionary pays, so pyarrow was called as PyIceberg calls it
             assert Path(mine_path).read_bytes() == Path(its_path).read_bytes()

@@ -24,12 +24,14 @@ Rules:
   PE1 A data file's leaf column gets a dictionary if and only if it pays on the file's
       first page's worth of values (:func:`dictionary_columns`): from the first
       ``sample`` rows (the table's ``write.parquet.page-row-limit``, 20,000 by
-      default: the rows of parquet-mr's first page), that leaf's non-null values
-      ``n``, their distinct values ``d``, the plain size ``P`` (a fixed-width
-      value's Parquet physical width times ``n``; a string's or binary's bytes plus 4
-      per value) and the dictionary's size ``D`` (the same over the ``d`` distinct
-      values), it pays when ``ceil(n * bit_width(d - 1) / 8) + D < P``, parquet-mr's
-      test. A leaf with no non-null value in the sample, a BOOLEAN (Parquet has no
+      default: the rows of parquet-mr's first page), that leaf's non-null values up to
+      a page of them (``write.parquet.page-size-bytes`` of plain values, 1 MiB by
+      default, at least one value; hashing 20,000 values of 1 KB cost half the write
+      of the file): their number ``n``, their distinct values ``d``, the plain size
+      ``P`` (a fixed-width value's Parquet physical width times ``n``; a string's or
+      binary's bytes plus 4 per value) and the dictionary's size ``D`` (the same over
+      the ``d`` distinct values); it pays when ``ceil(n * bit_width(d - 1) / 8) + D <
+      P``, parquet-mr's test. A leaf with no non-null value in the sample, a BOOLEAN (Parquet has no
       dictionary for it) and a type not sized here keep their dictionary. pyarrow's
       size limit (``write.parquet.dict-size-bytes``) still ends a dictionary that
       grows past it later in the file. The decision is per file (pyarrow takes one
@@ -105,9 +107,10 @@ def _is_binary(kind: Any) -> bool:
     return t.is_string(kind) or t.is_binary(kind) or t.is_large_string(kind) or t.is_large_binary(kind)
 
 
-def dictionary_pays(values: Any) -> bool:
+def dictionary_pays(values: Any, page_bytes: int | None = None) -> bool:
     """PE1's test on one leaf's sampled ``values`` (a pyarrow Array): whether its
-    dictionary-encoded size plus the dictionary's is below its plain size."""
+    dictionary-encoded size plus the dictionary's is below its plain size, over its
+    non-null values up to ``page_bytes`` of plain values (at least one)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -119,15 +122,30 @@ def dictionary_pays(values: Any) -> bool:
         return True
     if count == 1:  # d = 1: no index bits, and a dictionary as large as the value
         return _plain_width(kind) is None and not _is_binary(kind)
+    if values.null_count:
+        values = values.drop_null()
     if _is_binary(kind):
-        distinct = pc.unique(values.drop_null() if values.null_count else values)
-        plain = (pc.sum(pc.binary_length(values)).as_py() or 0) + 4 * count
+        lengths = pc.binary_length(values)
+        plain = (pc.sum(lengths).as_py() or 0) + 4 * count
+        if page_bytes is not None and plain > page_bytes:  # the first page's values only
+            within = pc.sum(pc.less_equal(pc.cumulative_sum(pc.add(lengths, 4)), page_bytes)).as_py() or 0
+            count = max(1, within)
+            values = values.slice(0, count)
+            plain = (pc.sum(lengths.slice(0, count)).as_py() or 0) + 4 * count
+            if count == 1:
+                return False
+        distinct = pc.unique(values)
         dictionary = (pc.sum(pc.binary_length(distinct)).as_py() or 0) + 4 * len(distinct)
         n_distinct = len(distinct)
     else:
         width = _plain_width(kind)
         if width is None:
             return True
+        if page_bytes is not None and width * count > page_bytes:  # the first page's values only
+            count = max(1, page_bytes // width)
+            values = values.slice(0, count)
+            if count == 1:
+                return False
         n_distinct = pc.count_distinct(values).as_py()
         plain = width * count
         dictionary = width * n_distinct
@@ -175,10 +193,11 @@ def _integer_physical(kind: Any) -> bool:
             or t.is_duration(kind))  # fmt: skip
 
 
-def column_options(table: Any, sample: int, delta_integers: bool = False) -> dict[str, Any]:
+def column_options(table: Any, sample: int, delta_integers: bool = False, page_bytes: int | None = None) -> dict[str, Any]:
     """PE1 and PE3: the options of pyarrow's ``ParquetWriter`` for ``table`` (a pyarrow
     Table about to be written as one data file) beyond PyIceberg's: ``use_dictionary``
-    (the leaves whose dictionary pays on the first ``sample`` rows) and, with
+    (the leaves whose dictionary pays on the first ``sample`` rows, at most
+    ``page_bytes`` of plain values per leaf) and, with
     ``delta_integers``, ``column_encoding`` (the integer leaves left without one);
     empty when every leaf's dictionary pays (PE2)."""
     head = table.slice(0, max(1, sample))
@@ -188,7 +207,7 @@ def column_options(table: Any, sample: int, delta_integers: bool = False) -> dic
     for name, column in zip(head.column_names, head.columns):
         array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
         for path, values in leaf_columns(array, name):
-            if dictionary_pays(values):
+            if dictionary_pays(values, page_bytes):
                 keep.append(path)
                 continue
             plain = True
@@ -199,9 +218,9 @@ def column_options(table: Any, sample: int, delta_integers: bool = False) -> dic
     return {"use_dictionary": keep, "column_encoding": delta} if delta else {"use_dictionary": keep}
 
 
-def dictionary_columns(table: Any, sample: int) -> list[str] | None:
+def dictionary_columns(table: Any, sample: int, page_bytes: int | None = None) -> list[str] | None:
     """PE1: the leaf columns of ``table`` (a pyarrow Table about to be written as one data
     file) whose dictionary pays on its first ``sample`` rows, as pyarrow's
     ``use_dictionary`` takes them; None when every leaf's dictionary pays (PE2: then
     pyarrow's default, a dictionary for every column)."""
-    return column_options(table, sample).get("use_dictionary")
+    return column_options(table, sample, page_bytes=page_bytes).get("use_dictionary")

@@ -314,8 +314,9 @@ def _planned_writer_class() -> Any:
         def write(self, table: Any) -> None:
             """PyIceberg's ``write``, with W10's encodings decided on the first table."""
             if self._writer is None:
-                sample = self._parquet_writer_kwargs["write_batch_size"]
-                options = column_options(table, sample, delta_integers(self._properties))
+                kwargs = self._parquet_writer_kwargs
+                options = column_options(table, kwargs["write_batch_size"], delta_integers(self._properties),
+                                         kwargs["data_page_size"])  # fmt: skip
                 if options:
                     self._parquet_writer_kwargs = {**self._parquet_writer_kwargs, **options}
             super().write(table)
