@@ -367,20 +367,38 @@ BAD_DATA = [
 ]
 
 
+@pytest.fixture(scope="module")
+def bad_data_lakes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple[Lake, Any]]]:
+    """Per backend, one lakehouse holding ``ns.t`` with one row and a cursor on it, for
+    all of BAD_DATA: each statement must leave both as they were (which each test checks:
+    a statement that wrote, or left the connection unusable, would fail its own test and
+    every later one's). Built per test, they were most of each one's CPU."""
+    lakes = {"local": Lake("local", str(tmp_path_factory.mktemp("bad-data") / "lake")),
+             "memory": Lake("memory", f"memory://bad-data-{uuid.uuid4().hex}/lake")}  # fmt: skip
+    opened = {}
+    for backend, lake in lakes.items():
+        conn = lake.connect(autocommit=True)
+        cur = conn.cursor()
+        q(cur, "CREATE NAMESPACE ns")
+        q(cur, "CREATE TABLE ns.t (id INT NOT NULL, name VARCHAR(3), small SMALLINT)")
+        q(cur, "INSERT INTO ns.t VALUES (1, 'abc', 7)")
+        opened[backend] = (lake, cur)
+    yield opened
+    for _, cur in opened.values():
+        cur.connection.close()
+
+
 @pytest.mark.parametrize("sql,cls,match", BAD_DATA, ids=[b[0] for b in BAD_DATA])
-@local_and_memory
-def test_bad_data_gives_its_pep249_error_and_writes_nothing(lake: Lake, sql: str, cls: type, match: str) -> None:
-    conn = lake.connect(autocommit=True)
-    cur = conn.cursor()
-    q(cur, "CREATE NAMESPACE ns")
-    q(cur, "CREATE TABLE ns.t (id INT NOT NULL, name VARCHAR(3), small SMALLINT)")
-    q(cur, "INSERT INTO ns.t VALUES (1, 'abc', 7)")
+@pytest.mark.parametrize("backend", ["local", "memory"])
+def test_bad_data_gives_its_pep249_error_and_writes_nothing(
+    bad_data_lakes: dict[str, tuple[Lake, Any]], backend: str, sql: str, cls: type, match: str
+) -> None:
+    lake, cur = bad_data_lakes[backend]
     before = lake.files()
     with pytest.raises(cls, match=match):
         q(cur, sql)
     assert lake.files() == before
     assert q(cur, "SELECT * FROM ns.t") == [(1, "abc", 7)]
-    conn.close()
 
 
 def test_read_only_connection_refuses_data_writes(memory_lake: Lake) -> None:
