@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.partitioning import PartitionSpec
@@ -192,3 +193,38 @@ def test_the_bench_table_keeps_dictionaries_only_where_they_pay(tmp_path: Path) 
     with duckdb.connect() as con:
         got = con.execute(f"SELECT sum(id), sum(k), sum(v), count(same) FROM read_parquet('{path}')").fetchone()
     assert got == (sum(r["id"] for r in rows), sum(r["k"] for r in rows), sum(r["v"] for r in rows), len(rows))
+
+
+def _page_indexed(path: str) -> bool:
+    meta = pq.ParquetFile(path).metadata
+    chunks = [meta.row_group(g).column(c) for g in range(meta.num_row_groups) for c in range(meta.num_columns)]
+    assert len({(c.has_column_index, c.has_offset_index) for c in chunks}) == 1  # all or none
+    return chunks[0].has_column_index and chunks[0].has_offset_index
+
+
+@pytest.mark.parametrize(("rows", "text", "indexed"), [
+    (1, 10, False), (20_000, 10, False), (20_001, 10, True), (2_000, 1_000, True), (120_000, 10, True),
+])  # fmt: skip
+def test_a_file_of_more_than_one_page_carries_the_page_index(tmp_path: Path, rows: int, text: int, indexed: bool) -> None:
+    """PE4: more than 20,000 rows or more than a page (1 MiB) of data: ColumnIndex and
+    OffsetIndex in every column chunk; the same rows and DataFile (sizes aside) as
+    PyIceberg's ``write_file``, and DuckDB's range filter reads the same rows."""
+    from pyiceberg.io.pyarrow import write_file
+
+    fields = [NestedField(1, "id", LongType(), required=False), NestedField(2, "s", StringType(), required=False)]
+    values = [{"id": i, "s": f"{i:0{text}d}"} for i in range(rows)]
+    data_file, table = _write(tmp_path, fields, values, {})
+    path = data_file.file_path.removeprefix("file://")
+    assert _page_indexed(path) is indexed
+    assert pq.read_table(path).to_pylist() == table.to_pylist()
+    location = f"file://{tempfile.mkdtemp(dir=tmp_path)}"
+    metadata = for_writing(new_table_metadata(Schema(*fields), PartitionSpec(), SortOrder(), location, {}))
+    task = WriteTask(write_uuid=uuid.uuid4(), task_id=0, schema=metadata.schema(), record_batches=table.to_batches())
+    (theirs,) = write_file(DurableFileIO(), metadata, iter([task]))
+    skip = {5, 6, 13}  # PE2: file_size_in_bytes, column_sizes, split_offsets
+    assert [data_file[i] for i in range(len(data_file)) if i not in skip and i != 1] == \
+        [theirs[i] for i in range(len(theirs)) if i not in skip and i != 1]  # fmt: skip
+    low = rows // 2
+    with duckdb.connect() as con:
+        got = con.execute(f"SELECT id FROM read_parquet('{path}') WHERE id >= {low} AND id < {low} + 100 ORDER BY id").fetchall()
+    assert [g[0] for g in got] == list(range(low, min(rows, low + 100)))

@@ -35,7 +35,7 @@ from pyiceberg.types import (
 )
 
 from trinitylake_dbapi.iceberg.io import DurableFileIO
-from trinitylake_dbapi.iceberg.encodings import dictionary_columns
+from trinitylake_dbapi.iceberg.encodings import column_options
 from trinitylake_dbapi.iceberg.writing import for_writing, write_files
 
 #: PyIceberg 0.12.0's ``write_file`` and ``ParquetFormatWriter.close``, which W9 follows:
@@ -209,12 +209,13 @@ def test_write_files_writes_what_write_file_writes(tmp_path: Path, data: Any, fi
         mine_meta, its_meta = pq.ParquetFile(mine_path).metadata, pq.ParquetFile(its_path).metadata
         assert [mine_meta.row_group(g).num_rows for g in range(mine_meta.num_row_groups)] == \
             [its_meta.row_group(g).num_rows for g in range(its_meta.num_row_groups)]  # fmt: skip
-        keep = dictionary_columns(rows_of_file, sample, 1 << 20)  # Iceberg's default page size
-        event("every dictionary pays" if keep is None else "some leaf is plain")
-        if keep is None:  # PE2: every dictionary pays, so pyarrow was called as PyIceberg calls it
+        options = column_options(rows_of_file, sample, page_bytes=1 << 20)  # Iceberg's default page size
+        event("every dictionary pays" if "use_dictionary" not in options else "some leaf is plain")
+        if not options:  # PE2: every dictionary pays, one page: pyarrow was called as PyIceberg calls it
             assert Path(mine_path).read_bytes() == Path(its_path).read_bytes()
             assert _but_path(mine) == _but_path(its)  # sizes and offsets too
-        else:  # PE1: a leaf left out has no dictionary page, and at least one was left out
+        if "use_dictionary" in options:  # PE1: a leaf left out has no dictionary page, and one was
+            keep = options["use_dictionary"]
             leaves = {its_meta.schema.column(c).path for c in range(its_meta.num_columns)}
             assert set(keep) < leaves
             assert _dictionary_leaves(mine_path) <= set(keep)

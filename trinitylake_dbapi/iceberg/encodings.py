@@ -40,8 +40,9 @@ Rules:
       statistics (bounds, counts); the file's size, its columns' sizes and its row
       groups' offsets follow the encoding. Every column is PLAIN or dictionary
       (RLE_DICTIONARY), the encodings every Parquet and Iceberg reader reads (unless
-      the table opts into PE3); when every leaf's dictionary pays, pyarrow is called
-      exactly as PyIceberg calls it (the same bytes as PyIceberg's ``write_file``).
+      the table opts into PE3); when every leaf's dictionary pays and the file gets no
+      page index (PE4), pyarrow is called exactly as PyIceberg calls it (the same bytes
+      as PyIceberg's ``write_file``).
   PE3 A table that sets ``write.parquet.integer-encoding = delta`` (this library's
       property; default ``plain``, any other value is ``plain``) gets, in every leaf
       of an integer physical type (Iceberg int, long, date, time, timestamp and
@@ -57,6 +58,16 @@ Rules:
       PLAIN -> DELTA: sorted 18.8 -> 5.7 ms, timestamps with jitter 19.1 -> 7.5,
       random in 100,000 values 17.6 -> 6.8, random int64 7.5 -> 8.3 (incompressible;
       the only shape measured slower).
+  PE4 A data file of more than one page (more than :data:`PAGE_ROWS` rows, pyarrow's
+      most rows per page, or more than ``write.parquet.page-size-bytes`` of Arrow
+      data) carries Parquet's page index (ColumnIndex and OffsetIndex: each page's
+      bounds and offset), as parquet-mr writes it by default; readers that do not know
+      it ignore it. A smaller file has one page per column chunk, which its row
+      group's statistics already bound, and skips it (a one-row file's write: 153 ->
+      176 us of CPU with one). Measured (2026-11-27, DuckDB 2.0.1, process CPU, least
+      of 7, the everyday bench table's file): the selective range filter 3.9 -> 2.7 ms
+      (DuckDB skips the pages outside the range), GROUP BY and ``id % 100 = k``
+      unchanged, the 1,000,000-row file written in the same CPU (58.1 / 58.2 ms).
 """
 
 from __future__ import annotations
@@ -64,8 +75,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-__all__ = ["INTEGER_ENCODING", "column_options", "delta_integers", "dictionary_columns", "dictionary_pays", "leaf_columns"]
+__all__ = ["INTEGER_ENCODING", "PAGE_ROWS", "column_options", "delta_integers", "dictionary_columns", "dictionary_pays", "leaf_columns"]
 
+#: PE4: the most rows pyarrow puts in a data page (its ``max_rows_per_page`` default).
+PAGE_ROWS = 20_000
 #: PE3: the table property that opts into DELTA_BINARY_PACKED integers (``delta``).
 INTEGER_ENCODING = "write.parquet.integer-encoding"
 
@@ -194,12 +207,16 @@ def _integer_physical(kind: Any) -> bool:
 
 
 def column_options(table: Any, sample: int, delta_integers: bool = False, page_bytes: int | None = None) -> dict[str, Any]:
-    """PE1 and PE3: the options of pyarrow's ``ParquetWriter`` for ``table`` (a pyarrow
-    Table about to be written as one data file) beyond PyIceberg's: ``use_dictionary``
-    (the leaves whose dictionary pays on the first ``sample`` rows, at most
-    ``page_bytes`` of plain values per leaf) and, with
-    ``delta_integers``, ``column_encoding`` (the integer leaves left without one);
-    empty when every leaf's dictionary pays (PE2)."""
+    """PE1, PE3 and PE4: the options of pyarrow's ``ParquetWriter`` for ``table`` (a
+    pyarrow Table about to be written as one data file) beyond PyIceberg's:
+    ``use_dictionary`` (the leaves whose dictionary pays on the first ``sample`` rows,
+    at most ``page_bytes`` of plain values per leaf), with ``delta_integers``
+    ``column_encoding`` (the integer leaves left without one), and
+    ``write_page_index`` for a file of more than one page; empty when every leaf's
+    dictionary pays and the file is one page (PE2)."""
+    options: dict[str, Any] = {}
+    if table.num_rows > PAGE_ROWS or (page_bytes is not None and table.nbytes > page_bytes):
+        options["write_page_index"] = True
     head = table.slice(0, max(1, sample))
     keep: list[str] = []
     delta: dict[str, str] = {}
@@ -213,9 +230,11 @@ def column_options(table: Any, sample: int, delta_integers: bool = False, page_b
             plain = True
             if delta_integers and _integer_physical(values.type):
                 delta[path] = "DELTA_BINARY_PACKED"
-    if not plain:
-        return {}
-    return {"use_dictionary": keep, "column_encoding": delta} if delta else {"use_dictionary": keep}
+    if plain:
+        options["use_dictionary"] = keep
+    if delta:
+        options["column_encoding"] = delta
+    return options
 
 
 def dictionary_columns(table: Any, sample: int, page_bytes: int | None = None) -> list[str] | None:

@@ -77,9 +77,10 @@ Rules:
      dictionary pays on the file's first page of values, as Iceberg's reference writer
      (parquet-mr) decides (iceberg.encodings PE1, PE2): the same rows, schema and
      statistics; only the encoding-dependent sizes and offsets differ from
-     ``write_file``'s, and nothing at all when every column's dictionary pays. A
-     table that sets ``write.parquet.integer-encoding = delta`` gets its integer
-     columns without a dictionary DELTA_BINARY_PACKED (PE3).
+     ``write_file``'s, and nothing at all when every column's dictionary pays and the
+     file is one page. A file of more than one page carries Parquet's page index
+     (PE4). A table that sets ``write.parquet.integer-encoding = delta`` gets its
+     integer columns without a dictionary DELTA_BINARY_PACKED (PE3).
   W11 (issue 34) A set-up (W9) also keeps, for up to ``PROJECTIONS`` Arrow schemas of
      the batches given (metadata included), the Arrow schema PyIceberg's projection to
      the file schema (``_to_requested_schema``) gave a batch of that schema, when that
