@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import sqlglot
+from hypothesis import HealthCheck, event, given, settings
 
 import trinitylake_dbapi as tl
 from trinitylake_dbapi import errors
@@ -675,48 +676,44 @@ def binder_oracle(world: tuple[Path, Forbidden]) -> Iterator[tuple[Any, Any]]:
 
 
 @pytest.mark.slow  # a property test against DuckDB's binder (~5.8 s of CPU): the full run only
-def test_scope_resolution_agrees_with_duckdbs_binder(binder_oracle: tuple[Any, Any]) -> None:
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(query=nestings(3))
+def test_scope_resolution_agrees_with_duckdbs_binder(binder_oracle: tuple[Any, Any], query: str) -> None:
     """Whatever the nesting: where DuckDB binds every ``NOWHERE`` to a CTE, the driver
     gives the same rows; where DuckDB would look for a file, the driver says
     ObjectNotFoundError (QX1 leaves nothing for a replacement scan); never
-    InternalError or OperationalError."""
-    from hypothesis import HealthCheck, event, given, settings
+    InternalError or OperationalError. (The @given is the test's own, not an inner
+    function's, so that tests/conftest.py's examples share reaches it: scripts/test's
+    sqlglot 28 run repeats it on a third of its examples.)"""
     from sqlglot.optimizer.eliminate_ctes import eliminate_ctes
 
     cur, raw = binder_oracle
-
-    @settings(max_examples=300, deadline=None, derandomize=True,
-              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
-    @given(nestings(3))
-    def check(query: str) -> None:
-        # EXISTS over default.t: a data query even without another table (DuckDB runs it).
-        sql = f"SELECT n FROM ({query}) q WHERE EXISTS (SELECT 1 FROM default.t)"
-        # DuckDB never binds the body of a CTE nothing uses, where the driver resolves
-        # every name: compare on the statement without them.
-        # Written back in DuckDB's dialect: sqlglot 28's Spark-based generator hoists nested
-        # CTEs to the top and drops RECURSIVE, which would change the scopes under test.
-        sql = eliminate_ctes(sqlglot.parse_one(sql, dialect=TrinityLake)).sql(dialect=duckdb_dialect())
-        try:
-            expected: list[tuple] | None = sorted(raw.execute(raw_duckdb_sql(sql)).fetchall(), key=repr)
-            raw_error = ""
-        except Exception as e:  # noqa: BLE001 - DuckDB's verdict
-            expected, raw_error = None, str(e)
-        try:
-            cur.execute(sql)
-            got: list[tuple] | None = sorted(cur.fetchall(), key=repr)
-            error: Exception | None = None
-        except errors.Error as e:
-            got, error = None, e
-        assert not isinstance(error, (errors.InternalError, errors.OperationalError)), (sql, error)
-        event("DuckDB: every name a CTE" if expected is not None else
-              "DuckDB: a file" if "does not exist" in raw_error or "No files found" in raw_error else
-              "DuckDB: another error")  # fmt: skip
-        if expected is not None:
-            assert got == expected, (sql, error)
-        elif "nonexistent-sandbox" in raw_error and ("does not exist" in raw_error or "No files found" in raw_error):
-            assert isinstance(error, errors.ObjectNotFoundError), (sql, raw_error, got, error)
-
-    check()
+    # EXISTS over default.t: a data query even without another table (DuckDB runs it).
+    sql = f"SELECT n FROM ({query}) q WHERE EXISTS (SELECT 1 FROM default.t)"
+    # DuckDB never binds the body of a CTE nothing uses, where the driver resolves
+    # every name: compare on the statement without them.
+    # Written back in DuckDB's dialect: sqlglot 28's Spark-based generator hoists nested
+    # CTEs to the top and drops RECURSIVE, which would change the scopes under test.
+    sql = eliminate_ctes(sqlglot.parse_one(sql, dialect=TrinityLake)).sql(dialect=duckdb_dialect())
+    try:
+        expected: list[tuple] | None = sorted(raw.execute(raw_duckdb_sql(sql)).fetchall(), key=repr)
+        raw_error = ""
+    except Exception as e:  # noqa: BLE001 - DuckDB's verdict
+        expected, raw_error = None, str(e)
+    try:
+        cur.execute(sql)
+        got: list[tuple] | None = sorted(cur.fetchall(), key=repr)
+        error: Exception | None = None
+    except errors.Error as e:
+        got, error = None, e
+    assert not isinstance(error, (errors.InternalError, errors.OperationalError)), (sql, error)
+    event("DuckDB: every name a CTE" if expected is not None else
+          "DuckDB: a file" if "does not exist" in raw_error or "No files found" in raw_error else
+          "DuckDB: another error")  # fmt: skip
+    if expected is not None:
+        assert got == expected, (sql, error)
+    elif "nonexistent-sandbox" in raw_error and ("does not exist" in raw_error or "No files found" in raw_error):
+        assert isinstance(error, errors.ObjectNotFoundError), (sql, raw_error, got, error)
 
 
 @pytest.mark.parametrize("sql, data", [
