@@ -574,8 +574,10 @@ def _bytes_per_row(rows: Any, properties: dict[str, str]) -> float:
 
     sample = rows.slice(0, min(rows.num_rows, SAMPLE_ROWS))
     codec = properties.get(TableProperties.PARQUET_COMPRESSION, TableProperties.PARQUET_COMPRESSION_DEFAULT)
-    page_rows = property_as_int(properties, TableProperties.PARQUET_PAGE_ROW_LIMIT, TableProperties.PARQUET_PAGE_ROW_LIMIT_DEFAULT)
-    page_bytes = property_as_int(properties, TableProperties.PARQUET_PAGE_SIZE_BYTES, TableProperties.PARQUET_PAGE_SIZE_BYTES_DEFAULT)
+    page_rows = property_as_int(
+        properties, TableProperties.PARQUET_PAGE_ROW_LIMIT, TableProperties.PARQUET_PAGE_ROW_LIMIT_DEFAULT)
+    page_bytes = property_as_int(
+        properties, TableProperties.PARQUET_PAGE_SIZE_BYTES, TableProperties.PARQUET_PAGE_SIZE_BYTES_DEFAULT)
     options = column_options(sample, page_rows, delta_integers(properties), page_bytes)  # writing W10's
     sink = _bytes_io.BytesIO()
     pq.write_table(sample, sink, compression=None if codec == "uncompressed" else codec, **options)

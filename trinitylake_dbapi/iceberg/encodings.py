@@ -75,7 +75,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-__all__ = ["INTEGER_ENCODING", "PAGE_ROWS", "column_options", "delta_integers", "dictionary_columns", "dictionary_pays", "leaf_columns"]
+__all__ = ["INTEGER_ENCODING", "PAGE_ROWS", "column_options", "delta_integers", "dictionary_columns",
+           "dictionary_pays", "leaf_columns"]
 
 #: PE4: the most rows pyarrow puts in a data page (its ``max_rows_per_page`` default).
 PAGE_ROWS = 20_000
@@ -175,7 +176,8 @@ def leaf_columns(column: Any, path: str) -> list[tuple[str, Any]]:
     kind = column.type
     if pa.types.is_struct(kind):
         children = column.flatten()
-        return [leaf for i, child in enumerate(children) for leaf in leaf_columns(child, f"{path}.{kind.field(i).name}")]
+        return [leaf for i, child in enumerate(children)
+                for leaf in leaf_columns(child, f"{path}.{kind.field(i).name}")]  # fmt: skip
     if pa.types.is_map(kind):  # its keys and items are the whole child arrays, not this slice's
         offsets = column.offsets
         start = offsets[0].as_py()
@@ -206,7 +208,8 @@ def _integer_physical(kind: Any) -> bool:
             or t.is_duration(kind))  # fmt: skip
 
 
-def column_options(table: Any, sample: int, delta_integers: bool = False, page_bytes: int | None = None) -> dict[str, Any]:
+def column_options(table: Any, sample: int, delta_integers: bool = False,
+                   page_bytes: int | None = None) -> dict[str, Any]:  # fmt: skip
     """PE1, PE3 and PE4: the options of pyarrow's ``ParquetWriter`` for ``table`` (a
     pyarrow Table about to be written as one data file) beyond PyIceberg's:
     ``use_dictionary`` (the leaves whose dictionary pays on the first ``sample`` rows,
