@@ -256,3 +256,23 @@ def test_processes_forked_after_a_checked_insert(tmp_path: Any) -> None:
     assert outcomes == ["duplicate", "ok", "ok"]
     conn.cursor().execute("INSERT INTO default.k VALUES (4)")  # the parent's own connection still works
     assert [r[0] for r in rows(conn.cursor(), "default.k")] == [1, 2, 3, 4]
+
+
+def test_a_delete_file_is_decoded_once_for_the_checks(tmp_path: Any) -> None:
+    """PK7: the checks of later commits take a delete file's positions from the process's
+    cache: made unreadable after the first check read it, the next INSERTs are still
+    checked against the live rows exactly (it was an error reading the file)."""
+    lake = tmp_path / "lake"
+    cur = tl.connect(str(lake), create=True, autocommit=True).cursor()
+    cur.execute("CREATE TABLE default.users (id INT PRIMARY KEY, name STRING)")
+    cur.execute("INSERT INTO default.users VALUES (1, 'a'), (2, 'b')")
+    cur.execute("INSERT INTO default.users VALUES (3, 'c')")
+    cur.execute("DELETE FROM default.users WHERE id IN (1, 3)")  # one delete file
+    cur.execute("INSERT INTO default.users VALUES (1, 'again')")  # checked: reads it
+    (deletes,) = [p for p in lake.rglob("*.parquet") if "-deletes-" in p.name]
+    deletes.write_bytes(b"not a parquet file")
+    for duplicate in (1, 2):
+        with pytest.raises(tl.IntegrityError, match=f"users.*{duplicate}"):
+            cur.execute(f"INSERT INTO default.users VALUES ({duplicate}, 'x')")
+    cur.execute("INSERT INTO default.users VALUES (3, 'freed')")
+    assert rows(cur) == [(1, "again"), (2, "b"), (3, "freed")]

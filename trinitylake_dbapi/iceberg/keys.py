@@ -39,6 +39,12 @@ Rules:
       versions it checks and reports a key held twice or a NULL key (an error naming the
       table, the key and a value): rows written by other engines directly to Iceberg
       were never checked by PK2.
+  PK7 A position delete file's positions are decoded once per process for the checks:
+      kept in the process-wide LRU of decoded manifests (manifests MF2, under the delete
+      file's canonical location, length and row count, as its manifest names it). A
+      delete file is never rewritten (Iceberg names each file uniquely; planning PC2),
+      so nothing is invalidated; every checked commit of a keyed table read every live
+      delete file again (the SQLAlchemy compliance suite: ~5 per commit).
 """
 
 from __future__ import annotations
@@ -53,7 +59,7 @@ from pyiceberg.table.metadata import TableMetadata
 from ..errors import IntegrityError
 from ..storage.locations import canonical_location
 from .duckdb_fork import connect, opened_here
-from .manifests import manifest_entries, snapshot_manifests
+from .manifests import CACHE, manifest_entries, snapshot_manifests
 from .planning import plan_snapshot, snapshot_data_files
 from .tables import Confinement
 
@@ -121,22 +127,50 @@ def _arrow_type(field: Any) -> Any:
     return schema_to_pyarrow(field.field_type, include_field_ids=False)
 
 
-def _positions(io: FileIO, delete_files: set[Any]) -> dict[str, Any]:
-    """The deleted row positions per data file (canonical location: a delete file may
-    spell a path otherwise than the manifest), from position delete files."""
+class _Positions:
+    """PK7: one delete file's deleted positions (an int64 array) per data file
+    (canonical location), as kept in the cache (``size``: its estimated bytes)."""
+
+    def __init__(self, positions: dict[str, Any]) -> None:
+        self.positions = positions
+        self.size = 256 + sum(len(p) + 8 * len(a) + 64 for p, a in positions.items())
+
+
+def _decoded_positions(io: FileIO, delete_file: Any) -> dict[str, Any]:
+    """The positions ``delete_file`` deletes per data file (canonical location), decoded
+    once per process (PK7)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    found: dict[str, list[Any]] = {}
-    for d in delete_files:
-        with io.new_input(d.file_path).open() as f:
+    key = ("keys-positions", canonical_location(delete_file.file_path), delete_file.file_size_in_bytes,
+           delete_file.record_count)
+    found = CACHE.get(key)
+    if found is None:
+        with io.new_input(delete_file.file_path).open() as f:
             rows = pq.read_table(f, columns=["file_path", "pos"])
+        parts: dict[str, list[Any]] = {}
         for path in pc.unique(rows.column("file_path")).to_pylist():
-            found.setdefault(canonical_location(path), []).append(
+            parts.setdefault(canonical_location(path), []).append(
                 rows.filter(pc.equal(rows.column("file_path"), path)).column("pos"))
+        found = _Positions({
+            p: pa.chunked_array([c for part in chunks for c in part.chunks], pa.int64()).combine_chunks()
+            for p, chunks in parts.items()
+        })  # fmt: skip
+        CACHE.put(key, found)
+    return found.positions
+
+
+def _positions(io: FileIO, delete_files: set[Any]) -> dict[str, Any]:
+    """The deleted row positions per data file (canonical location: a delete file may
+    spell a path otherwise than the manifest), from position delete files (PK7)."""
     import pyarrow as pa
 
-    return {p: pa.chunked_array([c for part in parts for c in part.chunks], pa.int64()) for p, parts in found.items()}
+    found: dict[str, list[Any]] = {}
+    for d in delete_files:
+        for path, positions in _decoded_positions(io, d).items():
+            found.setdefault(path, []).append(positions)
+    return {p: pa.chunked_array(parts, pa.int64()) for p, parts in found.items()}
 
 
 def _file_keys(io: FileIO, path: str, fields: list[Any], deleted: Any, span: tuple[Any, Any] | None,
