@@ -208,3 +208,28 @@ def test_the_copied_snapshot_commit_is_pyicebergs() -> None:
         "location_provider = self._transaction.table_location_provider()" if line == provider else line
         for line in theirs_body
     ]
+
+
+#: PyIceberg 0.12.0's _SnapshotProducer._manifests, which iceberg.writing copies (W12).
+COPIED_MANIFESTS_SHA256 = "f57f3aac3c95f9f3695d9ef0bd51f2aab20da0b0052d5d04b3c4df0b98211895"
+
+
+def test_the_copied_snapshot_manifests_is_pyicebergs() -> None:
+    """The append producers' ``_manifests`` is PyIceberg's with only W12's branch added
+    (the parts on the calling thread): when PyIceberg's method changes, review the copy."""
+    import hashlib
+    import inspect
+
+    from pyiceberg.table.update.snapshot import _SnapshotProducer
+
+    from trinitylake_dbapi.iceberg import writing
+
+    source = inspect.getsource(_SnapshotProducer._manifests)
+    assert hashlib.sha256(source.encode()).hexdigest() == COPIED_MANIFESTS_SHA256, "PyIceberg's _manifests changed"
+    body = lambda text: [  # noqa: E731 - the statements, without the docstring and imports
+        line.strip() for line in text.splitlines()
+        if line.strip() and not line.strip().startswith(("from ", "def _manifests", '"""'))
+    ]  # fmt: skip
+    ours = [line for line in body(inspect.getsource(writing._CachedReads._manifests))
+            if not any(w in line for w in ("W12", "PyIceberg 0.12.0", "PyIceberg's method changes"))]  # fmt: skip
+    assert ours == body(source)

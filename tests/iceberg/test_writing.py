@@ -192,3 +192,42 @@ def test_an_append_reads_no_manifest_list_or_manifest(tmp_path: Any) -> None:
     finally:
         del io.new_input
     assert _ids(catalog.load_table("ns.t")) == [0, 1, 2, 3]
+
+
+def test_an_append_after_a_read_parent_writes_its_manifest_on_this_thread(tmp_path: Any) -> None:
+    """writing W12: an append (merging manifests or not) whose parent's manifest list is
+    decoded already hands nothing to PyIceberg's thread pool; one whose parent's list is
+    not (another process committed it) still overlaps reading it with writing its
+    manifest there; every snapshot reads the rows appended."""
+    from pyiceberg.utils.concurrent import ExecutorFactory
+
+    from trinitylake_dbapi.iceberg import manifests
+
+    catalog = _catalog(tmp_path)
+    pool = ExecutorFactory.get_or_create()
+    handed: list[Any] = []
+    submit = pool.submit
+
+    def counted(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(fn, "__name__", "") in ("_write_added_manifest", "_write_delete_manifest", "_existing_manifests"):
+            handed.append(fn)  # a part of the producer's manifests (the data files go there too)
+        return submit(fn, *args, **kwargs)
+
+    for merging in ("true", "false"):
+        table = catalog.create_table(f"ns.t{merging}", schema=ROW, properties={"commit.manifest-merge.enabled": merging})
+        table.append(_one(0))
+        pool.submit = counted  # type: ignore[method-assign]
+        try:
+            for i in range(1, 4):
+                handed.clear()
+                table.append(_one(i))
+                assert handed == [], (merging, i)
+            manifests.CACHE.clear()  # as if another process had committed the parent
+            handed.clear()
+            table.append(_one(4))
+            assert len(handed) == 3, merging
+        finally:
+            del pool.submit
+        reloaded = catalog.load_table(f"ns.t{merging}")
+        assert _ids(reloaded) == [0, 1, 2, 3, 4]
+        assert [len(_ids(reloaded, s.snapshot_id)) for s in reloaded.snapshots()] == [1, 2, 3, 4, 5]

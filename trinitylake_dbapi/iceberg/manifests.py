@@ -72,7 +72,7 @@ from ..storage.locations import canonical_location
 
 __all__ = [
     "CACHE", "Cache", "ManifestAvroFile", "entry_paths", "inherit", "list_size", "live_data_paths", "manifest_entries",
-    "note_entry_paths", "note_list", "note_live_data_paths", "snapshot_manifests",
+    "manifests_kept", "note_entry_paths", "note_list", "note_live_data_paths", "snapshot_manifests",
 ]
 
 _DEFAULT_LIMIT = 64 * 1024 * 1024
@@ -88,6 +88,11 @@ class Cache:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+
+    def holds(self, key: tuple) -> bool:
+        """Whether ``key`` is kept (not counted as a hit or a miss)."""
+        with self._lock:
+            return key in self._items
 
     def get(self, key: tuple) -> Any:
         with self._lock:
@@ -212,6 +217,11 @@ def note_list(location: str, snapshot_id: int, manifests: list[ManifestFile]) ->
     """MF6: keep the manifest list just written completely at ``location`` for
     ``snapshot_id``, whose entries are ``manifests`` (as encoded; shared: MF3)."""
     CACHE.put(("list", canonical_location(location), snapshot_id, False), ManifestList(manifests))
+
+
+def manifests_kept(snapshot: Any) -> bool:
+    """Whether :func:`snapshot_manifests` of ``snapshot`` would read no file (MF2)."""
+    return CACHE.holds(list_key(snapshot, False))
 
 
 def snapshot_manifests(io: FileIO, snapshot: Any) -> list[ManifestFile]:
