@@ -91,7 +91,9 @@ Rules:
       current schema (the same Iceberg schema read from every file's Parquet footer,
       one Arrow schema for all) is read as those Parquet files are (:func:`read_plain`),
       which gives ArrowScan's rows without its per-file schema work (~1.5 ms a file);
-      any other group is read through ArrowScan (CP2). A piece of up to 16 MiB is
+      any other group is read through ArrowScan (CP2). A file whose rows this process
+      kept when it wrote it (writing W13) is not read: its kept rows are what a read
+      gives. A piece of up to 16 MiB is
       handed to the writer as one record batch (the same rows, in order), not one per
       file read.
   CP8 Planning decodes each manifest of the snapshot once (the reader tree reused:
@@ -327,8 +329,14 @@ def read_plain(io: FileIO, metadata: TableMetadata, tasks: list[Any]) -> Any:
 
     if not tasks or any(t.delete_files or t.file.file_format != FileFormat.PARQUET for t in tasks):
         return None
+    from .writing import kept_rows
+
     tables = []
     for task in tasks:
+        kept = kept_rows(task.file.file_path, task.file.file_size_in_bytes)  # writing W13
+        if kept is not None:
+            tables.append(kept)
+            continue
         with io.new_input(task.file.file_path).open() as stream:
             tables.append(pq.ParquetFile(stream).read(use_threads=task.file.file_size_in_bytes > _THREADED_READ))
     arrow_schema = tables[0].schema

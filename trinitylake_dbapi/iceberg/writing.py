@@ -99,6 +99,15 @@ Rules:
      PyIceberg's order, with PyIceberg's result: there is then at most one file to
      write and nothing to overlap it with, and the hand-offs cost more than the work
      (~0.4 ms of process CPU of a one-row INSERT). Otherwise the pool runs them.
+  W13 (issue 34) The rows of a small data file :func:`write_files` wrote (at most
+     ``KEPT_FILE_ROWS`` rows and ``KEPT_FILE_BYTES`` bytes of Arrow buffers, columns of
+     primitive types only: a read names a map's entries as Arrow does) are kept
+     per process, as written (the Arrow table handed to the Parquet writer: the same
+     values, types and field ids a read of the file gives), under the file's canonical
+     location and its size, once the file is completely written; at most
+     ``KEPT_ROWS_BYTES`` in all, the least recently kept or used first out.
+     :func:`kept_rows` gives them to compaction CP9, which then reads no file for them
+     (a data file is never rewritten under its location: the rows are the file's).
 """
 
 from __future__ import annotations
@@ -121,9 +130,10 @@ from pyiceberg.utils.properties import property_as_bool
 from .encodings import column_options, delta_integers
 from .manifests import live_data_paths, manifest_entries, manifests_kept, snapshot_manifests
 from .manifest_writers import write_manifest, write_manifest_list
+from ..storage.locations import canonical_location
 from .tables import Confinement, ConfinedScan, apply_updates
 
-__all__ = ["MANIFEST_MERGE_DEFAULT", "PROJECTIONS", "ROW_GROUP_ROWS", "SETUPS", "LakehouseTable", "for_writing", "merges_manifests",
+__all__ = ["KEPT_FILE_BYTES", "KEPT_FILE_ROWS", "KEPT_ROWS_BYTES", "MANIFEST_MERGE_DEFAULT", "PROJECTIONS", "kept_rows", "kept_rows_bytes", "ROW_GROUP_ROWS", "SETUPS", "LakehouseTable", "for_writing", "merges_manifests",
            "new_append", "write_data_files", "write_files", "write_partitioned", "write_unpartitioned"]
 
 #: W1: the most rows in one row group of a data file written here.
@@ -310,6 +320,58 @@ def _relabeled(batch: Any, result: Any) -> bool:
     return True
 
 
+#: W13: the rows of a data file are kept when it has at most this many rows...
+KEPT_FILE_ROWS = 10_000
+#: ... and its Arrow buffers at most this many bytes;
+KEPT_FILE_BYTES = 1 << 20
+#: ... and all kept rows together at most this many bytes.
+KEPT_ROWS_BYTES = 16 << 20
+
+_kept: OrderedDict[tuple[str, int], Any] = OrderedDict()
+_kept_lock = threading.Lock()
+_kept_bytes = 0
+
+
+def _keep_rows(location: str, size: int, rows: Any) -> None:
+    """W13: keep ``rows``, the whole content of the data file at ``location`` of
+    ``size`` bytes just written, if it is small."""
+    global _kept_bytes
+    import pyarrow as pa
+    if rows.num_rows > KEPT_FILE_ROWS or any(
+            field.type.num_fields or pa.types.is_dictionary(field.type) for field in rows.schema):  # fmt: skip
+        return  # large, or a nested column (a read names a map's entries as Arrow does, not as written)
+    nbytes = rows.get_total_buffer_size()  # what it holds alive, a slice's whole buffers included
+    if nbytes > KEPT_FILE_BYTES:
+        return
+    key = (canonical_location(location), size)
+    with _kept_lock:
+        old = _kept.pop(key, None)
+        if old is not None:
+            _kept_bytes -= old[0]
+        _kept[key] = (nbytes, rows)
+        _kept_bytes += nbytes
+        while _kept_bytes > KEPT_ROWS_BYTES and _kept:
+            _, (evicted, _) = _kept.popitem(last=False)
+            _kept_bytes -= evicted
+
+
+def kept_rows(location: str, size: int) -> Any | None:
+    """W13: the rows of the data file at ``location`` of ``size`` bytes, as a read of it
+    gives them, when this process wrote it and kept them; None otherwise."""
+    key = (canonical_location(location), size)
+    with _kept_lock:
+        found = _kept.get(key)
+        if found is None:
+            return None
+        _kept.move_to_end(key)
+        return found[1]
+
+
+def kept_rows_bytes() -> int:
+    """W13: the bytes of Arrow buffers the kept rows hold."""
+    return _kept_bytes
+
+
 def _planned_writer_class() -> Any:
     from pyiceberg.io.pyarrow import ParquetFormatWriter, data_file_statistics_from_parquet_metadata
 
@@ -385,6 +447,7 @@ def write_files(io: Any, metadata: TableMetadata, tasks: Iterator[Any]) -> Itera
         with writer:
             writer.write(arrow_table)
         statistics = writer.result()
+        _keep_rows(file_path, len(fo), arrow_table)  # W13: the file is complete
         return DataFile.from_args(
             content=DataFileContent.DATA,
             file_path=file_path,
