@@ -103,17 +103,32 @@ def test_a_delete_without_where_writes_what_the_where_would(tmp_path: Path, shap
         assert cur.rowcount == 0
 
 
-def test_a_table_with_delete_files_evaluates_the_rows(tmp_path: Path) -> None:
-    """A table with a live delete file takes Q4's way: only its live rows are deleted
-    and counted (a manifest's row count includes the deleted ones)."""
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_a_table_with_delete_files_deletes_its_live_rows_without_reading_them(tmp_path: Path, shape: str) -> None:
+    """Q4c over delete files: only the live rows are deleted and counted (a manifest's
+    row count includes the deleted ones), with every data file unreadable, and the
+    positions deleted in all are those of ``WHERE true`` on a twin table."""
     lake = tmp_path / "lake"
     cur = tl.connect(str(lake), create=True, autocommit=True).cursor()
-    rows = _table(cur, "t", "three-files")
-    cur.execute("DELETE FROM t WHERE id IN (2, 5)")
-    cur.execute("UPDATE t SET p = 'z' WHERE id = 3")
-    cur.execute("DELETE FROM t")
-    assert cur.rowcount == rows - 2
-    cur.execute("SELECT * FROM t")
+    for name in "ab":
+        rows = _table(cur, name, shape)
+        cur.execute(f"DELETE FROM {name} WHERE id IN (2, 5)")
+        cur.execute(f"UPDATE {name} SET p = 'z' WHERE id = 3")  # a delete file and a new data file
+    live = rows - 1 - (shape != "one-file")  # id 5 exists in the tables of three files only
+    for f in _data_files(lake, "a"):
+        f.write_bytes(b"not a parquet file")
+    cur.execute("DELETE FROM a")
+    assert cur.rowcount == live
+    cur.execute("DELETE FROM b WHERE true")
+    assert cur.rowcount == live
+
+    def every_position(name: str) -> list[tuple[int, ...]]:
+        return sorted(tuple(p) for p in _deleted(lake, name).values())
+
+    assert every_position("a") == every_position("b")
+    cur.execute("DELETE FROM a")  # every row deleted already: nothing written
+    assert cur.rowcount == 0
+    cur.execute("SELECT * FROM b")
     assert cur.fetchall() == []
 
 

@@ -442,6 +442,12 @@ class DataStatement:
             lambda: self.engine.deleted_rows.of_scan(scan.data_files, scan.position_deletes, self._read_deletes),
         )
 
+    def deleted_keys(self, scan: TableScan) -> Any:
+        """The Arrow table of the keys (as :meth:`deleted_rows` holds them) of the rows
+        the scan's position delete files delete, without registering it (a DELETE
+        without WHERE, rewrite Q4c, computes its positions from it)."""
+        return self.engine.deleted_rows.of_scan(scan.data_files, scan.position_deletes, self._read_deletes)
+
     def _relation(self, key: tuple, make: Callable[[], Any]) -> str:
         """The relation of this statement's cursor registered under ``key`` (a scan's
         keys or bitmaps), made once from the Arrow table ``make()`` returns: a table
