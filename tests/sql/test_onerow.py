@@ -151,7 +151,9 @@ EDGES = [
     ("DECIMAL(4,1)", v) for v in (decimal.Decimal("999.9"), decimal.Decimal("-999.9"), decimal.Decimal("1000"),
                                   decimal.Decimal("1.25"), decimal.Decimal("1.20"), decimal.Decimal("-0.0"), 999, 1000)
 ] + [("DECIMAL(38,0)", v) for v in (10**38 - 1, 10**38, decimal.Decimal("1E+5"), decimal.Decimal(10**28),
-                                   decimal.Decimal(10**38 - 1), decimal.Decimal(-(10**38) + 1), decimal.Decimal(10**38))
+                                   decimal.Decimal(10**38 - 1), decimal.Decimal(-(10**38) + 1), decimal.Decimal(10**38),
+                                   decimal.Decimal("-12925279541072294009725832350.5"),
+                                   decimal.Decimal("-1234567890123456789012345678901"), decimal.Decimal(-(10**38)))
 ] + [("DECIMAL(38,10)", v) for v in (decimal.Decimal("1234567890123456789012345678.0123456789"),
                                     decimal.Decimal("-9999999999999999999999999999.9999999999"), decimal.Decimal("1.5"))
 ] + [

@@ -67,7 +67,8 @@ _CASTS = {"DATE": "date", "TIME": "time", "TIMESTAMP": "timestamp", "TIMESTAMPTZ
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 _EXACT_DOUBLE = 2**53
 #: Room for every digit of a DECIMAL(38, s) (the default context's 28 digits made
-#: ``quantize`` raise InvalidOperation on a value of 29 digits or more).
+#: ``quantize`` raise InvalidOperation on a value of 29 digits or more; negation and
+#: ``abs`` are taken exactly, without a context, as they rounded such a value).
 _DECIMALS = decimal.Context(prec=80)
 #: The number literals DuckDB reads as an integer, a DECIMAL and a DOUBLE (ASCII only:
 #: Python's int() and Decimal() also take other digits and ``_``).
@@ -197,7 +198,7 @@ def _literal(node: exp.Expr, column: ColumnSpec) -> Any:
         return -number if negative else number
     if kind == "decimal" and _DECIMAL.fullmatch(text):
         number = decimal.Decimal(text)
-        return _decimal(-number if negative else number, column)
+        return _decimal(number.copy_negate() if negative else number, column)  # exact: no context
     raise _Fallback  # a DECIMAL literal into another kind: DuckDB's rounding
 
 
@@ -209,7 +210,7 @@ def _decimal(number: decimal.Decimal, column: ColumnSpec) -> decimal.Decimal:
     assert isinstance(exponent, int)
     if -exponent > scale:
         raise _Fallback  # DuckDB rounds
-    if abs(number) >= decimal.Decimal(10) ** (precision - scale):
+    if number.copy_abs() >= decimal.Decimal(10) ** (precision - scale):  # exact: no context
         raise _Fallback  # out of range: DuckDB's error
     return number.quantize(decimal.Decimal(1).scaleb(-scale), context=_DECIMALS)
 
