@@ -634,3 +634,25 @@ def test_local_publish_falls_back_to_a_temp_name_when_the_kernel_refuses_the_lin
     assert storage.read("_root.arrow") == b"r"
     assert not storage.create_exclusive("_root.arrow", b"other")
     assert _entries(tmp_path / "lake") == ["_root.arrow", "keep.bin"]
+
+
+def test_a_memory_exclusive_create_scans_no_other_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """storage.memory MM1: the check of create_exclusive is a lookup in the store's dict,
+    as exists() is; fsspec's info (every key of the process's store scanned for a
+    directory of that name, O(all memory lakehouses' files) at each commit) is never
+    asked. The answers are the same: True, then False, and the first data is kept."""
+    import uuid
+
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    storage = Storage(f"memory://mm1-{uuid.uuid4().hex}/lake")
+
+    def scanned(self: Any, path: str, **kwargs: Any) -> Any:
+        raise AssertionError(f"info({path!r}) scans the whole memory store")
+
+    monkeypatch.setattr(MemoryFileSystem, "info", scanned)
+    assert storage.create_exclusive("_0001.arrow", b"first") is True
+    assert storage.create_exclusive("_0001.arrow", b"second") is False
+    monkeypatch.undo()
+    assert storage.read("_0001.arrow") == b"first"
+    assert storage.list() == ["_0001.arrow"]

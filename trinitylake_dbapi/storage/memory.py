@@ -6,7 +6,9 @@ exclusive create differs:
 * MM1. fsspec's memory filesystem is one store per process, without a conditional
   write, so ``publish`` (``create_exclusive``) checks and then writes under one process-wide lock.
   Of racing creators in this process exactly one gets True (other processes cannot see
-  the store at all).
+  the store at all). The check looks the path up in the store's dict, as ``exists``
+  does (a path that is no key of the store holds no file): fsspec's ``exists`` first
+  scans every key of the process's store for a directory of that name.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ class MemoryBackend(FsspecBackend):
         """MM1: check-then-write under the process-wide lock."""
         full = self._full(prepared.path)
         with _CREATE_LOCK:
-            if self.fs.exists(full):
+            if full in self.fs.store:  # MM1: O(1), as exists() answers a missing file
                 return False
             self.fs.pipe_file(full, prepared.data)
         return True
