@@ -656,3 +656,32 @@ def test_a_memory_exclusive_create_scans_no_other_file(monkeypatch: pytest.Monke
     monkeypatch.undo()
     assert storage.read("_0001.arrow") == b"first"
     assert storage.list() == ["_0001.arrow"]
+
+
+def test_duckdb_reads_a_memory_lakehouse_through_keyed_lookups(monkeypatch: pytest.MonkeyPatch) -> None:
+    """storage.memory MM2: the filesystem DuckDB gets for a memory:// root shares the
+    store and answers ``info`` as fsspec does (a file, a directory, a missing path), but
+    that of a file without scanning every key of the process's store (fsspec's info,
+    asked of nothing but the others)."""
+    import uuid
+
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    storage = Storage(f"memory://mm2-{uuid.uuid4().hex}/lake")
+    storage.write("data/a.parquet", b"12345")
+    duck = storage.duckdb_filesystem
+    assert duck is not None and duck.store is storage.fs.store and duck.protocol == storage.fs.protocol
+    root = storage.root_uri.removeprefix("memory://").rstrip("/")
+    plain = MemoryFileSystem()
+    expected = {p: plain.info(f"{root}/{p}") for p in ("data/a.parquet", "data")}
+    for path, info in expected.items():
+        assert duck.info(f"memory://{root}/{path}") == info
+    with pytest.raises(FileNotFoundError):
+        duck.info(f"{root}/data/b.parquet")
+
+    def scanned(self: Any, path: str, **kwargs: Any) -> Any:
+        raise AssertionError(f"info({path!r}) scans the whole memory store")
+
+    monkeypatch.setattr(MemoryFileSystem, "info", scanned)
+    assert duck.info(f"{root}/data/a.parquet") == expected["data/a.parquet"]
+    assert duck.exists(f"{root}/data/a.parquet") and duck.size(f"{root}/data/a.parquet") == 5

@@ -196,7 +196,9 @@ class Storage:
             return None
         protocols = self.fs.protocol if isinstance(self.fs.protocol, tuple) else (self.fs.protocol,)
         if protocols[0] == self.protocol or self.protocol not in protocols:
-            return self.fs
+            from .memory import keyed_filesystem
+
+            return keyed_filesystem(self.fs)  # memory MM2 (any other filesystem: itself)
         spelled = object.__new__(type(self.fs))
         spelled.__dict__.update(self.fs.__dict__)
         spelled.protocol = (self.protocol, *(p for p in protocols if p != self.protocol))
