@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import trinitylake_dbapi as tl
 from tests.lakes import Lake
-from trinitylake_dbapi.errors import SerializationError
+from trinitylake_dbapi.errors import CorruptFileError, MissingFileError, SerializationError
 
 
 def rows(cur: Any, table: str = "default.users") -> list[tuple]:
@@ -276,3 +276,35 @@ def test_a_delete_file_is_decoded_once_for_the_checks(tmp_path: Any) -> None:
             cur.execute(f"INSERT INTO default.users VALUES ({duplicate}, 'x')")
     cur.execute("INSERT INTO default.users VALUES (3, 'freed')")
     assert rows(cur) == [(1, "again"), (2, "b"), (3, "freed")]
+
+
+def _damage(path: Any, how: str) -> None:
+    if how == "missing":
+        path.unlink()
+    elif how == "truncated":
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    else:
+        path.write_bytes(b"not a parquet file")
+
+
+@pytest.mark.parametrize("how", ["garbage", "truncated", "missing"])
+@pytest.mark.parametrize("kind", ["data", "deletes"])
+def test_a_file_the_check_cannot_read_is_named(tmp_path: Any, kind: str, how: str) -> None:
+    """PK8: a data or position delete file the key check must read and cannot is
+    CorruptFileError (MissingFileError when absent) naming it, not InternalError, and the
+    INSERT publishes nothing. Checked in a fresh connection of a fresh lakehouse whose
+    delete file no check has read yet (PK7 would answer from the process's cache)."""
+    lake = tmp_path / "lake"
+    cur = tl.connect(str(lake), create=True, autocommit=True).cursor()
+    cur.execute("CREATE TABLE default.users (id INT PRIMARY KEY, name STRING)")
+    cur.execute("INSERT INTO default.users VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    cur.execute("DELETE FROM default.users WHERE id = 3")  # a delete file no check has read
+    conn = tl.connect(str(lake), autocommit=True)
+    before = version(conn)
+    (target,) = [p for p in lake.rglob("*.parquet") if ("-deletes-" in p.name) == (kind == "deletes")]
+    _damage(target, how)
+    error = MissingFileError if how == "missing" else CorruptFileError
+    with pytest.raises(error) as raised:
+        conn.cursor().execute("INSERT INTO default.users VALUES (2, 'x')")  # its key lies in the file's bounds
+    assert target.name in str(raised.value)
+    assert version(tl.connect(str(lake))) == before

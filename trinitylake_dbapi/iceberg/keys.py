@@ -45,18 +45,24 @@ Rules:
       delete file is never rewritten (Iceberg names each file uniquely; planning PC2),
       so nothing is invalidated; every checked commit of a keyed table read every live
       delete file again (the SQLAlchemy compliance suite: ~5 per commit).
+  PK8 A data file or position delete file the check must read and cannot is the
+      user's error naming it, never InternalError: absent, MissingFileError; present
+      but not Parquet (damaged, truncated, another format), CorruptFileError. Nothing
+      is published (PK4's path: the commit fails before its root).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 from typing import Any, Sequence
 
 from pyiceberg.io import FileIO
 from pyiceberg.manifest import DataFile, DataFileContent, ManifestContent, ManifestEntryStatus
 from pyiceberg.table.metadata import TableMetadata
 
-from ..errors import IntegrityError
+from ..errors import CorruptFileError, Error, IntegrityError, MissingFileError
 from ..storage.locations import canonical_location
 from .duckdb_fork import connect, opened_here
 from .manifests import CACHE, manifest_entries, snapshot_manifests
@@ -105,8 +111,9 @@ def _read_keys(metadata: TableMetadata, io: FileIO, fields: list[Any], tasks: li
     parts = []
     rest = []
     for task in tasks:
-        part = _file_keys(io, task.file.file_path, fields, deletes.get(canonical_location(task.file.file_path)), span,
-                          empty)
+        with _reading(task.file.file_path, "data file"):
+            part = _file_keys(io, task.file.file_path, fields, deletes.get(canonical_location(task.file.file_path)),
+                              span, empty)
         if part is None:
             rest.append(task)
         elif part.num_rows:
@@ -115,10 +122,28 @@ def _read_keys(metadata: TableMetadata, io: FileIO, fields: list[Any], tasks: li
         from pyiceberg.io.pyarrow import ArrowScan
         from pyiceberg.schema import Schema
 
-        scanned = ArrowScan(metadata, io, Schema(*fields), row_filter).to_table(rest)
-        scanned = scanned.select([f.name for f in fields]).rename_columns(empty.names)
-        parts.append(scanned.cast(empty))
+        scan = ArrowScan(metadata, io, Schema(*fields), row_filter)
+        for task in rest:  # one at a time, so that an error names its file (PK8)
+            with _reading(task.file.file_path, "data file"):
+                scanned = scan.to_table([task])
+            scanned = scanned.select([f.name for f in fields]).rename_columns(empty.names)
+            parts.append(scanned.cast(empty))
     return pa.concat_tables(parts) if parts else empty.empty_table()
+
+
+@contextlib.contextmanager
+def _reading(path: str, kind: str) -> Iterator[None]:
+    """PK8: what reading the ``kind`` at ``path`` raises, as the error naming it."""
+    import pyarrow as pa
+
+    try:
+        yield
+    except Error:
+        raise
+    except FileNotFoundError:
+        raise MissingFileError(path, f"{kind} of the table's current version does not exist") from None
+    except (pa.ArrowException, EOFError) as e:  # ArrowIOError too: "Couldn't deserialize thrift", ...
+        raise CorruptFileError(path, f"{kind} does not read as Parquet: {e}") from None
 
 
 def _arrow_type(field: Any) -> Any:
@@ -147,7 +172,7 @@ def _decoded_positions(io: FileIO, delete_file: Any) -> dict[str, Any]:
            delete_file.record_count)
     found = CACHE.get(key)
     if found is None:
-        with io.new_input(delete_file.file_path).open() as f:
+        with _reading(delete_file.file_path, "position delete file"), io.new_input(delete_file.file_path).open() as f:
             rows = pq.read_table(f, columns=["file_path", "pos"])
         parts: dict[str, list[Any]] = {}
         for path in pc.unique(rows.column("file_path")).to_pylist():
