@@ -22,7 +22,7 @@ where the test keeps the dictionary it scans cheaper than PLAIN (30,000 random v
 Rules:
 
   PE1 A data file's leaf column gets a dictionary if and only if it pays on the file's
-      first page's worth of values (:func:`dictionary_columns`): from the first
+      first page's worth of values (:func:`column_options`): from the first
       ``sample`` rows (the table's ``write.parquet.page-row-limit``, 20,000 by
       default: the rows of parquet-mr's first page), that leaf's non-null values up to
       a page of them (``write.parquet.page-size-bytes`` of plain values, 1 MiB by
@@ -75,7 +75,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-__all__ = ["INTEGER_ENCODING", "PAGE_ROWS", "column_options", "delta_integers", "dictionary_columns",
+__all__ = ["INTEGER_ENCODING", "PAGE_ROWS", "column_options", "delta_integers",
            "dictionary_pays", "leaf_columns"]
 
 #: PE4: the most rows pyarrow puts in a data page (its ``max_rows_per_page`` default).
@@ -238,11 +238,3 @@ def column_options(table: Any, sample: int, delta_integers: bool = False,
     if delta:
         options["column_encoding"] = delta
     return options
-
-
-def dictionary_columns(table: Any, sample: int, page_bytes: int | None = None) -> list[str] | None:
-    """PE1: the leaf columns of ``table`` (a pyarrow Table about to be written as one data
-    file) whose dictionary pays on its first ``sample`` rows, as pyarrow's
-    ``use_dictionary`` takes them; None when every leaf's dictionary pays (PE2: then
-    pyarrow's default, a dictionary for every column)."""
-    return column_options(table, sample, page_bytes=page_bytes).get("use_dictionary")

@@ -133,8 +133,10 @@ from .manifest_writers import write_manifest, write_manifest_list
 from ..storage.locations import canonical_location
 from .tables import Confinement, ConfinedScan, apply_updates
 
-__all__ = ["KEPT_FILE_BYTES", "KEPT_FILE_ROWS", "KEPT_ROWS_BYTES", "MANIFEST_MERGE_DEFAULT", "PROJECTIONS", "kept_rows", "kept_rows_bytes", "ROW_GROUP_ROWS", "SETUPS", "LakehouseTable", "for_writing", "merges_manifests",
-           "new_append", "write_data_files", "write_files", "write_partitioned", "write_unpartitioned"]
+__all__ = ["KEPT_FILE_BYTES", "KEPT_FILE_ROWS", "KEPT_ROWS_BYTES", "LakehouseTable",
+           "MANIFEST_MERGE_DEFAULT", "PROJECTIONS", "ROW_GROUP_ROWS", "SETUPS", "for_writing", "kept_rows",
+           "kept_rows_bytes", "merges_manifests", "new_append", "write_data_files", "write_files",
+           "write_partitioned", "write_unpartitioned"]
 
 #: W1: the most rows in one row group of a data file written here.
 ROW_GROUP_ROWS = 122_880
